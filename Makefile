@@ -1,0 +1,46 @@
+# Two commands a fresh machine needs:  `make run` (install + start the app)  and  `make test`.
+# Both are idempotent: the venv and its packages are installed once, then a stamp file skips the work.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8501
+# Models come from PyPI packages and the repository only; never from a model hub at run time.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: setup run test browser bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-nodeps.txt embedded/provision.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m embedded.provision
+	touch $@
+
+run: setup
+	$(BIN)/python -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+# Debian's chromium drives the browser tests (Playwright never downloads a browser here).
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "could not install chromium: the browser tests will be skipped"; \
+	else echo "chromium not found and not root: the browser tests will be skipped"; fi
+
+test: setup browser
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python -m embedded.provision --snli
+	@echo "see docs/benchmarks.md for each benchmark's command"
+
+clean:
+	rm -rf $(VENV)
