@@ -1,0 +1,343 @@
+"""Contradiction detectors over any NLI checkpoint, with evidence.
+
+* ``structured`` (DECODE, Nie et al. 2021, eq. 2-3): the candidate is paired with every earlier
+  utterance of the same speaker (and the bot's persona lines); the contradiction score is the
+  maximum pair probability and the evidence is every turn whose pair score reaches the threshold.
+  Pairs are built per sentence on both sides (``pairing="sentence"``) because a long bot reply
+  contradicts in one clause and a whole-turn pair dilutes it; ``pairing="utterance"`` keeps
+  DECODE's whole-utterance pairs so the two can be compared.
+* ``unstructured`` (DECODE's baseline): the whole history with speaker markers against the
+  candidate, one pair.
+
+With ``categories=True`` the structured detector also names the CDConv category (Zheng et al.
+2022), decided in the paper's order: intra-sentence (two clauses of the candidate contradict each
+other), role confusion (a history contradiction that reads as the user's side of the
+conversation), history contradiction.
+
+A sentence-transformer ``embedder`` with ``prefilter_k`` bounds the cost of long histories: only
+the ``prefilter_k`` earlier same-speaker turns most similar to the candidate are paired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from guard import text as textsplit
+from guard.nli import NLIScorer
+from guard.records import Dialogue, Turn
+
+METHODS = ("structured", "unstructured")
+PAIRINGS = ("utterance", "sentence")
+CATEGORIES = ("none", "intra", "role", "history")
+#: turn_id of the single pair the unstructured baseline scores (the whole history, no one turn).
+WHOLE_HISTORY_TURN_ID = -1_000_000
+_EMBED_CACHE_LIMIT = 50_000
+
+
+@dataclass
+class PairScore:
+    """One scored (premise, hypothesis) pair: exact texts compared and P(contradiction).
+
+    ``turn_id`` is the earlier turn the premise comes from; persona line i is ``-1 - i``; for an
+    intra-sentence pair it is the judged turn's own id.
+    """
+
+    turn_id: int
+    premise: str
+    hypothesis: str
+    score: float
+
+
+@dataclass
+class Verdict:
+    """The detector's decision on one utterance, with what it rests on."""
+
+    contradiction: bool
+    score: float
+    category: str  # "none" | "intra" | "role" | "history"
+    evidence: list[PairScore]  # pairs >= threshold, best first
+    pair_scores: list[PairScore]  # every history/persona pair scored (for the heatmap)
+    details: dict = field(default_factory=dict)
+
+    @property
+    def evidence_turn_ids(self) -> list[int]:
+        """Earlier turns (not persona lines, not the utterance itself) the evidence points at."""
+        own = self.details.get("turn_id")
+        return sorted({p.turn_id for p in self.evidence if p.turn_id >= 0 and p.turn_id != own})
+
+
+@dataclass
+class _Premise:
+    turn_id: int
+    text: str
+    units: tuple[str, ...]
+
+
+class ContradictionDetector:
+    """Detects whether a (candidate) utterance contradicts what its speaker said before."""
+
+    def __init__(
+        self,
+        scorer: NLIScorer,
+        method: str = "structured",
+        threshold: float | None = None,
+        embedder=None,
+        prefilter_k: int | None = None,
+        categories: bool = True,
+        pairing: str = "sentence",
+        role_threshold: float = 0.5,
+    ) -> None:
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if pairing not in PAIRINGS:
+            raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
+        if prefilter_k is not None and prefilter_k < 1:
+            raise ValueError(f"prefilter_k must be a positive number of turns or None, got {prefilter_k}")
+        if prefilter_k is not None and embedder is None:
+            raise ValueError("prefilter_k needs an embedder (guard.loading.load_embedder())")
+        if threshold is None:
+            from guard.loading import default_threshold
+
+            threshold = default_threshold(scorer.name) if scorer.name else 0.5
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
+        self.scorer = scorer
+        self.method = method
+        self.threshold = float(threshold)
+        self.embedder = embedder
+        self.prefilter_k = prefilter_k
+        self.categories = categories
+        self.pairing = pairing
+        self.role_threshold = role_threshold
+        self._embeddings: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ public API
+    def detect(self, dialogue: Dialogue) -> Verdict:
+        """Judge ``dialogue.turns[-1]`` against the turns before it (and the persona)."""
+        if not dialogue.turns:
+            raise ValueError(f"dialogue {dialogue.record_id!r} has no turns to judge")
+        last = dialogue.last
+        return self._judge(dialogue.history, [last.text], last.agent_id, dialogue.persona, last.turn_id)[0]
+
+    def detect_candidates(
+        self, history: list[Turn], candidates: list[str], speaker: str, persona: Sequence[str] = ()
+    ) -> list[Verdict]:
+        """Judge each candidate reply of ``speaker``; every candidate's pairs go in one batch."""
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a list of strings, not one string")
+        next_id = (max(t.turn_id for t in history) + 1) if history else 0
+        return self._judge(list(history), list(candidates), speaker, list(persona), next_id)
+
+    # ------------------------------------------------------------------ internals
+    def _units(self, text: str) -> tuple[str, ...]:
+        if self.pairing == "sentence":
+            return textsplit.sentences(text) or (text,)
+        return (text,)
+
+    def _score_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """Full softmax for each pair; duplicates scored once, similar lengths batched together."""
+        if not pairs:
+            return np.zeros((0, self.scorer.layout.num_labels), dtype=np.float32)
+        unique = list(dict.fromkeys(pairs))
+        order = sorted(range(len(unique)), key=lambda i: len(unique[i][0]) + len(unique[i][1]))
+        probs_sorted = self.scorer.predict_proba([unique[i] for i in order])
+        probs = np.empty_like(probs_sorted)
+        probs[order] = probs_sorted
+        index = {pair: i for i, pair in enumerate(unique)}
+        return probs[[index[p] for p in pairs]]
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-normalised embeddings, each text encoded once (cached by text)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
+        if missing:
+            if len(self._embeddings) + len(missing) > _EMBED_CACHE_LIMIT:
+                self._embeddings.clear()
+            vectors = self.embedder.encode(
+                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            self._embeddings.update(zip(missing, vectors))
+        return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
+
+    def _prefilter(self, candidate_units: tuple[str, ...], premises: list[_Premise]) -> list[_Premise]:
+        """Keep the prefilter_k premises whose best sentence is most similar to any candidate sentence."""
+        if self.prefilter_k is None or len(premises) <= self.prefilter_k:
+            return premises
+        flat = [u for p in premises for u in p.units]
+        sims = self._embed(flat) @ self._embed(list(candidate_units)).T  # (premise units, candidate units)
+        best, start = [], 0
+        for p in premises:
+            best.append(float(sims[start:start + len(p.units)].max()))
+            start += len(p.units)
+        keep = sorted(np.argsort(-np.asarray(best), kind="stable")[: self.prefilter_k])
+        return [premises[i] for i in keep]
+
+    def _judge(self, history: list[Turn], candidates: list[str], speaker: str,
+               persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
+        for c in candidates:
+            if not isinstance(c, str):
+                raise TypeError(f"each candidate must be a string, got {type(c).__name__}")
+        if self.method == "unstructured":
+            return self._judge_unstructured(history, candidates, persona, own_turn_id)
+        return self._judge_structured(history, candidates, speaker, persona, own_turn_id)
+
+    def _judge_unstructured(self, history: list[Turn], candidates: list[str],
+                            persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
+        pairs = [(self._flat_context(history, persona, c), c) for c in candidates]
+        scores = self._score_pairs(pairs)[:, self.scorer.layout.contradiction] if pairs else []
+        verdicts = []
+        for (context, cand), s in zip(pairs, scores):
+            pair = PairScore(WHOLE_HISTORY_TURN_ID, context, cand, float(s))
+            hit = float(s) >= self.threshold
+            verdicts.append(Verdict(
+                contradiction=hit, score=float(s), category="history" if hit else "none",
+                evidence=[], pair_scores=[pair],
+                details={"method": "unstructured", "turn_id": own_turn_id, "threshold": self.threshold,
+                         "n_pairs": 1},
+            ))
+        return verdicts
+
+    def _flat_context(self, history: list[Turn], persona: Sequence[str], candidate: str) -> str:
+        """Speaker-marked history, most recent turns kept when it exceeds the model's length."""
+        tok = self.scorer.tokenizer
+        budget = self.scorer.max_length - len(tok.tokenize(candidate)) - 4
+        lines = [f"{t.agent_id}: {t.text}" for t in history]
+        head = [f"persona: {p}" for p in persona]
+        kept: list[str] = []
+        used = sum(len(tok.tokenize(h)) for h in head)
+        for line in reversed(lines):
+            n = len(tok.tokenize(line))
+            if kept and used + n > budget:
+                break
+            kept.insert(0, line)
+            used += n
+        return "\n".join(head + kept)
+
+    def _judge_structured(self, history: list[Turn], candidates: list[str], speaker: str,
+                          persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
+        same = [t for t in history if t.agent_id == speaker and t.text.strip()]
+        textsplit.prepare([t.text for t in same] + list(persona) + candidates)
+        turns = [_Premise(t.turn_id, t.text, self._units(t.text)) for t in same]
+        persona_premises = [_Premise(-1 - i, p, self._units(p)) for i, p in enumerate(persona) if p.strip()]
+        contra, ent = self.scorer.layout.contradiction, self.scorer.layout.entailment
+
+        # Collect every candidate's pairs, then score them in one batch.
+        pairs: list[tuple[str, str]] = []
+        plan = []  # per candidate: (history pair slots, intra pair slots, clauses, kept turn ids)
+        for cand in candidates:
+            cand_units = self._units(cand)
+            kept = self._prefilter(cand_units, turns) + persona_premises
+            slots = []
+            for prem in kept:
+                for pu in prem.units:
+                    for cu in cand_units:
+                        slots.append((prem.turn_id, pu, cu, len(pairs)))
+                        pairs.append((pu, cu))
+            intra_slots, clauses = [], ()
+            if self.categories:
+                clauses = textsplit.clauses(cand)
+                for i in range(len(clauses)):
+                    for j in range(i + 1, len(clauses)):
+                        intra_slots.append((clauses[i], clauses[j], len(pairs)))
+                        pairs.append((clauses[i], clauses[j]))
+            plan.append((slots, intra_slots, clauses, [p.turn_id for p in kept]))
+        probs = self._score_pairs(pairs)
+
+        verdicts = []
+        for cand, (slots, intra_slots, clauses, kept_ids) in zip(candidates, plan):
+            pair_scores = [PairScore(tid, pu, cu, float(probs[k, contra])) for tid, pu, cu, k in slots]
+            best_per_turn: dict[int, PairScore] = {}
+            for ps in pair_scores:
+                if ps.turn_id not in best_per_turn or ps.score > best_per_turn[ps.turn_id].score:
+                    best_per_turn[ps.turn_id] = ps
+            history_score = max((p.score for p in pair_scores), default=0.0)
+            history_evidence = sorted(
+                (p for p in best_per_turn.values() if p.score >= self.threshold), key=lambda p: -p.score
+            )
+            intra_pairs = [PairScore(own_turn_id, a, b, float(probs[k, contra])) for a, b, k in intra_slots]
+            intra_score = max((p.score for p in intra_pairs), default=0.0)
+            details = {
+                "method": "structured", "pairing": self.pairing, "turn_id": own_turn_id,
+                "threshold": self.threshold, "history_score": history_score,
+                "paired_turn_ids": kept_ids, "same_speaker_turns": len(turns), "n_pairs": len(slots) + len(intra_slots),
+                # the bot's own statements that support the candidate (used by the role reading)
+                "bot_entailment": max((float(probs[k, ent]) for _, _, _, k in slots), default=0.0)
+                if ent is not None else None,
+            }
+            if self.categories:
+                details["clauses"] = list(clauses)
+                details["intra_pairs"] = intra_pairs
+                details["intra_score"] = intra_score
+            verdicts.append(Verdict(
+                contradiction=False, score=history_score, category="none",
+                evidence=history_evidence, pair_scores=pair_scores, details=details,
+            ))
+        self._decide_categories(verdicts, history, candidates, speaker)
+        return verdicts
+
+    def _decide_categories(self, verdicts: list[Verdict], history: list[Turn],
+                           candidates: list[str], speaker: str) -> None:
+        """CDConv's order: intra-sentence, then role confusion, then history contradiction."""
+        tau = self.threshold
+        role_todo = []
+        for i, v in enumerate(verdicts):
+            intra_score = v.details.get("intra_score", 0.0)
+            if self.categories and intra_score >= tau:
+                intra_evidence = sorted((p for p in v.details["intra_pairs"] if p.score >= tau),
+                                        key=lambda p: -p.score)
+                v.contradiction, v.category, v.score = True, "intra", intra_score
+                v.evidence = intra_evidence + v.evidence
+            elif v.details["history_score"] >= tau:
+                v.contradiction, v.category = True, "history"
+                if self.categories:
+                    role_todo.append(i)
+        if role_todo:
+            self._role_confusion(verdicts, role_todo, history, candidates, speaker)
+
+    def _role_confusion(self, verdicts: list[Verdict], todo: list[int], history: list[Turn],
+                        candidates: list[str], speaker: str) -> None:
+        """Role confusion: the contradicting candidate restates the *user's* side as its own.
+
+        Two readings of the candidate, both NLI entailment: as the bot's reply (best entailment
+        from the bot's own earlier sentences and persona, already scored) and as the user's
+        words (best entailment from the user's earlier sentences). A candidate that contradicts
+        the bot's record while the user's own statements entail it reads as the user's reply,
+        so CDConv files it as role confusion rather than history contradiction.
+        """
+        ent = self.scorer.layout.entailment
+        if ent is None:
+            for i in todo:
+                verdicts[i].details["role"] = {"decided": False,
+                                               "why": "a 2-way checkpoint has no entailment class"}
+            return
+        others = [t for t in history if t.agent_id != speaker and t.text.strip()]
+        textsplit.prepare([t.text for t in others])
+        user_premises = [_Premise(t.turn_id, t.text, self._units(t.text)) for t in others]
+        pairs, slots = [], []
+        for i in todo:
+            cand_units = self._units(candidates[i])
+            for prem in self._prefilter(cand_units, user_premises):
+                for pu in prem.units:
+                    for cu in cand_units:
+                        slots.append((i, prem.turn_id, pu, cu, len(pairs)))
+                        pairs.append((pu, cu))
+        probs = self._score_pairs(pairs)
+        best: dict[int, PairScore] = {}
+        for i, tid, pu, cu, k in slots:
+            s = float(probs[k, ent])
+            if i not in best or s > best[i].score:
+                best[i] = PairScore(tid, pu, cu, s)
+        for i in todo:
+            v = verdicts[i]
+            user_reading = best[i].score if i in best else 0.0
+            bot_reading = v.details.get("bot_entailment") or 0.0
+            is_role = user_reading >= self.role_threshold and user_reading > bot_reading
+            v.details["role"] = {
+                "decided": True, "signal": "nli-entailment", "user_reading": user_reading,
+                "bot_reading": bot_reading, "user_pair": best.get(i), "role_threshold": self.role_threshold,
+            }
+            if is_role:
+                v.category = "role"

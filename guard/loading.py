@@ -1,0 +1,85 @@
+"""Load the guard's models once: the NLI scorer, its decision threshold, the sentence embedder.
+
+"embedded" always means the project's own assets (models/detector, the packaged MiniLM);
+nothing here reaches a model hub unless the caller names a hub checkpoint explicitly.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from embedded import DETECTOR_DIR, MissingAssetError, detector_path, embedder_path
+from guard.nli import LabelLayoutError, NLIScorer
+
+#: DECODE's default decision threshold (Nie et al. 2021, "Thresholding").
+FALLBACK_THRESHOLD = 0.5
+#: Written next to a checkpoint by the detector training run: {"threshold": <float>, ...}.
+GUARD_CONFIG_NAME = "guard_config.json"
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says what to pass instead."""
+
+
+def _resolve(name_or_path: str | Path) -> str:
+    name = str(name_or_path).strip()
+    if not name:
+        raise ModelLoadError("empty model name: pass 'embedded', a local checkpoint folder or a hub name")
+    if name == "embedded":
+        return str(detector_path())  # raises MissingAssetError with the fix in its message
+    return name
+
+
+@functools.lru_cache(maxsize=4)
+def _load_scorer(resolved: str) -> NLIScorer:
+    try:
+        return NLIScorer.from_pretrained(resolved)
+    except LabelLayoutError:
+        raise
+    except (OSError, ValueError) as exc:
+        where = "local folder" if Path(resolved).exists() else "hub name (needs it in the local HF cache: offline)"
+        raise ModelLoadError(
+            f"cannot load NLI checkpoint {resolved!r} as a {where}: {str(exc).splitlines()[0]}; "
+            "pass 'embedded' or a folder holding config.json, the weights and a tokenizer"
+        ) from exc
+
+
+def load_scorer(name_or_path: str | Path = "embedded") -> NLIScorer:
+    """The NLI scorer for "embedded" (models/detector), a local folder or a cached hub name; loaded once."""
+    return _load_scorer(_resolve(name_or_path))
+
+
+def default_threshold(name_or_path: str | Path = "embedded") -> float:
+    """The checkpoint's tuned threshold from its guard_config.json, else DECODE's 0.5.
+
+    Any checkpoint folder may carry a guard_config.json; the embedded one gets it from training.
+    """
+    name = str(name_or_path).strip()
+    if name == "embedded":
+        folder = DETECTOR_DIR
+    else:
+        folder = Path(name)
+    config = folder / GUARD_CONFIG_NAME
+    if not config.is_file():
+        return FALLBACK_THRESHOLD
+    try:
+        value = float(json.loads(config.read_text())["threshold"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelLoadError(f"{config} must hold a JSON object with a numeric 'threshold': {exc}") from exc
+    if not 0.0 < value < 1.0:
+        raise ModelLoadError(f"{config}: threshold {value} must lie strictly between 0 and 1")
+    return value
+
+
+@functools.lru_cache(maxsize=1)
+def load_embedder():
+    """all-MiniLM-L6-v2 from the installed package, offline; used to prefilter long histories."""
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        path = embedder_path()
+    except MissingAssetError:
+        raise
+    return SentenceTransformer(str(path), device="cpu", local_files_only=True)

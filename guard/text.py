@@ -1,0 +1,122 @@
+"""Sentence and clause splitting with spaCy, cached per text.
+
+Bot replies are long and a contradiction usually sits in one clause, so the detector compares
+sentences (history contradiction) and clauses (intra-sentence contradiction) rather than whole
+turns. Splitting runs spaCy's parser, which costs milliseconds per text; a conversation repeats
+the same texts every turn, so every split is cached by its text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Iterable
+
+from embedded import spacy_nlp
+
+# Dependency labels whose verb heads start a clause of their own (coordinated clause,
+# adverbial clause, clausal complement).
+CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp"})
+# Words that only join clauses; stripped from the edges of a clause so "but I hate dogs"
+# is compared as "I hate dogs".
+_JOINERS = frozenset({"but", "and", "or", "so", "yet", "because", "although", "though", "while", "however", "that"})
+_CACHE_LIMIT = 50_000
+
+_lock = threading.Lock()
+_sentence_cache: dict[str, tuple[str, ...]] = {}
+_clause_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _remember(cache: dict, key: str, value: tuple[str, ...]) -> None:
+    with _lock:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()  # bounded memory; a running chat refills what it needs in one turn
+        cache[key] = value
+
+
+def _clean(span_text: str) -> str:
+    words = re.sub(r"\s+([.,!?;:])", r"\1", span_text).strip().strip(",;:-").split()
+    while words and words[0].lower().strip(",") in _JOINERS:
+        words = words[1:]
+    while words and words[-1].lower().strip(",.") in _JOINERS:
+        words = words[:-1]
+    return " ".join(words).strip(" ,;:-")
+
+
+def _clauses_of_sentence(sent) -> list[str]:
+    """Cut a parsed sentence at clause heads (conj/advcl/ccomp verbs) and at "but".
+
+    Each clause head takes its own subtree minus the subtrees of clause heads below it; what
+    is left belongs to the main clause.
+    """
+    heads = [
+        tok for tok in sent
+        if tok.dep_ in CLAUSE_DEPS and tok.pos_ in ("VERB", "AUX") and tok.i != sent.root.i
+    ]
+    owner: dict[int, int] = {}  # token index -> clause-head index (root = main clause)
+    for tok in sent:
+        node = tok
+        while node.i != sent.root.i and node not in heads:
+            node = node.head
+        owner[tok.i] = node.i
+    groups: dict[int, list] = {}
+    for tok in sent:
+        groups.setdefault(owner[tok.i], []).append(tok)
+    pieces = []
+    for tokens in groups.values():
+        # A clause may be discontinuous; keep its tokens in order, split again at "but".
+        current: list[str] = []
+        for tok in sorted(tokens, key=lambda t: t.i):
+            if tok.lower_ == "but" and tok.dep_ == "cc" and current:
+                pieces.append("".join(current))
+                current = []
+                continue
+            current.append(tok.text_with_ws)
+        if current:
+            pieces.append("".join(current))
+    clauses = [_clean(p) for p in pieces]
+    return [c for c in clauses if len(c.split()) >= 2 or (c and c[0].isalpha() and len(sent) <= 3)]
+
+
+def _parse(texts: list[str]) -> None:
+    """Parse the uncached texts in one spaCy batch and cache sentences and clauses."""
+    todo = [t for t in dict.fromkeys(texts) if t not in _sentence_cache or t not in _clause_cache]
+    if not todo:
+        return
+    nlp = spacy_nlp()
+    for text, doc in zip(todo, nlp.pipe(todo, batch_size=64)):
+        sentences = tuple(s.text.strip() for s in doc.sents if s.text.strip()) or (text.strip(),)
+        clauses: list[str] = []
+        for sent in doc.sents:
+            clauses.extend(_clauses_of_sentence(sent))
+        _remember(_sentence_cache, text, sentences)
+        _remember(_clause_cache, text, tuple(dict.fromkeys(clauses)) or sentences)
+
+
+def prepare(texts: Iterable[str]) -> None:
+    """Split many texts in one spaCy batch (faster than one call per text)."""
+    _parse([t for t in texts if t])
+
+
+def sentences(text: str) -> tuple[str, ...]:
+    """The text's sentences (spaCy parser boundaries); the whole text when it has one."""
+    if not text.strip():
+        return ()
+    if text not in _sentence_cache:
+        _parse([text])
+    return _sentence_cache.get(text) or (text.strip(),)
+
+
+def clauses(text: str) -> tuple[str, ...]:
+    """The text's clauses: sentences cut at coordinated/adverbial/complement clauses and "but"."""
+    if not text.strip():
+        return ()
+    if text not in _clause_cache:
+        _parse([text])
+    return _clause_cache.get(text) or sentences(text)
+
+
+def clear_caches() -> None:
+    with _lock:
+        _sentence_cache.clear()
+        _clause_cache.clear()
