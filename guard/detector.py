@@ -285,10 +285,11 @@ class ContradictionDetector:
         role_todo = []
         for i, v in enumerate(verdicts):
             intra_score = v.details.get("intra_score", 0.0)
+            v.score = max(v.details["history_score"], intra_score)  # contradiction == score >= tau
             if self.categories and intra_score >= tau:
                 intra_evidence = sorted((p for p in v.details["intra_pairs"] if p.score >= tau),
                                         key=lambda p: -p.score)
-                v.contradiction, v.category, v.score = True, "intra", intra_score
+                v.contradiction, v.category = True, "intra"
                 v.evidence = intra_evidence + v.evidence
             elif v.details["history_score"] >= tau:
                 v.contradiction, v.category = True, "history"

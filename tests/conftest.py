@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import os
 import string
+import sys
 from pathlib import Path
 
 import pytest
+
+# `pytest` (unlike `python -m pytest`) does not put the repository root on sys.path.
+_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

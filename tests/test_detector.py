@@ -1,0 +1,210 @@
+"""ContradictionDetector: DECODE pairing, evidence, prefilter, CDConv categories, splitting."""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_nli import ScriptedScorer
+from guard import text as textsplit
+from guard.detector import WHOLE_HISTORY_TURN_ID, ContradictionDetector, Verdict
+from guard.nli import NLIScorer
+from guard.records import Dialogue, Turn
+
+CONTRA = (0.02, 0.03, 0.95)
+ENTAIL = (0.9, 0.08, 0.02)
+
+HISTORY = [
+    Turn(0, "bot", "Hi there! I have two dogs. They keep me busy."),
+    Turn(1, "user", "I have no pets."),
+    Turn(2, "bot", "I work as a teacher in Ohio."),
+    Turn(3, "user", "Do you like animals?"),
+]
+
+
+def _dialogue(last: str, speaker: str = "bot", persona=()) -> Dialogue:
+    return Dialogue("d1", HISTORY + [Turn(4, speaker, last)], persona=list(persona))
+
+
+def test_structured_pairs_only_same_speaker_and_evidence_is_the_contradicted_turn():
+    scorer = ScriptedScorer({
+        ("I have two dogs.", "I have never owned a dog."): CONTRA,
+        # the user's turn would contradict too, but DECODE pairs only the bot's own turns
+        ("I have no pets.", "I have never owned a dog."): CONTRA,
+    })
+    verdict = ContradictionDetector(scorer, threshold=0.5, categories=False).detect(
+        _dialogue("I have never owned a dog."))
+    assert verdict.contradiction and verdict.category == "history"
+    assert verdict.score == pytest.approx(0.95)
+    assert [(e.turn_id, e.premise) for e in verdict.evidence] == [(0, "I have two dogs.")]
+    assert verdict.evidence_turn_ids == [0]
+    assert {p.turn_id for p in verdict.pair_scores} == {0, 2}  # bot turns only
+    assert len(scorer.calls) == 1
+
+
+def test_sentence_pairing_finds_a_contradiction_inside_a_long_turn_that_utterance_pairing_misses():
+    scorer = ScriptedScorer({("I have two dogs.", "I have never owned a dog."): CONTRA})
+    dialogue = _dialogue("I have never owned a dog.")
+    by_sentence = ContradictionDetector(scorer, threshold=0.5, pairing="sentence").detect(dialogue)
+    by_utterance = ContradictionDetector(scorer, threshold=0.5, pairing="utterance").detect(dialogue)
+    assert by_sentence.contradiction and by_sentence.evidence[0].turn_id == 0
+    assert not by_utterance.contradiction  # whole turn 0 is a different premise text
+    assert by_utterance.pair_scores[0].premise == HISTORY[0].text
+    assert len(by_sentence.pair_scores) == 3 + 1  # three sentences of turn 0, one of turn 2
+
+
+def test_persona_lines_are_premises_with_negative_ids():
+    scorer = ScriptedScorer({("I am a vegetarian.", "I love eating steak."): CONTRA})
+    verdict = ContradictionDetector(scorer, threshold=0.5).detect(
+        _dialogue("I love eating steak.", persona=["I like hiking.", "I am a vegetarian."]))
+    assert verdict.contradiction
+    assert verdict.evidence[0].turn_id == -2
+    assert verdict.evidence_turn_ids == []
+
+
+def test_below_threshold_is_no_contradiction_and_threshold_is_respected():
+    scorer = ScriptedScorer({("I work as a teacher in Ohio.", "I am a nurse."): (0.1, 0.3, 0.6)})
+    dialogue = _dialogue("I am a nurse.")
+    assert ContradictionDetector(scorer, threshold=0.5).detect(dialogue).category == "history"
+    strict = ContradictionDetector(scorer, threshold=0.7).detect(dialogue)
+    assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", [])
+    assert strict.score == pytest.approx(0.6)
+
+
+def test_detect_candidates_scores_all_candidates_in_one_batch():
+    scorer = ScriptedScorer({("I have two dogs.", "No pets for me."): CONTRA})
+    detector = ContradictionDetector(scorer, threshold=0.5, categories=False)
+    verdicts = detector.detect_candidates(HISTORY, ["No pets for me.", "Yes, I love them.", "Sure."], "bot")
+    assert [v.contradiction for v in verdicts] == [True, False, False]
+    assert len(scorer.calls) == 1
+    assert verdicts[0].details["turn_id"] == 4  # the id the candidate would get
+
+
+def test_intra_sentence_category_comes_first_and_cites_the_two_clauses():
+    candidate = "I don't like animals, I like dogs!"
+    assert textsplit.clauses(candidate) == ("I don't like animals", "I like dogs!")
+    scorer = ScriptedScorer({
+        ("I don't like animals", "I like dogs!"): CONTRA,
+        ("I have two dogs.", candidate): CONTRA,  # also a history contradiction: intra wins
+    })
+    verdict = ContradictionDetector(scorer, threshold=0.5).detect(_dialogue(candidate))
+    assert verdict.category == "intra"
+    assert (verdict.evidence[0].turn_id, verdict.evidence[0].premise) == (4, "I don't like animals")
+    assert verdict.details["clauses"] == ["I don't like animals", "I like dogs!"]
+    assert verdict.evidence_turn_ids == [0]  # the history evidence stays available
+
+
+def test_role_confusion_when_the_user_entails_a_history_contradiction():
+    scorer = ScriptedScorer({
+        ("I have two dogs.", "I have no pets."): CONTRA,
+        ("I have no pets.", "I have no pets."): ENTAIL,  # the user's own words
+    })
+    verdict = ContradictionDetector(scorer, threshold=0.5).detect(_dialogue("I have no pets."))
+    assert verdict.category == "role"
+    role = verdict.details["role"]
+    assert role["user_reading"] == pytest.approx(0.9) and role["user_pair"].turn_id == 1
+    assert verdict.evidence[0].turn_id == 0
+
+    history_only = ScriptedScorer({("I have two dogs.", "I hate dogs."): CONTRA})
+    verdict = ContradictionDetector(history_only, threshold=0.5).detect(_dialogue("I hate dogs."))
+    assert verdict.category == "history"
+    assert verdict.details["role"]["user_reading"] < 0.5
+
+
+def test_unstructured_is_one_pair_per_candidate_with_speaker_markers_and_recent_turns():
+    scorer = ScriptedScorer({}, max_length=20)
+    detector = ContradictionDetector(scorer, method="unstructured", threshold=0.5)
+    verdicts = detector.detect_candidates(HISTORY, ["I am fine.", "Yes."], "bot", persona=["I like tea."])
+    assert len(scorer.calls) == 1 and len(scorer.calls[0]) == 2
+    pair = verdicts[0].pair_scores[0]
+    assert pair.turn_id == WHOLE_HISTORY_TURN_ID and verdicts[0].evidence == []
+    assert pair.premise.startswith("persona: I like tea.")
+    assert pair.premise.endswith("user: Do you like animals?")
+    assert "Hi there!" not in pair.premise  # oldest turn dropped to fit max_length
+
+
+def test_prefilter_bounds_pairs_and_keeps_the_relevant_turn():
+    from guard.loading import load_embedder
+
+    fillers = ["I went to the cinema yesterday.", "My favourite colour is blue.", "I drive an old car.",
+               "I cooked pasta for dinner.", "I am learning to play the guitar.", "It rained all week here."]
+    history = [Turn(0, "bot", "I have two dogs, a poodle and a beagle.")]
+    for i, line in enumerate(fillers, start=1):
+        history += [Turn(2 * i - 1, "user", "Tell me more."), Turn(2 * i, "bot", line)]
+    candidate = "I don't have any dogs."
+    scorer = ScriptedScorer({("I have two dogs, a poodle and a beagle.", candidate): CONTRA})
+    detector = ContradictionDetector(scorer, threshold=0.5, embedder=load_embedder(), prefilter_k=2)
+    verdict = detector.detect_candidates(history, [candidate], "bot")[0]
+    assert len(verdict.details["paired_turn_ids"]) == 2 and 0 in verdict.details["paired_turn_ids"]
+    assert verdict.evidence_turn_ids == [0]
+    cached = len(detector._embeddings)
+    detector.detect_candidates(history, [candidate], "bot")
+    assert len(detector._embeddings) == cached  # every text embedded once
+
+
+def test_bad_arguments_fail_with_clear_messages():
+    scorer = ScriptedScorer({})
+    with pytest.raises(ValueError, match="method"):
+        ContradictionDetector(scorer, method="flat")
+    with pytest.raises(ValueError, match="pairing"):
+        ContradictionDetector(scorer, pairing="word")
+    with pytest.raises(ValueError, match="embedder"):
+        ContradictionDetector(scorer, prefilter_k=3)
+    with pytest.raises(ValueError, match="no turns"):
+        ContradictionDetector(scorer).detect(Dialogue("empty", []))
+    with pytest.raises(TypeError, match="list of strings"):
+        ContradictionDetector(scorer).detect_candidates(HISTORY, "one string", "bot")
+
+
+def test_real_tiny_model_path_end_to_end(tiny_nli_model_dir):
+    scorer = NLIScorer.from_pretrained(tiny_nli_model_dir)
+    detector = ContradictionDetector(scorer)  # threshold from default_threshold: 0.5 for a bare folder
+    assert detector.threshold == 0.5
+    candidates = ["I have no pets but I love dogs.", "Yes."]
+    verdicts = detector.detect_candidates(HISTORY, candidates, "bot", persona=["I am a vegetarian."])
+    assert len(verdicts) == 2 and all(isinstance(v, Verdict) for v in verdicts)
+    expected = scorer.contradiction_proba([("I have two dogs.", "Yes.")])[0]
+    pair = next(p for p in verdicts[1].pair_scores if p.premise == "I have two dogs.")
+    assert pair.score == pytest.approx(float(expected), abs=1e-5)  # batched = one-at-a-time
+    for v in verdicts:
+        assert v.score == pytest.approx(max(max(p.score for p in v.pair_scores), v.details["intra_score"]))
+        assert all(0.0 <= p.score <= 1.0 for p in v.pair_scores)
+        assert v.contradiction == (v.score >= 0.5)
+
+
+def test_two_way_checkpoint_cannot_decide_role_and_says_so(tiny_nli2_model_dir):
+    scorer = NLIScorer.from_pretrained(tiny_nli2_model_dir)
+    verdict = ContradictionDetector(scorer, threshold=0.01).detect(_dialogue("I have no pets."))
+    assert verdict.category in ("history", "intra")
+    if verdict.category == "history":
+        assert verdict.details["role"]["decided"] is False
+
+
+@pytest.fixture(scope="module")
+def embedded_detector():
+    from embedded import MissingAssetError
+    from guard.loading import load_scorer
+
+    try:
+        scorer = load_scorer("embedded")
+    except MissingAssetError:
+        pytest.skip("models/detector is not committed yet")
+    return ContradictionDetector(scorer)
+
+
+def test_embedded_detector_separates_a_plain_contradiction(embedded_detector):
+    history = [Turn(0, "bot", "I have two dogs and a cat."), Turn(1, "user", "Nice, what do you do?"),
+               Turn(2, "bot", "I am a teacher at a high school.")]
+    yes, no = embedded_detector.detect_candidates(
+        history, ["I don't have any pets at all.", "I teach maths to teenagers."], "bot")
+    assert yes.contradiction and yes.evidence_turn_ids == [0]
+    assert not no.contradiction
+    assert yes.score > no.score
+
+
+def test_clause_splitting_cuts_at_but_and_adverbial_clauses():
+    assert textsplit.clauses("I love hiking but I have never been on a hike.") == (
+        "I love hiking", "I have never been on a hike.")
+    parts = textsplit.clauses("I live in Ohio because my wife works there.")
+    assert parts[0].startswith("I live in Ohio") and "my wife works there" in parts
+    assert textsplit.sentences("I have two kids. They are 5 and 7.") == ("I have two kids.", "They are 5 and 7.")
+    assert textsplit.sentences("   ") == ()

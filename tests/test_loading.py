@@ -1,0 +1,66 @@
+"""guard.loading: scorer/embedder loading, caching, thresholds, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from embedded import DETECTOR_DIR, MissingAssetError
+from guard.loading import (
+    FALLBACK_THRESHOLD, ModelLoadError, default_threshold, load_embedder, load_scorer,
+)
+
+
+def test_load_scorer_from_a_local_folder_is_cached(tiny_nli_model_dir):
+    scorer = load_scorer(str(tiny_nli_model_dir))
+    assert scorer is load_scorer(str(tiny_nli_model_dir))
+    assert scorer.layout.contradiction == 2 and scorer.layout.entailment == 0
+    probs = scorer.predict_proba([("I have a dog.", "I have no pets.")])
+    assert probs.shape == (1, 3) and probs.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_missing_checkpoint_is_a_one_line_error(tmp_path):
+    with pytest.raises(ModelLoadError, match="cannot load NLI checkpoint") as info:
+        load_scorer(str(tmp_path / "nothing-here"))
+    assert "\n" not in str(info.value)
+    with pytest.raises(ModelLoadError, match="empty model name"):
+        load_scorer("  ")
+
+
+def test_default_threshold_reads_guard_config(tiny_nli_model_dir, tmp_path):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_nli_model_dir, folder)
+    assert default_threshold(str(folder)) == FALLBACK_THRESHOLD == 0.5
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.73}))
+    assert default_threshold(str(folder)) == pytest.approx(0.73)
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 1.5}))
+    with pytest.raises(ModelLoadError, match="strictly between"):
+        default_threshold(str(folder))
+    (folder / "guard_config.json").write_text("{}")
+    with pytest.raises(ModelLoadError, match="numeric 'threshold'"):
+        default_threshold(str(folder))
+    assert default_threshold("some-org/some-hub-model") == 0.5
+
+
+def test_embedded_threshold_and_scorer_follow_models_detector():
+    config = DETECTOR_DIR / "guard_config.json"
+    if config.is_file():
+        assert default_threshold("embedded") == pytest.approx(json.loads(config.read_text())["threshold"])
+    else:
+        assert default_threshold("embedded") == 0.5
+    if not (DETECTOR_DIR / "config.json").exists():
+        with pytest.raises(MissingAssetError, match="models/detector"):
+            load_scorer("embedded")
+    else:
+        assert load_scorer("embedded").layout.num_labels in (2, 3)
+
+
+def test_load_embedder_is_the_offline_minilm_and_cached():
+    embedder = load_embedder()
+    assert embedder is load_embedder()
+    vectors = embedder.encode(["I have two dogs.", "I own a pair of dogs.", "The stock market fell."],
+                              normalize_embeddings=True)
+    assert vectors.shape == (3, 384)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]

@@ -1,0 +1,85 @@
+"""Policies: which candidate is sent under each mode, with the DNLI penalty arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard.detector import ContradictionDetector, PairScore, Verdict
+from guard.nli import NLIScorer
+from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose
+from guard.records import Turn
+
+
+def _verdict(score: float, threshold: float = 0.5, category: str = "history", turn_id: int = 2) -> Verdict:
+    hit = score >= threshold
+    evidence = [PairScore(turn_id, "I have two dogs.", "I have no pets.", score)] if hit else []
+    return Verdict(hit, score, category if hit else "none", evidence, evidence, {"threshold": threshold})
+
+
+CANDIDATES = [("I have no pets.", -0.5), ("My dogs are great.", -0.9), ("Dogs are fun.", -1.3)]
+
+
+def test_off_and_flag_keep_the_generators_best_and_flag_annotates():
+    verdicts = [_verdict(0.9), _verdict(0.1), _verdict(0.2)]
+    off = choose(CANDIDATES, verdicts, "off")
+    flag = choose(CANDIDATES, verdicts, "flag")
+    assert off.chosen_index == flag.chosen_index == 0 and not flag.used_fallback
+    assert "FLAGGED" in flag.reasons[0] and "turn 2" in flag.reasons[0]
+    assert "FLAGGED" not in flag.reasons[1] and "FLAGGED" not in off.reasons[0]
+    assert choose(CANDIDATES, [], "off").reply == "I have no pets."  # off needs no verdicts
+
+
+def test_rerank_takes_the_best_clean_candidate_and_keeps_best_when_all_contradict():
+    decision = choose(CANDIDATES, [_verdict(0.9), _verdict(0.7), _verdict(0.1)], "rerank")
+    assert (decision.chosen_index, decision.reply) == (2, "Dogs are fun.")
+    assert decision.reasons[0].startswith("rejected") and decision.reasons[2].startswith("chosen")
+    all_bad = choose(CANDIDATES, [_verdict(0.9)] * 3, "rerank")
+    assert all_bad.chosen_index == 0 and not all_bad.used_fallback
+    assert "every candidate contradicts" in all_bad.reasons[0]
+
+
+def test_block_sends_the_safe_reply_only_when_every_candidate_contradicts():
+    assert choose(CANDIDATES, [_verdict(0.9), _verdict(0.2), _verdict(0.9)], "block").chosen_index == 1
+    blocked = choose(CANDIDATES, [_verdict(0.9)] * 3, "block")
+    assert blocked.chosen_index is None and blocked.used_fallback and blocked.reply == DEFAULT_SAFE_REPLY
+    custom = choose(CANDIDATES, [_verdict(0.9)] * 3, "block", fallback="Sorry, could you repeat that?")
+    assert custom.reply == "Sorry, could you repeat that?"
+
+
+def test_penalty_is_welleck_eq1():
+    # s = [-0.5, -0.9, -1.3]; s_1 - s_k with k = 3 -> 0.8; c = [0.9, 0, 0] (only flagged candidates count)
+    decision = choose(CANDIDATES, [_verdict(0.9), _verdict(0.4), _verdict(0.1)], "penalty", penalty_lambda=1.0)
+    assert decision.adjusted_scores == pytest.approx([-0.5 - 0.8 * 0.9, -0.9, -1.3])
+    assert decision.chosen_index == 1
+    # lambda = 0.5: -0.5 - 0.36 = -0.86 still beats -0.9
+    assert choose(CANDIDATES, [_verdict(0.9), _verdict(0.4), _verdict(0.1)], "penalty",
+                  penalty_lambda=0.5).chosen_index == 0
+    # k = 2: gap 0.4, -0.5 - 0.36 = -0.86 > -0.9: stays first
+    k2 = choose(CANDIDATES, [_verdict(0.9), _verdict(0.4), _verdict(0.1)], "penalty", penalty_k=2)
+    assert k2.adjusted_scores[0] == pytest.approx(-0.86) and k2.chosen_index == 0
+    # a certain contradiction with lambda 1 drops the top candidate to the k-th place (ties go first-listed)
+    certain = choose(CANDIDATES, [_verdict(1.0), _verdict(0.0), _verdict(0.0)], "penalty")
+    assert certain.adjusted_scores[0] == pytest.approx(-1.3)
+    assert "penalty 0.720" in decision.reasons[0]
+
+
+def test_bad_input_is_refused_with_a_clear_message():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        choose(CANDIDATES, [], "veto")
+    with pytest.raises(ValueError, match="one verdict per candidate"):
+        choose(CANDIDATES, [_verdict(0.1)], "rerank")
+    with pytest.raises(ValueError, match="no candidates"):
+        choose([], [], "block")
+    with pytest.raises(ValueError, match="penalty_k"):
+        choose(CANDIDATES, [_verdict(0.1)] * 3, "penalty", penalty_k=4)
+    assert set(MODES) == {"off", "flag", "rerank", "penalty", "block"}
+
+
+def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
+    detector = ContradictionDetector(NLIScorer.from_pretrained(tiny_nli_model_dir), threshold=0.01)
+    history = [Turn(0, "bot", "I have two dogs."), Turn(1, "user", "Nice.")]
+    verdicts = detector.detect_candidates(history, [c for c, _ in CANDIDATES], "bot")
+    assert all(v.contradiction for v in verdicts)  # a threshold this low flags everything
+    decision = choose(CANDIDATES, verdicts, "block")
+    assert decision.used_fallback and len(decision.reasons) == 3
+    assert all("probability" in r for r in decision.reasons)
