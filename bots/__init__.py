@@ -1,0 +1,7 @@
+"""Generators that propose N scored candidate replies; see bots.base for the interface, bots.registry for names."""
+
+from bots.base import PRESETS, Bot, BotError, Candidate, DecodingConfig, Message
+from bots.registry import available_bots, make_bot, register_bot
+
+__all__ = ["PRESETS", "Bot", "BotError", "Candidate", "DecodingConfig", "Message",
+           "available_bots", "make_bot", "register_bot"]

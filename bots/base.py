@@ -1,0 +1,145 @@
+"""The one interface every generator speaks: history (+ persona) and decoding settings in, N scored candidates out.
+
+The guard re-ranks or blocks candidates, so every backend returns several replies with a comparable
+score (the mean log-probability of the reply's tokens under the generator that wrote it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+SPEAKERS = ("user", "bot")
+DECODING_METHODS = ("beam", "top_k", "top_p", "sample_rank", "greedy")
+
+
+class BotError(RuntimeError):
+    """A generator could not answer; the message says what to do about it (start the server, install...)."""
+
+
+@dataclass
+class Message:
+    """One turn of the conversation; ``speaker`` is "user" or "bot" (the bot being the generator itself)."""
+
+    speaker: str
+    text: str
+
+
+@dataclass
+class Candidate:
+    """A proposed reply and the generator's own score: mean token log-probability (higher = more likely)."""
+
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """How candidates are decoded.
+
+    ``method`` picks the search: "greedy", "beam" (``num_beams``; the N best beams are returned),
+    "top_k" / "top_p" (N independent samples), "sample_rank" (``num_samples`` samples, the N with the
+    highest mean log-probability are returned, as in Adiwardana et al. 2020). ``min_new_tokens`` and
+    ``no_repeat_ngram_size`` apply to every method (BlenderBot's beam settings use both).
+    """
+
+    method: str = "top_p"
+    num_beams: int = 1
+    top_k: int = 0
+    top_p: float = 1.0
+    temperature: float = 1.0
+    min_new_tokens: int = 0
+    no_repeat_ngram_size: int = 0
+    max_new_tokens: int = 32
+    seed: int | None = None
+    num_samples: int | None = None  # sample_rank only: samples drawn before ranking (None = 20)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.method not in DECODING_METHODS:
+            problems.append(f"method must be one of {', '.join(DECODING_METHODS)}, not {self.method!r}")
+        if self.num_beams < 1:
+            problems.append("num_beams must be >= 1")
+        if self.top_k < 0:
+            problems.append("top_k must be >= 0 (0 = no top-k filter)")
+        if not 0.0 < self.top_p <= 1.0:
+            problems.append("top_p must be in (0, 1]")
+        if not (self.temperature > 0.0 and math.isfinite(self.temperature)):
+            problems.append("temperature must be > 0")
+        if self.max_new_tokens < 1:
+            problems.append("max_new_tokens must be >= 1")
+        if not 0 <= self.min_new_tokens <= self.max_new_tokens:
+            problems.append("min_new_tokens must be between 0 and max_new_tokens")
+        if self.no_repeat_ngram_size < 0:
+            problems.append("no_repeat_ngram_size must be >= 0")
+        if self.num_samples is not None and self.num_samples < 1:
+            problems.append("num_samples must be >= 1")
+        if problems:
+            raise ValueError("invalid decoding settings: " + "; ".join(problems))
+
+    @property
+    def samples(self) -> bool:
+        """Whether the method draws random samples (as opposed to a deterministic search)."""
+        return self.method in ("top_k", "top_p", "sample_rank")
+
+    def replace(self, **changes) -> "DecodingConfig":
+        return dataclasses.replace(self, **changes)
+
+
+#: DECODE §5.3 (000_*.txt) re-ranked BlenderBot's beam search (size 10, min length 20, 3-gram
+#: blocking, from Roller et al. 2020), top-k sampling and sample-and-rank (k = 40, 20 samples).
+#: The text copy of the paper drops the symbol and value for top-k; k = 40 follows the published
+#: paper's Table 6. "fast" is the embedded bot's default: nucleus sampling, short replies.
+PRESETS: dict[str, DecodingConfig] = {
+    "fast": DecodingConfig(method="top_p", top_p=0.9, temperature=0.8, max_new_tokens=32),
+    "greedy": DecodingConfig(method="greedy", max_new_tokens=32),
+    "decode_beam": DecodingConfig(
+        method="beam", num_beams=10, min_new_tokens=20, no_repeat_ngram_size=3, max_new_tokens=64
+    ),
+    "decode_top_k": DecodingConfig(method="top_k", top_k=40, max_new_tokens=64),
+    "decode_sample_rank": DecodingConfig(method="sample_rank", top_k=40, num_samples=20, max_new_tokens=64),
+    "top_p": DecodingConfig(method="top_p", top_p=0.9, max_new_tokens=64),
+}
+DEFAULT_PRESET = "fast"
+
+
+def preset(name: str) -> DecodingConfig:
+    """Look a preset up by name, with an error that lists the valid names."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise BotError(f"unknown decoding preset {name!r}; choose one of: {', '.join(PRESETS)}") from None
+
+
+def check_history(history: Sequence[Message]) -> list[Message]:
+    """Reject malformed histories early with a message that says what to fix."""
+    checked = []
+    for index, message in enumerate(history):
+        if not isinstance(message, Message):
+            raise BotError(f"history[{index}] is a {type(message).__name__}, expected bots.base.Message")
+        if message.speaker not in SPEAKERS:
+            raise BotError(f"history[{index}].speaker must be 'user' or 'bot', not {message.speaker!r}")
+        if not isinstance(message.text, str):
+            raise BotError(f"history[{index}].text must be a string")
+        checked.append(message)
+    return checked
+
+
+class Bot(ABC):
+    """A generator of candidate replies. Implementations load their model in ``__init__``."""
+
+    name: str = "bot"
+    default_decoding: DecodingConfig = PRESETS[DEFAULT_PRESET]
+
+    @abstractmethod
+    def generate(
+        self,
+        history: list[Message],
+        num_candidates: int,
+        decoding: DecodingConfig | None = None,
+        persona: Sequence[str] = (),
+    ) -> list[Candidate]:
+        """Return ``num_candidates`` replies to the last user turn, best generator score first."""

@@ -1,0 +1,156 @@
+"""Shared transformers generation for the local backends: decoding settings -> generate() -> scored candidates.
+
+One ``generate`` call draws all candidates (``num_return_sequences``), so the prompt is encoded in a
+single batch. Scores come from the raw logits generate() already computed (``output_logits``), so
+scoring costs no second forward pass: the score is the mean log-softmax probability (temperature 1,
+before any top-k/top-p filtering) of the tokens the reply keeps, including the end-of-turn token
+when the model produced one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from bots.base import BotError, Candidate, DecodingConfig
+
+DEFAULT_SAMPLE_RANK_SAMPLES = 20
+
+
+@dataclass
+class GenerationPlan:
+    """What generate() is asked for, and how many of its outputs are kept."""
+
+    kwargs: dict
+    num_draws: int
+    keep: int
+    rank_by_score: bool
+
+
+def plan_generation(decoding: DecodingConfig, num_candidates: int) -> GenerationPlan:
+    """Translate our decoding settings into generate() keyword arguments."""
+    if num_candidates < 1:
+        raise BotError("num_candidates must be >= 1")
+    kwargs: dict = {
+        "max_new_tokens": decoding.max_new_tokens,
+        "min_new_tokens": decoding.min_new_tokens or None,
+        "no_repeat_ngram_size": decoding.no_repeat_ngram_size or None,
+    }
+    keep = num_candidates
+    rank = True
+    if decoding.method == "greedy":
+        # a deterministic search has exactly one answer; asking for more returns that one
+        kwargs.update(do_sample=False, num_beams=1)
+        num_draws, keep = 1, 1
+    elif decoding.method == "beam":
+        num_draws = num_candidates
+        kwargs.update(do_sample=False, num_beams=max(decoding.num_beams, num_candidates), early_stopping=True)
+    else:
+        kwargs.update(
+            do_sample=True,
+            temperature=decoding.temperature,
+            top_k=decoding.top_k if decoding.method in ("top_k", "sample_rank") else 0,
+            top_p=decoding.top_p if decoding.method == "top_p" else 1.0,
+        )
+        if decoding.method == "sample_rank":
+            num_draws = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
+        else:
+            num_draws = num_candidates
+    kwargs["num_return_sequences"] = num_draws
+    return GenerationPlan({k: v for k, v in kwargs.items() if v is not None}, num_draws, keep, rank)
+
+
+def _kept_token_count(tokenizer, token_ids: list[int], stop_strings: Sequence[str], end_ids: set[int]) -> tuple[int, str]:
+    """How many generated tokens belong to the reply, and its text.
+
+    The reply ends at the first end-of-turn token (kept: its probability says "the turn is over")
+    or just before the first stop string (e.g. the next "Person 1:" tag; not kept).
+    """
+    count = len(token_ids)
+    for index, token in enumerate(token_ids):
+        if token in end_ids:
+            count = index + 1
+            break
+    text_ids = [t for t in token_ids[:count] if t not in end_ids]
+    text = tokenizer.decode(text_ids, skip_special_tokens=True)
+    cut = min((text.find(s) for s in stop_strings if s and s in text), default=-1)
+    if cut < 0:
+        return count, text
+    text = text[:cut]
+    kept = 0
+    for k in range(1, len(text_ids) + 1):  # longest token prefix that still lies inside the cut text
+        if len(tokenizer.decode(text_ids[:k], skip_special_tokens=True)) > len(text):
+            break
+        kept = k
+    return max(kept, 1), text
+
+
+def generate_candidates(
+    model,
+    tokenizer,
+    inputs: dict[str, torch.Tensor],
+    decoding: DecodingConfig,
+    num_candidates: int,
+    *,
+    stop_strings: Sequence[str] = (),
+    end_token_ids: Sequence[int] = (),
+    clean: Callable[[str], str] = str.strip,
+) -> list[Candidate]:
+    """Run one batched generate() for a single prompt and return scored candidates, best first."""
+    plan = plan_generation(decoding, num_candidates)
+    end_ids = {int(t) for t in end_token_ids}
+    eos = model.generation_config.eos_token_id
+    end_ids.update([eos] if isinstance(eos, int) else (eos or []))
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(end_ids), 0)
+    kwargs = dict(plan.kwargs)
+    if end_ids:
+        kwargs["eos_token_id"] = sorted(end_ids)
+    if stop_strings:
+        kwargs.update(stop_strings=list(stop_strings), tokenizer=tokenizer)
+    seed_context = contextlib.nullcontext()
+    if decoding.seed is not None:
+        seed_context = torch.random.fork_rng(devices=[])
+    try:
+        with seed_context, torch.inference_mode():
+            if decoding.seed is not None:
+                torch.manual_seed(decoding.seed)
+            output = model.generate(
+                **inputs,
+                **kwargs,
+                pad_token_id=pad_id,
+                return_dict_in_generate=True,
+                output_logits=True,
+            )
+            transition = model.compute_transition_scores(
+                output.sequences, output.logits, getattr(output, "beam_indices", None), normalize_logits=True
+            )
+    except (RuntimeError, ValueError) as exc:
+        raise BotError(f"generation failed: {exc}") from exc
+
+    # the transition scores cover the last len(steps) positions of every sequence: the generated part
+    generated = output.sequences[:, output.sequences.shape[1] - transition.shape[1]:]
+    candidates: list[Candidate] = []
+    for row in range(generated.shape[0]):
+        token_ids = generated[row].tolist()
+        kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
+        logprobs = transition[row, :kept]
+        logprobs = logprobs[torch.isfinite(logprobs)]
+        score = float(logprobs.mean()) if logprobs.numel() else float("-inf")
+        candidates.append(Candidate(text=clean(text), score=score))
+    if decoding.method == "sample_rank":
+        candidates = _distinct(candidates)
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    return candidates[: plan.keep]
+
+
+def _distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """Keep the best-scored copy of each reply text (samples repeat; ranking duplicates is wasted work)."""
+    best: dict[str, Candidate] = {}
+    for candidate in candidates:
+        key = " ".join(candidate.text.lower().split())
+        if key not in best or candidate.score > best[key].score:
+            best[key] = candidate
+    return list(best.values())

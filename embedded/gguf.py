@@ -1,0 +1,80 @@
+"""Load a GGUF causal LM through transformers, caching the de-quantized weights.
+
+transformers de-quantizes GGUF tensors on every load (about 20-40 s for SmolLM2-135M on this
+machine). The first load converts once and ``save_pretrained``s the result into
+``embedded.cache_dir()/gguf-hf/...``; later loads read that safetensors folder in under a second.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from embedded import cache_dir
+
+logger = logging.getLogger(__name__)
+
+_DTYPES = ("float32", "bfloat16")
+
+
+def converted_dir(gguf_path: Path, dtype: str = "float32") -> Path:
+    """Cache folder for one GGUF file: keyed by name, size and mtime so a new file converts again."""
+    stat = gguf_path.stat()
+    key = hashlib.sha1(f"{gguf_path.resolve()}|{stat.st_size}|{int(stat.st_mtime)}".encode()).hexdigest()[:12]
+    return cache_dir() / "gguf-hf" / f"{gguf_path.stem}-{key}-{dtype}"
+
+
+def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    # The tensors are plain de-quantized floats now; only the GGUF quantizer marker blocks saving.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.to(getattr(torch, dtype))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        try:
+            os.rename(staging, target)  # atomic: a half-written cache is never seen
+        except OSError:
+            if not (target / "config.json").exists():
+                raise
+            # another process converted it at the same time; keep theirs
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=4)
+def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
+    """Return ``(model, tokenizer)`` for a GGUF causal LM, in eval mode, converting once per file.
+
+    ``dtype`` is "float32" (default: faster than bfloat16 on this CPU, see docs/bots.md) or "bfloat16".
+    The result is cached per process, so callers share one copy of the weights.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, not {dtype!r}")
+    gguf_path = Path(gguf_path)
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
+    target = converted_dir(gguf_path, dtype)
+    if not (target / "config.json").exists():
+        logger.info("converting %s to %s (first load only)", gguf_path.name, target)
+        _convert(gguf_path, target, dtype)
+    tokenizer = AutoTokenizer.from_pretrained(target)
+    model = AutoModelForCausalLM.from_pretrained(target, dtype=getattr(torch, dtype))
+    model.eval()
+    return model, tokenizer
