@@ -87,9 +87,13 @@ class ContradictionDetector:
         embedder=None,
         prefilter_k: int | None = None,
         categories: bool = True,
-        pairing: str = "sentence",
+        pairing: str | None = None,
         role_threshold: float = 0.5,
     ) -> None:
+        from guard.loading import default_pairing, default_threshold
+
+        if pairing is None:  # the pairing the checkpoint's threshold was calibrated for
+            pairing = default_pairing(scorer.name) if scorer.name else "sentence"
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if pairing not in PAIRINGS:
@@ -99,8 +103,6 @@ class ContradictionDetector:
         if prefilter_k is not None and embedder is None:
             raise ValueError("prefilter_k needs an embedder (guard.loading.load_embedder())")
         if threshold is None:
-            from guard.loading import default_threshold
-
             threshold = default_threshold(scorer.name) if scorer.name else 0.5
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
@@ -130,6 +132,17 @@ class ContradictionDetector:
             raise TypeError("candidates must be a list of strings, not one string")
         next_id = (max(t.turn_id for t in history) + 1) if history else 0
         return self._judge(list(history), list(candidates), speaker, list(persona), next_id)
+
+    def prepare(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> None:
+        """Split (and, with a prefilter, embed) a conversation's texts ahead of the next turn.
+
+        Results are cached by text, so an app that calls this when a turn arrives pays only for
+        the candidates when it asks for verdicts.
+        """
+        texts = [t.text for t in history if t.text.strip()] + [p for p in persona if p.strip()]
+        textsplit.prepare(texts)
+        if self.embedder is not None and self.prefilter_k is not None:
+            self._embed([u for t in texts for u in self._units(t)])
 
     # ------------------------------------------------------------------ internals
     def _units(self, text: str) -> tuple[str, ...]:

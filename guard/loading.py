@@ -34,8 +34,9 @@ def _resolve(name_or_path: str | Path) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _load_scorer(resolved: str) -> NLIScorer:
+    max_length = guard_config(resolved).get("max_length", 128)  # the length the checkpoint was trained at
     try:
-        return NLIScorer.from_pretrained(resolved)
+        return NLIScorer.from_pretrained(resolved, max_length=int(max_length))
     except LabelLayoutError:
         raise
     except (OSError, ValueError) as exc:
@@ -51,21 +52,42 @@ def load_scorer(name_or_path: str | Path = "embedded") -> NLIScorer:
     return _load_scorer(_resolve(name_or_path))
 
 
+def _config_file(name_or_path: str | Path) -> Path:
+    name = str(name_or_path).strip()
+    return (DETECTOR_DIR if name == "embedded" else Path(name)) / GUARD_CONFIG_NAME
+
+
+def guard_config(name_or_path: str | Path = "embedded") -> dict:
+    """The checkpoint's guard_config.json (threshold, pairing, max_length...), or {} when it has none."""
+    config = _config_file(name_or_path)
+    if not config.is_file():
+        return {}
+    try:
+        data = json.loads(config.read_text())
+    except ValueError as exc:
+        raise ModelLoadError(f"{config} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{config} must hold a JSON object")
+    return data
+
+
+def default_pairing(name_or_path: str | Path = "embedded") -> str:
+    """The pairing the checkpoint's threshold was calibrated for ("sentence" unless its config says)."""
+    pairing = guard_config(name_or_path).get("pairing", "sentence")
+    return pairing if pairing in ("sentence", "utterance") else "sentence"
+
+
 def default_threshold(name_or_path: str | Path = "embedded") -> float:
     """The checkpoint's tuned threshold from its guard_config.json, else DECODE's 0.5.
 
     Any checkpoint folder may carry a guard_config.json; the embedded one gets it from training.
     """
-    name = str(name_or_path).strip()
-    if name == "embedded":
-        folder = DETECTOR_DIR
-    else:
-        folder = Path(name)
-    config = folder / GUARD_CONFIG_NAME
-    if not config.is_file():
+    config = _config_file(name_or_path)
+    data = guard_config(name_or_path)
+    if "threshold" not in data:
         return FALLBACK_THRESHOLD
     try:
-        value = float(json.loads(config.read_text())["threshold"])
+        value = float(data["threshold"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ModelLoadError(f"{config} must hold a JSON object with a numeric 'threshold': {exc}") from exc
     if not 0.0 < value < 1.0:

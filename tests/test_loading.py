@@ -8,8 +8,9 @@ import shutil
 import pytest
 
 from embedded import DETECTOR_DIR, MissingAssetError
+from guard.detector import ContradictionDetector
 from guard.loading import (
-    FALLBACK_THRESHOLD, ModelLoadError, default_threshold, load_embedder, load_scorer,
+    FALLBACK_THRESHOLD, ModelLoadError, default_pairing, default_threshold, load_embedder, load_scorer,
 )
 
 
@@ -38,10 +39,25 @@ def test_default_threshold_reads_guard_config(tiny_nli_model_dir, tmp_path):
     (folder / "guard_config.json").write_text(json.dumps({"threshold": 1.5}))
     with pytest.raises(ModelLoadError, match="strictly between"):
         default_threshold(str(folder))
-    (folder / "guard_config.json").write_text("{}")
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": "high"}))
     with pytest.raises(ModelLoadError, match="numeric 'threshold'"):
         default_threshold(str(folder))
+    (folder / "guard_config.json").write_text("{}")
+    assert default_threshold(str(folder)) == 0.5
     assert default_threshold("some-org/some-hub-model") == 0.5
+
+
+def test_guard_config_sets_pairing_and_max_length(tiny_nli_model_dir, tmp_path):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_nli_model_dir, folder)
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.6, "pairing": "utterance", "max_length": 96}))
+    assert default_pairing(str(folder)) == "utterance"
+    scorer = load_scorer(str(folder))
+    assert scorer.max_length == 96
+    detector = ContradictionDetector(scorer)
+    assert (detector.threshold, detector.pairing) == (0.6, "utterance")
+    assert ContradictionDetector(scorer, pairing="sentence", threshold=0.4).threshold == 0.4
+    assert default_pairing(str(tiny_nli_model_dir)) == "sentence"
 
 
 def test_embedded_threshold_and_scorer_follow_models_detector():
