@@ -1,0 +1,151 @@
+"""Guarded chat: the bot proposes N candidates, the guard checks them against earlier turns."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from bots import registry
+from bots.base import PRESETS, BotError
+from guard.policies import MODES
+from ui import resources
+from ui.chat import (BOT, MODE_HELP, USER, Conversation, GuardSettings, candidate_marks, candidate_table,
+                     evidence_rows, guarded_reply, persona_lines)
+from ui.render import escape_markdown, turn_html
+
+base = resources.defaults()
+detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+conversation: Conversation = st.session_state.setdefault("conversation", Conversation())
+
+# ---------------------------------------------------------------- sidebar: bot and guard settings
+with st.sidebar:
+    st.subheader("Bot")
+    bots = registry.available_bots()
+    bot_name = st.selectbox("Generator", bots, index=bots.index(base.bot) if base.bot in bots else 0,
+                            key="bot_name", help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU")
+    presets = list(PRESETS)
+    preset_name = st.selectbox("Decoding preset", presets,
+                               index=presets.index(base.preset) if base.preset in presets else 0, key="preset")
+    num_candidates = st.number_input("Candidates per turn", 1, 10, value=base.num_candidates, key="num_candidates")
+    persona_text = st.text_area("Bot persona (one fact a line)", key="persona_text",
+                                help="Given to the bot, and checked by the guard like earlier bot turns.")
+    st.subheader("Guard")
+    modes = list(MODES)
+    mode = st.radio("Mode", modes, index=modes.index(base.mode) if base.mode in modes else 2, key="guard_mode",
+                    format_func=lambda m: {"rerank": "re-rank"}.get(m, m), help="\n".join(
+                        f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items()))
+    st.caption(escape_markdown(MODE_HELP[mode]))
+    penalty_lambda = 1.0
+    if mode == "penalty":
+        penalty_lambda = st.slider("Penalty λ", 0.0, 5.0, 1.0, 0.1, key="penalty_lambda")
+    prefilter = st.toggle("Prefilter long histories (top 8 similar turns)", value=True, key="prefilter")
+    st.divider()
+    if st.button("Reset conversation", icon="🗑️", width="stretch"):
+        st.session_state["conversation"] = conversation = Conversation(persona=persona_lines(persona_text))
+    st.download_button(
+        "Download transcript (JSON)", icon="⬇️", width="stretch",
+        data=json.dumps(conversation.to_decode_record(), indent=2, ensure_ascii=False),
+        file_name=f"{conversation.record_id}.json", mime="application/json",
+        help="DECODE-shaped record (record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
+    )
+
+# The persona applies from the next turn on; earlier turns keep what the guard saw then.
+conversation.persona = persona_lines(persona_text)
+settings = GuardSettings(mode=mode, threshold=threshold, num_candidates=int(num_candidates),
+                         penalty_lambda=float(penalty_lambda))
+
+st.title("Guarded chat")
+st.caption(escape_markdown(
+    f"bot: {bot_name} · decoding: {preset_name} · guard: {mode} · detector: {detector_name} · τ = {threshold:.2f}"
+))
+
+
+# ---------------------------------------------------------------- transcript
+def show_candidates(turn) -> None:
+    report = turn.report
+    label = f"Candidates ({len(report.candidates)}) and why this reply"
+    with st.expander(label, expanded=False):
+        frame = pd.DataFrame(candidate_table(report))
+        st.dataframe(frame, hide_index=True)
+        for cand in report.candidates:
+            if not cand.contradicts:
+                continue
+            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(cand.category)} contradiction, "
+                        f"p = {cand.contradiction_score:.2f}")
+            st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
+            rows = evidence_rows(cand)
+            if rows:
+                st.dataframe(pd.DataFrame(rows), hide_index=True)
+            role = cand.details.get("role")
+            if isinstance(role, dict) and role.get("decided"):
+                st.caption(escape_markdown(
+                    f"role reading: as the user's words {role.get('user_reading', 0):.2f} vs as the bot's "
+                    f"{role.get('bot_reading', 0):.2f} (NLI entailment)"))
+        timings = report.timings
+        st.caption(escape_markdown(
+            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
+            f"detector {report.detector} · τ = {report.threshold:.2f}"))
+
+
+marks = conversation.evidence_marks()
+if conversation.persona:
+    with st.container(border=True):
+        st.markdown("**Bot persona**")
+        for i, line in enumerate(conversation.persona):
+            st.html(turn_html(BOT, line, marks.get(-1 - i, ()), turn_id=-1 - i))
+
+for turn in conversation.turns:
+    with st.chat_message("user" if turn.speaker == USER else "assistant"):
+        st.html(turn_html(turn.speaker, turn.text, marks.get(turn.turn_id, ()), turn_id=turn.turn_id))
+        if turn.report is not None:
+            summary = turn.report.summary()
+            icon = "⚠️ " if turn.report.any_contradiction else "✅ " if turn.report.mode != "off" else ""
+            st.caption(icon + escape_markdown(summary))
+            show_candidates(turn)
+
+if not conversation.turns:
+    st.info("Say something to the bot. Each reply is chosen from several candidates; candidates that "
+            "contradict what the bot said before are highlighted together with the turns they contradict.")
+
+
+# ---------------------------------------------------------------- one guarded turn
+def reply_now() -> bool:
+    """Generate and guard the bot's reply to the last user turn; False (with an error shown) on failure."""
+    bot = resources.get_bot(bot_name)
+    detector = None
+    if mode != "off":
+        detector = resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
+        if detector is None:
+            return False
+    if bot is None:
+        return False
+    try:
+        with resources.model_lock("bot", bot_name), st.spinner("The bot is thinking; the guard is checking…"):
+            guarded_reply(conversation, bot, detector, settings, PRESETS[preset_name], detector_name=detector_name)
+    except BotError as exc:
+        st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
+                 icon="⚠️")
+        return False
+    except (RuntimeError, ValueError, OSError) as exc:
+        st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
+        return False
+    return True
+
+
+prompt = st.chat_input("Message the bot", key="chat_input", submit_mode="disable")
+if prompt is not None:
+    if not prompt.strip():
+        st.warning("Empty message: type something first.", icon="✍️")
+    else:
+        conversation.add(USER, prompt.strip())
+        with st.chat_message("user"):
+            st.html(turn_html(USER, prompt.strip()))
+        if reply_now():
+            st.rerun()
+elif conversation.awaiting_reply:
+    st.warning("The last message has no reply yet (the previous attempt failed).", icon="↩️")
+    if st.button("Retry reply", icon="🔁"):
+        if reply_now():
+            st.rerun()

@@ -1,0 +1,159 @@
+"""Probe playground: write or pick a dialogue, compare structured and unstructured detection,
+apply DECODE's A2T / RCT probes and watch the verdict hold or flip."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from guard import probes
+from guard.records import Dialogue
+from ui import resources
+from ui.examples import BY_KEY, EXAMPLES, chitchat_pool
+from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
+from ui.widgets import (CATEGORY_NAMES, heatmap, show_category_checks, show_dialogue, show_evidence_table,
+                        verdict_line)
+
+base = resources.defaults()
+detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+state = st.session_state
+state.setdefault("pg_example", EXAMPLES[0].key)
+state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)
+state.setdefault("pg_log", [])  # probe history: what was applied and whether the verdict held
+if "pg_text_next" in state:  # a probe rewrote the dialogue: apply before the text area exists
+    state["pg_text"] = state.pop("pg_text_next")
+
+
+@st.cache_resource(show_spinner="Loading real chit-chat turns for A2T…")
+def a2t_pool() -> list[Dialogue]:
+    pool = chitchat_pool()
+    return pool or [parse_dialogue_text(e.text, e.key) for e in EXAMPLES]
+
+
+def load_example() -> None:
+    state["pg_text"] = BY_KEY[state["pg_example"]].text
+    state["pg_log"] = []
+    state.pop("pg_result", None)
+
+
+st.title("Probe playground")
+st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} (change both in the sidebar)")
+
+left, right = st.columns([3, 2])
+with right:
+    st.selectbox("Built-in example", [e.key for e in EXAMPLES], key="pg_example", on_change=load_example,
+                 format_func=lambda k: BY_KEY[k].title)
+    example = BY_KEY[state["pg_example"]]
+    st.caption(escape_markdown(f"Source: {example.source}. A person would say: {example.expected}."))
+    if example.note:
+        st.caption(escape_markdown(example.note))
+with left:
+    st.text_area("Dialogue — one turn a line, `Speaker: text`; the last line is judged", key="pg_text",
+                 height=220)
+
+buttons = st.columns(4)
+run_detect = buttons[0].button("Detect", type="primary", icon="🔎", width="stretch")
+run_a2t = buttons[1].button("Apply A2T", icon="➕", width="stretch",
+                            help="DECODE's Add Two Turns: insert two real chit-chat turns between the evidence "
+                                 "and the judged turn. A contradiction should stay a contradiction.")
+run_rct = buttons[2].button("Apply RCT", icon="✂️", width="stretch",
+                            help="DECODE's Remove Contradicting Turns: delete the evidence turns (with their "
+                                 "partner utterances). The contradiction should disappear.")
+if buttons[3].button("Reset to example", icon="↩️", width="stretch"):
+    state["pg_text_next"] = BY_KEY[state["pg_example"]].text
+    state["pg_log"] = []
+    state.pop("pg_result", None)
+    st.rerun()
+
+
+def analyse(dialogue: Dialogue) -> dict | None:
+    """Both detectors on the dialogue, or None (an error is shown) if the detector did not load."""
+    structured = resources.make_detector(detector_name, threshold, method="structured")
+    unstructured = resources.make_detector(detector_name, threshold, method="unstructured")
+    if structured is None or unstructured is None:
+        return None
+    return {"text": dialogue_to_text(dialogue), "dialogue": dialogue,
+            "structured": structured.detect(dialogue), "unstructured": unstructured.detect(dialogue)}
+
+
+def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
+    """Run probe ``kind`` on the dialogue (evidence = the structured detector's), judge the variant."""
+    verdict = before["structured"]
+    labelled = Dialogue(dialogue.record_id, dialogue.turns, label=verdict.contradiction,
+                        evidence=verdict.evidence_turn_ids, persona=dialogue.persona)
+    if not verdict.contradiction or not labelled.evidence:
+        st.warning(f"{kind.upper()} starts from a detected history contradiction with evidence turns; the "
+                   "detector found none here. Pick a contradicting example or raise the stakes in the text.",
+                   icon="ℹ️")
+        return
+    seed = len(state["pg_log"])
+    probe = probes.make_probe(kind, pool=a2t_pool() if kind == "a2t" else (), seed=seed)
+    cases = probe(labelled)
+    if not cases:
+        st.warning(f"{kind.upper()} could not build a variant of this dialogue (A2T needs exactly two speakers; "
+                   "RCT needs some history left after removing the evidence).", icon="ℹ️")
+        return
+    case = cases[0]
+    after = analyse(case.variant)
+    if after is None:
+        return
+    expected = case.variant.label
+    held = {m: bool(after[m].contradiction) == bool(expected) for m in ("structured", "unstructured")}
+    state["pg_log"].append({
+        "probe": kind.upper(), "expectation": "stays a contradiction" if expected else "flips to no contradiction",
+        "before": {m: before[m].score for m in held}, "after": {m: after[m].score for m in held},
+        "held": held, "meta": {k: v for k, v in case.variant.meta.items() if k in ("inserted_at", "removed_turn_ids")},
+    })
+    # Renumber turns 0..n-1 in the editor (they are re-parsed from text); the result keeps the probe's ids.
+    state["pg_text_next"] = dialogue_to_text(case.variant)
+    state["pg_result"] = after
+
+
+if run_detect or run_a2t or run_rct:
+    try:
+        dialogue = parse_dialogue_text(state["pg_text"])
+    except DialogueTextError as exc:
+        st.error(f"Cannot read the dialogue: {exc}", icon="✍️")
+    else:
+        current = analyse(dialogue)
+        if current is not None:
+            state["pg_result"] = current
+            if run_a2t or run_rct:
+                apply("a2t" if run_a2t else "rct", dialogue, current)
+                if "pg_text_next" in state:
+                    st.rerun()
+
+result = state.get("pg_result")
+if result is not None and result["text"].strip() != state["pg_text"].strip():
+    st.info("The dialogue changed since it was judged: press Detect to judge the new text.", icon="✏️")
+
+if state["pg_log"]:
+    st.subheader("Probe log")
+    rows = []
+    for entry in state["pg_log"]:
+        rows.append({
+            "probe": entry["probe"], "expectation": entry["expectation"],
+            **{f"{m} before → after": f"{entry['before'][m]:.2f} → {entry['after'][m]:.2f}"
+               for m in ("structured", "unstructured")},
+            **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in ("structured", "unstructured")},
+        })
+    st.dataframe(rows, hide_index=True)
+
+if result is not None:
+    dialogue = result["dialogue"]
+    cols = st.columns(2)
+    for col, method in zip(cols, ("structured", "unstructured")):
+        verdict = result[method]
+        with col, st.container(border=True):
+            st.subheader(method.capitalize())
+            st.markdown(verdict_line(verdict))
+            if method == "structured":
+                st.caption("pairs the last turn's sentences with each earlier sentence of the same speaker; "
+                           "max = score, pairs ≥ τ = evidence")
+                show_dialogue(dialogue, verdict)
+                show_evidence_table(verdict)
+                show_category_checks(verdict)
+            else:
+                st.caption("one pair: the whole speaker-marked history vs the last turn; no per-turn evidence")
+                show_dialogue(dialogue, None)
+    st.subheader("Pair scores: judged sentences × earlier utterances (structured)")
+    heatmap(result["structured"].pair_scores, title=CATEGORY_NAMES.get(result["structured"].category, ""))

@@ -1,0 +1,209 @@
+"""Built-in dialogues for the playground and the learn page.
+
+Each says where it comes from: quoted from a paper in /work/shared/papers (with the table or
+figure), or written for this app to illustrate a category. ``expected`` is what a person would
+judge, not what the detector says; the pages run the detector live and show both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Example:
+    key: str
+    title: str
+    source: str
+    text: str  # 'Speaker: text' lines; the last line is judged
+    expected: str  # "none" | "intra" | "role" | "history"
+    note: str = ""
+
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        key="decode_human_bot",
+        title="DECODE human-bot: the stay-at-home mom without kids",
+        source="Nie et al. 2021 (DECODE), Table 3, Human-Bot example",
+        text=(
+            "Human: It's a beautiful day. I'm going to take a walk later.\n"
+            "Bot: What do you do for a living?\n"
+            "Human: I work in a doctor's office. How about yourself?\n"
+            "Bot: I am a stay at home mom.\n"
+            "Human: That's great! How many kids do you have?\n"
+            "Bot: I don't have any kids yet, but I plan on getting married soon."
+        ),
+        expected="history",
+        note="The last bot turn contradicts 'I am a stay at home mom' (turn 3).",
+    ),
+    Example(
+        key="decode_a2t",
+        title="DECODE A2T: ash stains (two turns inserted)",
+        source="Nie et al. 2021 (DECODE), Table 3, Add Two Turns example",
+        text=(
+            "Human1: i hate when ash from my cigarette drops in my work pants\n"
+            "Human2: oof that sucks really bad\n"
+            "Human1: yeah, i haave to wait till i get home to get the stain off, it is really embarrasing\n"
+            "Human2: yea i can imagine it is\n"
+            "Human1: Every time I look at it I remember the good times we had together.\n"
+            "Human2: well thats nice\n"
+            "Human1: I will have to wash the stain with soap and water.\n"
+            "Human2: Ash stains on your pants is not a big deal though."
+        ),
+        expected="history",
+        note="Turns 4-5 were inserted from another dialogue; the contradiction with turns 1/3 must survive.",
+    ),
+    Example(
+        key="decode_human_human",
+        title="DECODE human-human: friends growing apart",
+        source="Nie et al. 2021 (DECODE), Table 3, Main (Human-Human) example",
+        text=(
+            "Human1: I recently had a long weekend with some old friends. It was fantastic.\n"
+            "Human2: It must have been fun to catch up with them.\n"
+            "Human1: it was. We've spent a lot of time together and apart now, so it was good to catchup.\n"
+            "Human2: Well I hope you guys continue to stay in touch.\n"
+            "Human1: Sometimes friends grow apart over time though.\n"
+            "Human2: Yeah, that's true. You should forget about them and go on with your life."
+        ),
+        expected="history",
+        note="Human2 first hopes they stay in touch, then says to forget them.",
+    ),
+    Example(
+        key="dnli_job",
+        title="DNLI: lawyer, then doctor",
+        source="Welleck et al. 2019 (Dialogue NLI), introduction (example from Li et al. 2016)",
+        text=(
+            "User: what is your job?\n"
+            "Bot: i'm a lawyer.\n"
+            "User: what do you do?\n"
+            "Bot: i'm a doctor."
+        ),
+        expected="history",
+    ),
+    Example(
+        key="dnli_dog",
+        title="DNLI: I have a dog / I do not have a dog",
+        source="Welleck et al. 2019 (Dialogue NLI), §3: 'I have a dog vs. I do not have a dog'",
+        text=(
+            "User: do you have any pets?\n"
+            "Bot: I have a dog.\n"
+            "User: what do you do on weekends?\n"
+            "Bot: I go hiking. I do not have a dog."
+        ),
+        expected="history",
+    ),
+    Example(
+        key="cdconv_animals",
+        title="CDConv Figure 1: dogs, cats (contradiction)",
+        source="Zheng et al. 2022 (CDConv), Figure 1, English gloss of the Chinese example",
+        text=(
+            "User: What animals do you like?\n"
+            "Bot: I like dogs and cats.\n"
+            "User: What animals do you dislike?\n"
+            "Bot: I dislike cats. I like all the other animals."
+        ),
+        expected="history",
+        note="The paper's b1 is just 'Dogs, cats'; it means 'I like dogs and cats' only in context, so the "
+             "gloss spells it out. The unspelled version is the paper's point: the bot's turns alone are not enough.",
+    ),
+    Example(
+        key="cdconv_noodles",
+        title="CDConv Figure 1: noodles (non-contradiction)",
+        source="Zheng et al. 2022 (CDConv), Figure 1, English gloss of the Chinese example",
+        text=(
+            "User: Do you like noodles?\n"
+            "Bot: I love to eat rice!\n"
+            "User: Don't you like noodles?\n"
+            "Bot: I dislike noodles."
+        ),
+        expected="none",
+        note="'love' vs 'dislike' look opposed, but they are about different foods.",
+    ),
+    Example(
+        key="decode_title",
+        title="DECODE's title: I like fish, especially dolphins",
+        source="Nie et al. 2021 (DECODE), title (dolphins are mammals, not fish)",
+        text=(
+            "User: What do you like to eat?\n"
+            "Bot: I like fish, especially dolphins."
+        ),
+        expected="intra",
+        note="A contradiction inside one sentence that needs world knowledge; NLI models trained on "
+             "SNLI-style data usually miss it.",
+    ),
+    Example(
+        key="intra_written",
+        title="Intra-sentence: vegetarian who loves steak",
+        source="written for this app in the style of CDConv's intra-sentence category",
+        text=(
+            "User: Do you eat meat?\n"
+            "Bot: I am a strict vegetarian, and I eat steak every day."
+        ),
+        expected="intra",
+    ),
+    Example(
+        key="role_written",
+        title="Role confusion: the bot answers as the user",
+        source="written for this app in the style of CDConv's role-confusion category",
+        text=(
+            "User: I just got back from my trip to Japan.\n"
+            "Bot: How was your trip to Japan?\n"
+            "User: It was amazing, the food was great.\n"
+            "Bot: I just got back from my trip to Japan, the food was amazing."
+        ),
+        expected="role",
+        note="The last bot turn repeats the user's own story as if the bot had lived it.",
+    ),
+    Example(
+        key="consistent_written",
+        title="Consistent: a restatement",
+        source="written for this app",
+        text=(
+            "User: Do you have any pets?\n"
+            "Bot: Yes, I have two cats named Luna and Max.\n"
+            "User: What do you like to do at home?\n"
+            "Bot: I like reading with my two cats on my lap."
+        ),
+        expected="none",
+    ),
+)
+
+BY_KEY = {example.key: example for example in EXAMPLES}
+
+
+def chitchat_pool(limit: int = 200, max_words: int = 30) -> list:
+    """Real chit-chat exchanges (``chitchat-dataset`` package) for A2T to sample inserted turns from.
+
+    One two-speaker exchange per conversation (a speaker's consecutive messages joined), short
+    plain-ASCII utterances only, so the inserted turns read naturally.
+    Returns [] when the package is not installed (A2T then samples from the built-in examples).
+    """
+    import json
+    import re
+    from pathlib import Path
+
+    from guard.records import Dialogue, Turn
+
+    try:
+        import chitchat_dataset
+    except ModuleNotFoundError:
+        return []
+    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
+    pool = []
+    for conv_id, conv in data.items():
+        turns = []
+        for block in conv.get("messages", []):
+            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
+            if not block or not text:
+                continue
+            turns.append(Turn(len(turns), str(block[0].get("sender")), text))
+        def usable(t: Turn) -> bool:
+            return t.text.isascii() and 3 <= len(t.text.split()) <= max_words and "http" not in t.text
+
+        for a, b in zip(turns[2:], turns[3:]):  # past the greetings
+            if a.agent_id != b.agent_id and usable(a) and usable(b):
+                pool.append(Dialogue(record_id=f"chitchat:{conv_id}:{a.turn_id}", turns=[a, b]))
+                break  # one exchange per conversation: variety over volume
+        if len(pool) >= limit:
+            break
+    return pool

@@ -1,0 +1,232 @@
+"""Pure rendering helpers: escaping, evidence highlighting, dialogue text parsing, heatmap frames.
+
+Everything the app shows that came from a user or a model passes through ``html.escape`` (HTML)
+or ``escape_markdown`` (Markdown) here, so the pages never build markup from raw text.
+No Streamlit import: these are unit-tested on their own.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import pandas as pd
+
+from guard.records import Dialogue, Turn
+
+# CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones Markdown (and
+# Streamlit's extensions: $ for LaTeX, : for emoji shortcodes, ~ for strikethrough) act on.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
+
+# Inline styles (st.html keeps style attributes) plus class names the browser tests look for.
+STYLES = {
+    "evidence": "background:#ffd6d6;border-bottom:2px solid #d33;padding:0 2px;border-radius:3px;",
+    "clause": "background:#ffe9a8;border-bottom:2px solid #c90;padding:0 2px;border-radius:3px;",
+    "intra": "background:#e5d4ff;border-bottom:2px solid #73c;padding:0 2px;border-radius:3px;",
+}
+BADGE_STYLE = (
+    "font-size:0.75em;color:#a11;background:#fff0f0;border:1px solid #e99;border-radius:8px;"
+    "padding:0 6px;margin-left:4px;white-space:nowrap;"
+)
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape Markdown specials so user text renders literally in st.markdown."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A stretch of text to highlight and the visible badge that says why.
+
+    ``needle`` is the exact (sentence/clause) text the detector compared; it is located in the
+    turn's text, tolerating the clause splitter's clean-up (case, spacing around punctuation,
+    dropped joiners such as "but").
+    """
+
+    needle: str
+    label: str
+    kind: str = "evidence"  # evidence | clause | intra
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+(?:'\w+)?", text.lower())
+
+
+def locate(text: str, needle: str) -> tuple[int, int] | None:
+    """Character span of ``needle`` inside ``text``, or None when it is not there."""
+    needle = needle.strip()
+    if not needle or not text:
+        return None
+    at = text.find(needle)
+    if at >= 0:
+        return at, at + len(needle)
+    at = text.lower().find(needle.lower())
+    if at >= 0:
+        return at, at + len(needle)
+    words = _words(needle)
+    if not words:
+        return None
+    # Same words in order, with any punctuation/spacing between them.
+    pattern = r"\W+".join(re.escape(w) for w in words)
+    found = re.search(pattern, text, flags=re.IGNORECASE)
+    if found:
+        return found.start(), found.end()
+    # Last resort: the stretch of text that shares most characters with the needle.
+    low = text.lower()
+    matcher = difflib.SequenceMatcher(None, low, needle.lower(), autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size >= 3]
+    covered = sum(b.size for b in blocks)
+    if blocks and covered >= 0.7 * len(needle):
+        start, end = blocks[0].a, blocks[-1].a + blocks[-1].size
+        # Widen to word boundaries so a highlight never cuts a word.
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        return start, end
+    return None
+
+
+def highlight_html(text: str, marks: Iterable[Mark]) -> str:
+    """Escaped HTML of ``text`` with each mark wrapped in <mark> and followed by a badge.
+
+    Overlapping marks merge into one highlight carrying every label. A mark whose needle cannot
+    be located highlights the whole text (the detector compared it, so the user must see it).
+    """
+    spans: list[tuple[int, int, str, list[str]]] = []
+    for mark in marks:
+        where = locate(text, mark.needle) or (0, len(text))
+        spans.append((where[0], where[1], mark.kind, [mark.label]))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[tuple[int, int, str, list[str]]] = []
+    for start, end, kind, labels in spans:
+        if merged and start < merged[-1][1]:
+            m_start, m_end, m_kind, m_labels = merged[-1]
+            merged[-1] = (m_start, max(m_end, end), m_kind, m_labels + [l for l in labels if l not in m_labels])
+        else:
+            merged.append((start, end, kind, labels))
+    out: list[str] = []
+    cursor = 0
+    for start, end, kind, labels in merged:
+        out.append(_escape_text(text[cursor:start]))
+        title = html.escape("; ".join(labels), quote=True)
+        out.append(
+            f'<mark class="cg-{kind}" style="{STYLES.get(kind, STYLES["evidence"])}" title="{title}">'
+            f"{_escape_text(text[start:end])}</mark>"
+        )
+        for label in labels:
+            out.append(f'<span class="cg-badge" style="{BADGE_STYLE}">{html.escape(label)}</span>')
+        cursor = end
+    out.append(_escape_text(text[cursor:]))
+    return "".join(out)
+
+
+def _escape_text(text: str) -> str:
+    return html.escape(text).replace("\n", "<br>")
+
+
+def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int | None = None) -> str:
+    """One transcript turn as a small HTML block (speaker label, highlighted text)."""
+    ident = f' data-turn-id="{int(turn_id)}"' if turn_id is not None else ""
+    css = "cg-turn cg-has-evidence" if marks else "cg-turn"
+    return (
+        f'<div class="{css}"{ident} style="line-height:1.6">'
+        f"{highlight_html(text, marks)}</div>"
+    )
+
+
+# ---------------------------------------------------------------- dialogue text <-> records
+
+_SPEAKER_LINE = re.compile(r"^\s*([^:\n]{1,40}?)\s*:\s*(.*\S)\s*$")
+
+
+class DialogueTextError(ValueError):
+    """The pasted dialogue is not in 'Speaker: text' lines; the message says which line."""
+
+
+def parse_dialogue_text(text: str, record_id: str = "playground") -> Dialogue:
+    """Parse 'Speaker: text' lines (one turn a line, blank lines ignored) into a Dialogue.
+
+    The last line is the turn the detector judges. Speaker names are kept as written; the last
+    speaker needs no earlier turn (an intra-sentence contradiction needs no history).
+    """
+    turns: list[Turn] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _SPEAKER_LINE.match(line)
+        if not match:
+            raise DialogueTextError(
+                f"line {number}: start it with a speaker name and a colon, e.g. 'A: I like fish.'"
+            )
+        turns.append(Turn(turn_id=len(turns), agent_id=match.group(1).strip(), text=match.group(2).strip()))
+    if len(turns) < 2:
+        raise DialogueTextError("write at least two turns: earlier turns, then the turn to judge last")
+    return Dialogue(record_id=record_id, turns=turns)
+
+
+def dialogue_to_text(dialogue: Dialogue) -> str:
+    """The inverse of parse_dialogue_text (for showing a probe's output in the editor)."""
+    return "\n".join(f"{t.agent_id}: {t.text}" for t in dialogue.turns)
+
+
+# ---------------------------------------------------------------- pair-score heatmap
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pair_score_frame(pair_scores: Sequence, turns: Sequence[Turn] = ()) -> pd.DataFrame:
+    """Long-format frame (one row per scored pair) for the heatmap.
+
+    Columns: ``candidate`` (the candidate sentence/clause), ``earlier`` (turn label and the earlier
+    sentence), ``turn_id`` and ``score``. Duplicate cells keep their maximum, as the detector does.
+    """
+    rows = []
+    for pair in pair_scores:
+        who = f"persona {-pair.turn_id}" if pair.turn_id < 0 else f"turn {pair.turn_id}"
+        rows.append({
+            "candidate": _short(pair.hypothesis),
+            "earlier": f"{who}: {_short(pair.premise, 50)}",
+            "turn_id": int(pair.turn_id),
+            "score": float(pair.score),
+        })
+    frame = pd.DataFrame(rows, columns=["candidate", "earlier", "turn_id", "score"])
+    if frame.empty:
+        return frame
+    return frame.groupby(["candidate", "earlier", "turn_id"], as_index=False, sort=False)["score"].max()
+
+
+def pair_score_matrix(pair_scores: Sequence) -> pd.DataFrame:
+    """Candidate sentences (rows) x earlier utterances (columns) matrix of contradiction scores."""
+    frame = pair_score_frame(pair_scores)
+    if frame.empty:
+        return pd.DataFrame()
+    order = frame.sort_values("turn_id")["earlier"].drop_duplicates().tolist()
+    matrix = frame.pivot_table(index="candidate", columns="earlier", values="score", aggfunc="max", sort=False)
+    return matrix.reindex(columns=order)
+
+
+def evidence_marks(evidence: Sequence, own_turn_id: int, who: str = "the last turn") -> dict[int, list[Mark]]:
+    """Marks for a dialogue from a verdict's evidence pairs (PairScore-like: turn_id, premise,
+    hypothesis, score): earlier turns get ``evidence`` marks, the judged turn its contradicting
+    clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``)."""
+    marks: dict[int, list[Mark]] = {}
+    for ev in evidence:
+        if ev.turn_id == own_turn_id:
+            label = f"clashes inside {who} (p={ev.score:.2f})"
+            marks.setdefault(own_turn_id, []).extend([Mark(ev.premise, label, "intra"),
+                                                      Mark(ev.hypothesis, label, "intra")])
+            continue
+        if ev.turn_id < -10_000:  # the unstructured baseline's whole-history pair has no single turn
+            continue
+        target = f"persona line {-ev.turn_id}" if ev.turn_id < 0 else f"turn {ev.turn_id}"
+        marks.setdefault(ev.turn_id, []).append(Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
+        marks.setdefault(own_turn_id, []).append(Mark(ev.hypothesis, f"contradicts {target} (p={ev.score:.2f})",
+                                                      "clause"))
+    return marks

@@ -1,0 +1,173 @@
+"""Models loaded once per server process (st.cache_resource), with progress while they load.
+
+The only module under ui/ that imports Streamlit. Settings the tests (and `make run` users)
+control come from environment variables:
+
+* ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
+* ``GUARD_APP_SCRIPT``     a scripted-bot JSON file (ui/scripted_bot.py); registers bot "scripted"
+                           and makes it the default
+* ``GUARD_APP_DETECTOR``   default detector: "embedded" (models/detector), a local folder or hub name
+* ``GUARD_APP_MODE``       default guard mode (off | flag | rerank | penalty | block)
+* ``GUARD_APP_CANDIDATES`` default number of candidates
+* ``GUARD_APP_PRESET``     default decoding preset (bots.base.PRESETS)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from bots import registry
+from bots.base import BotError
+from embedded import MissingAssetError
+
+# Errors a user can act on (wrong name, missing package, server down); anything else is a bug and
+# propagates so Streamlit shows the traceback.
+LOAD_ERRORS = (BotError, MissingAssetError, OSError, ValueError, RuntimeError)
+_loaded: set[tuple[str, str]] = set()  # what this process has already loaded (skip the status box)
+
+
+@dataclass(frozen=True)
+class AppDefaults:
+    bot: str
+    script: str | None
+    detector: str
+    mode: str
+    num_candidates: int
+    preset: str
+
+
+def defaults() -> AppDefaults:
+    script = os.environ.get("GUARD_APP_SCRIPT") or None
+    return AppDefaults(
+        bot=os.environ.get("GUARD_APP_BOT") or ("scripted" if script else "embedded"),
+        script=script,
+        detector=os.environ.get("GUARD_APP_DETECTOR") or "embedded",
+        mode=os.environ.get("GUARD_APP_MODE") or "rerank",
+        num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4),
+        preset=os.environ.get("GUARD_APP_PRESET") or "fast",
+    )
+
+
+def register_scripted_bot() -> None:
+    """Make the scripted bot selectable when GUARD_APP_SCRIPT names a script file."""
+    script = defaults().script
+    if script and "scripted" not in registry.available_bots():
+        from ui.scripted_bot import ScriptedBot
+
+        registry.register_bot("scripted", lambda **_: ScriptedBot(script),
+                              f"replies from the script {script} (GUARD_APP_SCRIPT)")
+
+
+@st.cache_resource(show_spinner=False)
+def _bot(name: str):
+    return registry.make_bot(name)
+
+
+@st.cache_resource(show_spinner=False)
+def _scorer(name: str):
+    from guard.loading import load_scorer
+
+    return load_scorer(name)
+
+
+@st.cache_resource(show_spinner=False)
+def _embedder():
+    from guard.loading import load_embedder
+
+    return load_embedder()
+
+
+@st.cache_resource(show_spinner=False)
+def model_lock(kind: str, name: str) -> threading.Lock:
+    """One lock per loaded model: sessions take turns on the 2-core CPU instead of thrashing it."""
+    return threading.Lock()
+
+
+def _with_status(kind: str, name: str, label: str, loader):
+    """Call ``loader(name)``; the first time in this process, inside an st.status box with timing."""
+    key = (kind, name)
+    if key in _loaded:
+        return loader(name)
+    with st.status(label, expanded=False) as status:
+        started = time.perf_counter()
+        try:
+            value = loader(name)
+        except LOAD_ERRORS:
+            status.update(label=f"{label} failed", state="error")
+            raise
+        status.update(label=f"{label} done in {time.perf_counter() - started:.1f} s", state="complete")
+    _loaded.add(key)
+    return value
+
+
+def get_bot(name: str):
+    """The bot, or None after an st.error that says what to do."""
+    try:
+        return _with_status("bot", name, f"Loading bot '{name}'…", _bot)
+    except LOAD_ERRORS as exc:
+        st.error(f"Could not load the bot '{name}': {exc}. Pick another bot in the sidebar "
+                 "(the conversation is kept).", icon="⚠️")
+        return None
+
+
+def get_scorer(name: str):
+    """The NLI scorer, or None after an st.error that says what to do."""
+    try:
+        return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
+    except LOAD_ERRORS as exc:
+        st.error(f"Could not load the detector '{name}': {exc}. Use 'embedded' or a local checkpoint "
+                 "folder (the conversation is kept).", icon="⚠️")
+        return None
+
+
+def get_embedder():
+    """The prefilter embedder, or None (the detector then pairs every earlier turn) with a warning."""
+    try:
+        return _with_status("embedder", "minilm", "Loading the sentence embedder…", lambda _: _embedder())
+    except LOAD_ERRORS as exc:
+        st.warning(f"Prefilter off: the sentence embedder did not load ({exc}).", icon="ℹ️")
+        return None
+
+
+def default_threshold(name: str) -> float:
+    from guard.loading import default_threshold as threshold_of
+
+    try:
+        return float(threshold_of(name))
+    except LOAD_ERRORS:
+        return 0.5
+
+
+def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
+    """A ContradictionDetector over the cached scorer (cheap to build per run), or None."""
+    from guard.detector import ContradictionDetector
+
+    scorer = get_scorer(name)
+    if scorer is None:
+        return None
+    embedder = get_embedder() if prefilter_k else None
+    return ContradictionDetector(scorer, method=method, threshold=threshold, embedder=embedder,
+                                 prefilter_k=prefilter_k if embedder is not None else None)
+
+
+def sidebar_detector_settings() -> tuple[str, float]:
+    """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
+    base = defaults()
+    st.session_state.setdefault("detector_name", base.detector)
+    name = st.sidebar.text_input(
+        "Detector", key="detector_name",
+        help="'embedded' = the project's NLI checkpoint in models/detector; or a local checkpoint folder "
+             "or a hub name already in the local cache (the app runs offline).",
+    ).strip() or "embedded"
+    default = default_threshold(name)
+    threshold = st.sidebar.slider(
+        "Contradiction threshold τ", min_value=0.05, max_value=0.95, value=round(default, 2), step=0.01,
+        key=f"threshold::{name}",
+        help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.2f}.",
+    )
+    return name, float(threshold)
