@@ -1,0 +1,5 @@
+"""``python -m guard``: see guard/cli.py and docs/cli.md."""
+
+from guard.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,416 @@
+"""Readers that turn each evaluation format into ``Dialogue`` records.
+
+Every format the guard is evaluated on (DECODE, DNLI, the rgm model-generated set, MuTual,
+CDConv, SNLI) is read into the one record type the detector judges, so metrics and probes never
+care where a dialogue came from. Formats live in a small registry (as in lm-evaluation-harness:
+a name maps to a reader), so the command line and benchmarks pick one by name.
+
+Malformed input raises ``DatasetError`` with one line naming the file, the line and the field,
+because a traceback from deep inside a reader does not say what to fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from guard.records import Dialogue, Turn
+
+#: CDConv's labels (Zheng et al. 2022): 0 none, 1 intra-sentence, 2 role confusion, 3 history.
+CDCONV_CATEGORIES = {0: "none", 1: "intra", 2: "role", 3: "history"}
+#: DNLI's labels mean NLI classes: positive = entailment, negative = contradiction.
+DNLI_LABELS = {"positive": "entailment", "negative": "contradiction", "neutral": "neutral"}
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
+#: Speaker tags in MuTual articles and options: "m :" / "f :" (MuTual-plus writes "M:" / "F:").
+_MUTUAL_TAG = re.compile(r"(?:^|(?<=\s))([mf])\s?:\s", re.IGNORECASE)
+_ANSWER_LETTERS = "ABCD"
+
+
+class DatasetError(ValueError):
+    """Malformed input; the message is one line: ``FILE:LINE: field 'NAME': what is wrong``."""
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, problem: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        what = f" field '{field}':" if field else ""
+        super().__init__(f"{where}:{what} {problem}".replace("\n", " "))
+        self.path, self.line, self.field, self.problem = str(path), line, field, problem
+
+
+Reader = Callable[[Path], list[Dialogue]]
+FORMATS: dict[str, Reader] = {}
+FORMAT_HELP: dict[str, str] = {}
+
+
+def register_format(name: str, help_text: str = "") -> Callable[[Reader], Reader]:
+    """Register a reader under ``name`` (decorator)."""
+
+    def wrap(reader: Reader) -> Reader:
+        FORMATS[name] = reader
+        FORMAT_HELP[name] = help_text or (reader.__doc__ or "").strip().splitlines()[0]
+        return reader
+
+    return wrap
+
+
+def available_formats() -> list[str]:
+    return sorted(FORMATS)
+
+
+def read_dataset(fmt: str, path: str | Path, limit: int | None = None) -> list[Dialogue]:
+    """Read ``path`` as format ``fmt``; ``limit`` keeps the first records (for quick runs)."""
+    if fmt not in FORMATS:
+        raise DatasetError(path, None, None, f"unknown format {fmt!r}; choose one of {available_formats()}")
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(path, None, None, "no such file")
+    records = FORMATS[fmt](path)
+    if not records:
+        raise DatasetError(path, None, None, f"no {fmt} records in the file")
+    return records[:limit] if limit is not None else records
+
+
+# ---------------------------------------------------------------------------- file walking
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line; a bad line is a DatasetError."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(path, number, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            if not isinstance(obj, dict):
+                raise DatasetError(path, number, None, f"expected a JSON object, got {type(obj).__name__}")
+            yield number, obj
+
+
+def iter_json_array(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number where the item starts, object) for each item of a file holding one JSON array.
+
+    Decodes item by item (``raw_decode``) so an error can still name the line of the bad item.
+    """
+    text = path.read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+
+    def line_of(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    pos = _skip_ws(text, 0)
+    if pos >= len(text) or text[pos] != "[":
+        raise DatasetError(path, line_of(pos), None, "expected the file to hold one JSON array '[...]'")
+    pos = _skip_ws(text, pos + 1)
+    if pos < len(text) and text[pos] == "]":
+        return
+    while True:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(path, exc.lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        if not isinstance(obj, dict):
+            raise DatasetError(path, line_of(pos), None, f"expected a JSON object, got {type(obj).__name__}")
+        yield line_of(pos), obj
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+            continue
+        if pos < len(text) and text[pos] == "]":
+            if _skip_ws(text, pos + 1) != len(text):
+                raise DatasetError(path, line_of(pos + 1), None, "unexpected text after the JSON array")
+            return
+        raise DatasetError(path, line_of(pos), None, "expected ',' or ']' between array items")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n\ufeff":
+        pos += 1
+    return pos
+
+
+def iter_objects(path: Path) -> Iterator[tuple[int, dict]]:
+    """JSON lines, or one JSON array when the file starts with '['."""
+    with path.open(encoding="utf-8") as handle:
+        head = handle.read(4096).lstrip("\ufeff \t\r\n")
+    return iter_json_array(path) if head.startswith("[") else iter_jsonl(path)
+
+
+# ---------------------------------------------------------------------------- field checks
+def _field(path: Path, line: int, obj: dict, name: str, kind: type | tuple[type, ...],
+           required: bool = True, default: Any = None) -> Any:
+    if name not in obj or obj[name] is None:
+        if required:
+            raise DatasetError(path, line, name, "missing")
+        return default
+    value = obj[name]
+    # bool is an int in Python; an int field must not silently accept true/false
+    if (kind is int or kind == (int,)) and isinstance(value, bool):
+        raise DatasetError(path, line, name, f"expected an integer, got {json.dumps(value)}")
+    if not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise DatasetError(path, line, name, f"expected {want}, got {type(value).__name__} {json.dumps(value)[:60]}")
+    return value
+
+
+def _text(path: Path, line: int, value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(path, line, name, f"expected non-empty text, got {json.dumps(value)[:60]}")
+    return value.strip()
+
+
+# ---------------------------------------------------------------------------- DECODE
+def parse_decode_record(path: Path, line: int, obj: dict) -> Dialogue:
+    """One DECODE-shaped object (the format ``python -m guard score`` reads and probes write)."""
+    record_id = str(obj.get("record_id") if obj.get("record_id") is not None else f"{path.stem}:{line}")
+    raw_turns = _field(path, line, obj, "turns", list)
+    if not raw_turns:
+        raise DatasetError(path, line, "turns", "empty; a record needs at least the turn to judge")
+    turns: list[Turn] = []
+    for i, raw in enumerate(raw_turns):
+        name = f"turns[{i}]"
+        if not isinstance(raw, dict):
+            raise DatasetError(path, line, name, f"expected an object with turn_id, agent_id, text, got {type(raw).__name__}")
+        turn_id = raw.get("turn_id", i)
+        if isinstance(turn_id, bool) or not isinstance(turn_id, int):
+            raise DatasetError(path, line, f"{name}.turn_id", f"expected an integer, got {json.dumps(turn_id)}")
+        if "agent_id" not in raw or raw["agent_id"] is None or isinstance(raw["agent_id"], (list, dict, bool)):
+            raise DatasetError(path, line, f"{name}.agent_id", "missing (the speaker: a string or number)")
+        turns.append(Turn(turn_id, str(raw["agent_id"]), _text(path, line, raw.get("text"), f"{name}.text")))
+    ids = [t.turn_id for t in turns]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(path, line, "turns", f"turn_id values repeat: {ids}")
+
+    label = obj.get("is_contradiction", obj.get("label"))
+    if label is not None and not isinstance(label, bool):
+        raise DatasetError(path, line, "is_contradiction", f"expected true/false, got {json.dumps(label)}")
+    evidence = None
+    indices = obj.get("aggregated_contradiction_indices", obj.get("evidence"))
+    if indices is not None:
+        if not isinstance(indices, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in indices):
+            raise DatasetError(path, line, "aggregated_contradiction_indices", f"expected a list of turn ids, got {json.dumps(indices)[:60]}")
+        unknown = [i for i in indices if i not in ids]
+        if unknown:
+            raise DatasetError(path, line, "aggregated_contradiction_indices", f"turn ids {unknown} are not in turns {ids}")
+        # DECODE lists the judged (last) turn too; evidence means the earlier turns only
+        evidence = sorted({i for i in indices if i != turns[-1].turn_id})
+    if label is False and evidence is None:
+        evidence = []
+
+    persona = obj.get("persona")
+    if persona is None:  # DECODE keeps persona lines per agent
+        agents = obj.get("agents") or {}
+        agent = agents.get(turns[-1].agent_id) if isinstance(agents, dict) else None
+        persona = (agent.get("persona_lines") or []) if isinstance(agent, dict) else []
+    if not isinstance(persona, list) or not all(isinstance(p, str) for p in persona):
+        raise DatasetError(path, line, "persona", "expected a list of strings")
+    category = obj.get("category")
+    if category is not None and category not in CDCONV_CATEGORIES.values():
+        raise DatasetError(path, line, "category", f"expected one of {list(CDCONV_CATEGORIES.values())}, got {json.dumps(category)}")
+    meta = dict(obj.get("meta") or {})
+    source = (obj.get("auxiliary") or {}).get("source") if isinstance(obj.get("auxiliary"), dict) else None
+    if source:
+        meta.setdefault("source", source)
+    return Dialogue(record_id, turns, label=label, evidence=evidence, persona=list(persona),
+                    category=category, meta=meta)
+
+
+@register_format("decode", "DECODE jsonl: record_id, turns[{turn_id, agent_id, text}], is_contradiction, "
+                 "aggregated_contradiction_indices")
+def read_decode(path: Path) -> list[Dialogue]:
+    """DECODE jsonl (Nie et al. 2021); also the project's probe suite and probe outputs."""
+    return [parse_decode_record(path, line, obj) for line, obj in iter_objects(path)]
+
+
+def dialogue_to_decode(dialogue: Dialogue) -> dict:
+    """The DECODE-shaped JSON object for a record (what probes and the probe suite write)."""
+    out: dict[str, Any] = {
+        "record_id": dialogue.record_id,
+        "turns": [{"turn_id": t.turn_id, "agent_id": t.agent_id, "text": t.text} for t in dialogue.turns],
+    }
+    if dialogue.label is not None:
+        out["is_contradiction"] = dialogue.label
+    if dialogue.evidence is not None:
+        indices = list(dialogue.evidence)
+        if dialogue.label:
+            indices.append(dialogue.turns[-1].turn_id)  # DECODE's convention: the last turn is listed too
+        out["aggregated_contradiction_indices"] = indices
+    if dialogue.persona:
+        out["persona"] = list(dialogue.persona)
+    if dialogue.category is not None:
+        out["category"] = dialogue.category
+    if dialogue.meta:
+        out["meta"] = dialogue.meta
+    return out
+
+
+# ---------------------------------------------------------------------------- DNLI
+def _nli_pair_dialogue(record_id: str, premise: str, hypothesis: str, nli_label: str, meta: dict) -> Dialogue:
+    """An NLI pair as a 2-turn same-speaker dialogue: the hypothesis is judged against the premise."""
+    contradiction = nli_label == "contradiction"
+    return Dialogue(
+        record_id, [Turn(0, "0", premise), Turn(1, "0", hypothesis)], label=contradiction,
+        evidence=[0] if contradiction else [], category="history" if contradiction else "none",
+        meta={"nli_label": nli_label, **meta},
+    )
+
+
+@register_format("dnli", "Dialogue NLI: one JSON array of {sentence1, sentence2, label: positive|negative|neutral}")
+def read_dnli(path: Path) -> list[Dialogue]:
+    """Dialogue NLI (Welleck et al. 2019): a JSON array of labelled (sentence1, sentence2) pairs."""
+    records = []
+    for line, obj in iter_objects(path):
+        label = _field(path, line, obj, "label", str)
+        if label not in DNLI_LABELS:
+            raise DatasetError(path, line, "label", f"expected positive, negative or neutral, got {json.dumps(label)}")
+        s1 = _text(path, line, obj.get("sentence1"), "sentence1")
+        s2 = _text(path, line, obj.get("sentence2"), "sentence2")
+        extra = {k: obj[k] for k in ("dtype", "triple1", "triple2") if k in obj}
+        record_id = str(obj.get("id", f"{path.stem}:{line}"))
+        records.append(_nli_pair_dialogue(record_id, s1, s2, DNLI_LABELS[label], extra))
+    return records
+
+
+# ---------------------------------------------------------------------------- rgm
+@register_format("rgm", "Sato et al. model-generated set: utterances, speakers, annotation_target_pair, "
+                 "contradictory_label_count")
+def read_rgm(path: Path) -> list[Dialogue]:
+    """The rgm jsonl (Sato et al. 2024): a context ending in a model-generated reply, judged by 3 annotators.
+
+    Label: contradiction when 2 or 3 annotators saw one, none when 0; a count of 1 (absent from
+    the release) is kept unlabelled. Evidence: the earlier utterance of the annotated pair.
+    """
+    records = []
+    for line, obj in iter_objects(path):
+        utterances = _field(path, line, obj, "utterances", list)
+        speakers = _field(path, line, obj, "speakers", list)
+        if len(utterances) < 2:
+            raise DatasetError(path, line, "utterances", "needs at least two utterances")
+        if len(speakers) != len(utterances):
+            raise DatasetError(path, line, "speakers", f"has {len(speakers)} entries for {len(utterances)} utterances")
+        pair = _field(path, line, obj, "annotation_target_pair", list)
+        if len(pair) != 2 or any(isinstance(i, bool) or not isinstance(i, int) for i in pair) \
+                or not 0 <= pair[0] < pair[1] < len(utterances):
+            raise DatasetError(path, line, "annotation_target_pair", f"expected [i, j] with 0 <= i < j < {len(utterances)}, got {json.dumps(pair)}")
+        count = _field(path, line, obj, "contradictory_label_count", int)
+        if not 0 <= count <= 3:
+            raise DatasetError(path, line, "contradictory_label_count", f"expected 0..3 annotators, got {count}")
+        i, j = pair
+        turns = [Turn(k, str(speakers[k]), _text(path, line, u, f"utterances[{k}]"))
+                 for k, u in enumerate(utterances[: j + 1])]  # the judged reply is the last turn
+        label = True if count >= 2 else False if count == 0 else None
+        records.append(Dialogue(
+            f"{path.stem}:{line}", turns, label=label,
+            evidence=[i] if label else ([] if label is False else None),
+            category=None,
+            meta={"rgm_name": obj.get("rgm_name"), "contradictory_label_count": count, "target_pair": pair},
+        ))
+    return records
+
+
+# ---------------------------------------------------------------------------- MuTual
+def split_mutual_speakers(text: str) -> list[tuple[str, str]]:
+    """("m"|"f", utterance) pieces of a MuTual article or option tagged "m :" / "f :"."""
+    pieces = []
+    matches = list(_MUTUAL_TAG.finditer(text))
+    for k, m in enumerate(matches):
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
+        utterance = text[m.end():end].strip()
+        if utterance:
+            pieces.append((m.group(1).lower(), utterance))
+    return pieces
+
+
+@register_format("mutual", "MuTual / MuTual-plus jsonl: article ('m :'/'f :' tags), options (4), answers (A-D)")
+def read_mutual(path: Path) -> list[Dialogue]:
+    """MuTual (Cui et al. 2020): the context as turns; the four options and the answer in meta.
+
+    ``meta["options"]`` holds the options without their speaker tag, ``meta["answer"]`` the index
+    of the right one (None for the unlabelled test split) and ``meta["option_speaker"]`` who says them.
+    """
+    records = []
+    for line, obj in iter_objects(path):
+        article = _field(path, line, obj, "article", str)
+        pieces = split_mutual_speakers(article)
+        if not pieces:
+            raise DatasetError(path, line, "article", "no 'm :' / 'f :' speaker tags found")
+        options_raw = _field(path, line, obj, "options", list)
+        if len(options_raw) != 4:
+            raise DatasetError(path, line, "options", f"expected 4 options, got {len(options_raw)}")
+        options, option_speakers = [], []
+        for k, opt in enumerate(options_raw):
+            opt = _text(path, line, opt, f"options[{k}]")
+            tagged = split_mutual_speakers(opt)
+            option_speakers.append(tagged[0][0] if tagged else None)
+            options.append(" ".join(u for _, u in tagged) if tagged else opt)
+        answer = obj.get("answers")
+        if answer is not None:
+            if not isinstance(answer, str) or answer.strip().upper() not in _ANSWER_LETTERS:
+                raise DatasetError(path, line, "answers", f"expected one letter A-D, got {json.dumps(answer)}")
+            answer = _ANSWER_LETTERS.index(answer.strip().upper())
+        speaker = next((s for s in option_speakers if s), None)
+        if speaker is None:  # untagged options answer the last speaker
+            speaker = "m" if pieces[-1][0] == "f" else "f"
+        turns = [Turn(k, s, u) for k, (s, u) in enumerate(pieces)]
+        records.append(Dialogue(
+            str(obj.get("id", f"{path.stem}:{line}")), turns, label=None,
+            meta={"options": options, "answer": answer, "option_speaker": speaker},
+        ))
+    return records
+
+
+# ---------------------------------------------------------------------------- CDConv
+def _iter_cdconv_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    if path.suffix.lower() in (".tsv", ".csv"):
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+            for number, row in enumerate(reader, start=2):  # line 1 is the header
+                yield number, dict(row)
+        return
+    yield from iter_objects(path)
+
+
+@register_format("cdconv", "CDConv: u1, b1, u2, b2, label 0-3 (none, intra, role, history); jsonl, JSON array or tsv")
+def read_cdconv(path: Path) -> list[Dialogue]:
+    """CDConv (Zheng et al. 2022): user/bot/user/bot; b2 is judged, labelled with its category.
+
+    Evidence is b1 (turn 1) for history contradictions; intra-sentence contradictions have none
+    (the reply contradicts itself) and role confusion has no turn-level evidence in the release.
+    """
+    records = []
+    for line, obj in _iter_cdconv_rows(path):
+        texts = [_text(path, line, obj.get(k), k) for k in ("u1", "b1", "u2", "b2")]
+        raw = obj.get("label")
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            label = raw
+        elif isinstance(raw, str) and raw.strip().isdigit():  # tsv cells are text
+            label = int(raw.strip())
+        else:
+            label = None
+        if label not in CDCONV_CATEGORIES:
+            raise DatasetError(path, line, "label", f"expected 0, 1, 2 or 3, got {json.dumps(raw)}")
+        category = CDCONV_CATEGORIES[label]
+        turns = [Turn(k, "user" if k % 2 == 0 else "bot", t) for k, t in enumerate(texts)]
+        evidence = [1] if category == "history" else [] if category == "none" else None
+        meta = {k: obj[k] for k in ("method", "persona", "id") if obj.get(k) not in (None, "")}
+        records.append(Dialogue(str(obj.get("id", f"{path.stem}:{line}")), turns, label=label != 0,
+                                evidence=evidence, category=category, meta=meta))
+    return records
+
+
+# ---------------------------------------------------------------------------- SNLI
+@register_format("snli", "SNLI jsonl: sentence1, sentence2, gold_label")
+def read_snli(path: Path) -> list[Dialogue]:
+    """SNLI jsonl (Bowman et al. 2015); pairs without a gold label ('-') are skipped, as is standard."""
+    records = []
+    for line, obj in iter_objects(path):
+        gold = _field(path, line, obj, "gold_label", str)
+        if gold == "-":
+            continue
+        if gold not in SNLI_LABELS:
+            raise DatasetError(path, line, "gold_label", f"expected entailment, neutral, contradiction or '-', got {json.dumps(gold)}")
+        s1 = _text(path, line, obj.get("sentence1"), "sentence1")
+        s2 = _text(path, line, obj.get("sentence2"), "sentence2")
+        records.append(_nli_pair_dialogue(str(obj.get("pairID", f"{path.stem}:{line}")), s1, s2, gold, {}))
+    return records
