@@ -55,17 +55,16 @@ def defaults() -> AppDefaults:
 
 def register_scripted_bot() -> None:
     """Make the scripted bot selectable when GUARD_APP_SCRIPT names a script file."""
-    script = defaults().script
-    if script and "scripted" not in registry.available_bots():
+    if defaults().script:
         from ui.scripted_bot import ScriptedBot
 
-        registry.register_bot("scripted", lambda **_: ScriptedBot(script),
-                              f"replies from the script {script} (GUARD_APP_SCRIPT)")
+        registry.register_bot("scripted", lambda script, **_: ScriptedBot(script),
+                              "replies from the script file named by GUARD_APP_SCRIPT")
 
 
 @st.cache_resource(show_spinner=False)
-def _bot(name: str):
-    return registry.make_bot(name)
+def _bot(name: str, script: str | None = None):
+    return registry.make_bot(name, script=script) if name == "scripted" else registry.make_bot(name)
 
 
 @st.cache_resource(show_spinner=False)
@@ -108,7 +107,8 @@ def _with_status(kind: str, name: str, label: str, loader):
 def get_bot(name: str):
     """The bot, or None after an st.error that says what to do."""
     try:
-        return _with_status("bot", name, f"Loading bot '{name}'…", _bot)
+        script = defaults().script if name == "scripted" else None
+        return _with_status("bot", f"{name}:{script or ''}", f"Loading bot '{name}'…", lambda _: _bot(name, script))
     except LOAD_ERRORS as exc:
         st.error(f"Could not load the bot '{name}': {exc}. Pick another bot in the sidebar "
                  "(the conversation is kept).", icon="⚠️")
@@ -143,16 +143,27 @@ def default_threshold(name: str) -> float:
         return 0.5
 
 
-def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
-    """A ContradictionDetector over the cached scorer (cheap to build per run), or None."""
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _detector(name: str, threshold: float, method: str, prefilter_k: int | None, _scorer, _embedder):
+    """Detectors are cached too: each keeps its embedding cache across turns and sessions."""
     from guard.detector import ContradictionDetector
 
+    return ContradictionDetector(_scorer, method=method, threshold=threshold, embedder=_embedder,
+                                 prefilter_k=prefilter_k if _embedder is not None else None)
+
+
+def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
+    """A ContradictionDetector over the cached scorer, or None after an st.error."""
     scorer = get_scorer(name)
     if scorer is None:
         return None
     embedder = get_embedder() if prefilter_k else None
-    return ContradictionDetector(scorer, method=method, threshold=threshold, embedder=embedder,
-                                 prefilter_k=prefilter_k if embedder is not None else None)
+    try:
+        return _detector(name, round(float(threshold), 4), method, prefilter_k if embedder is not None else None,
+                         scorer, embedder)
+    except LOAD_ERRORS as exc:
+        st.error(f"Could not set up the detector '{name}': {exc}", icon="⚠️")
+        return None
 
 
 def sidebar_detector_settings() -> tuple[str, float]:

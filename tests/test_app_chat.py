@@ -1,0 +1,158 @@
+"""The chat page through Streamlit's AppTest: a message in, a guarded reply out, highlights, errors.
+
+The bot is the scripted bot (ui/scripted_bot.py) so a contradicting candidate can be planted.
+Plumbing runs on a tiny random NLI model whose guard_config.json sets τ = 0.1, so every candidate
+is flagged; behaviour (the planted contradiction is caught, the consistent candidate is sent) runs
+on the embedded detector and is skipped without models/detector.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import build_tiny_nli_model
+from embedded import DETECTOR_DIR
+
+streamlit_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = streamlit_testing.AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HAS_EMBEDDED = (DETECTOR_DIR / "config.json").exists()
+
+PLANTED = {"replies": [
+    [{"text": "I have a dog named Max.", "score": -0.4}],
+    [{"text": "I have never had a dog.", "score": -0.2},
+     {"text": "Max loves long walks in the park.", "score": -0.9}],
+]}
+
+
+@pytest.fixture(scope="module")
+def flagging_detector(tmp_path_factory) -> Path:
+    """Tiny random 3-way NLI model with τ = 0.1: its ~1/3 contradiction probabilities all fire."""
+    folder = build_tiny_nli_model(tmp_path_factory.mktemp("flagging_nli"))
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
+    return folder
+
+
+def _script(tmp_path: Path, script: dict = PLANTED) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    return path
+
+
+def _app(monkeypatch, tmp_path, detector: str, mode: str = "rerank", script: dict = PLANTED) -> AppTest:
+    monkeypatch.setenv("GUARD_APP_SCRIPT", str(_script(tmp_path, script)))
+    monkeypatch.setenv("GUARD_APP_DETECTOR", detector)
+    monkeypatch.setenv("GUARD_APP_MODE", mode)
+    monkeypatch.setenv("GUARD_APP_CANDIDATES", "2")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _say(at: AppTest, text: str) -> AppTest:
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _turn_html(at: AppTest, turn_id: int) -> str:
+    bodies = [h.proto.body for h in at.html if f'data-turn-id="{turn_id}"' in h.proto.body]
+    assert bodies, f"turn {turn_id} not rendered"
+    return bodies[0]
+
+
+def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    _say(at, "Do you have pets?")
+    assert [m.name for m in at.chat_message] == ["user", "assistant"]
+    assert "I have a dog named Max." in _turn_html(at, 1)
+    _say(at, "Tell me about your pets")
+    assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
+    # τ = 0.1 flags both candidates: re-rank keeps the generator's best and says so
+    assert "I have never had a dog." in _turn_html(at, 3)
+    assert any("flagged" in c.value for c in at.caption)
+    # the earlier bot turn is highlighted as evidence, with the pair score in its badge
+    evidence = _turn_html(at, 1)
+    assert 'class="cg-evidence"' in evidence and "p=0." in evidence
+    assert 'class="cg-clause"' in _turn_html(at, 3)
+    # every candidate with its scores and reason, on demand
+    assert any(e.label.startswith("Candidates (2)") for e in at.expander)
+    tables = [d.value for d in at.dataframe if "candidate" in d.value.columns]
+    assert len(tables) == 2  # one candidates table per bot turn
+    table = tables[1]
+    assert list(table["candidate"]) == ["I have never had a dog.", "Max loves long walks in the park."]
+    assert table["contradiction"].notna().all() and table["why"].str.len().min() > 10
+    state = at.session_state["conversation"]
+    assert [t.speaker for t in state.turns] == ["user", "bot", "user", "bot"]
+
+
+def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="off",
+              script={"replies": [["You said: {user}"]]})
+    _say(at, "<img src=x onerror=alert(1)> **bold**")
+    user_html, bot_html = _turn_html(at, 0), _turn_html(at, 1)
+    for body in (user_html, bot_html):
+        assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
+
+
+def test_empty_message_warns_and_adds_nothing(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    _say(at, "   ")
+    assert any("Empty message" in w.value for w in at.warning)
+    assert not at.session_state["conversation"].turns
+
+
+def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    _say(at, "Do you have pets?")
+    script = tmp_path / "script.json"
+    broken = tmp_path / "broken.json"
+    broken.write_text("{ not json")
+    monkeypatch.setenv("GUARD_APP_SCRIPT", str(broken))
+    _say(at, "And cats?")
+    assert any("Could not load the bot" in e.value for e in at.error)
+    turns = at.session_state["conversation"].turns
+    assert [t.text for t in turns] == ["Do you have pets?", "I have a dog named Max.", "And cats?"]
+    # the user's message stays; Retry works once the bot is back
+    monkeypatch.setenv("GUARD_APP_SCRIPT", str(script))
+    at.run()
+    retry = [b for b in at.button if b.label == "Retry reply"]
+    assert retry, "a Retry button is offered for the unanswered message"
+    retry[0].click().run()
+    assert not at.exception
+    assert [t.speaker for t in at.session_state["conversation"].turns] == ["user", "bot", "user", "bot"]
+
+
+def test_detector_failure_is_an_actionable_error(monkeypatch, tmp_path):
+    at = _app(monkeypatch, tmp_path, str(tmp_path / "no-such-checkpoint"))
+    _say(at, "Do you have pets?")
+    assert any("Could not load the detector" in e.value for e in at.error)
+    assert [t.text for t in at.session_state["conversation"].turns] == ["Do you have pets?"]
+
+
+def test_reset_clears_and_download_is_offered(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    _say(at, "Do you have pets?")
+    assert len(at.get("download_button")) == 1
+    [reset] = [b for b in at.button if b.label == "Reset conversation"]
+    reset.click().run()
+    assert not at.session_state["conversation"].turns
+    assert not [m for m in at.chat_message]
+
+
+@pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector (models/detector) is not there yet")
+def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_path):
+    at = _app(monkeypatch, tmp_path, "embedded")
+    _say(at, "Do you have pets?")
+    _say(at, "Tell me about your pets")
+    conversation = at.session_state["conversation"]
+    report = conversation.turns[3].report
+    assert [c.contradicts for c in report.candidates] == [True, False]
+    assert conversation.turns[3].text == "Max loves long walks in the park."
+    assert report.candidates[0].evidence[0].turn_id == 1
+    evidence = _turn_html(at, 1)
+    assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence

@@ -1,0 +1,103 @@
+"""The playground and learn pages through Streamlit's AppTest.
+
+Plumbing on a tiny random NLI model (τ = 0.1 via its guard_config.json, so it flags); what the
+verdicts should be on the papers' examples is checked with the embedded detector (skipped without it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import build_tiny_nli_model
+from embedded import DETECTOR_DIR
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HAS_EMBEDDED = (DETECTOR_DIR / "config.json").exists()
+needs_embedded = pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector (models/detector) is not there yet")
+
+
+@pytest.fixture(scope="module")
+def flagging_detector(tmp_path_factory) -> Path:
+    folder = build_tiny_nli_model(tmp_path_factory.mktemp("flagging_nli_pages"))
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
+    return folder
+
+
+def _page(monkeypatch, detector: str, page: str) -> AppTest:
+    monkeypatch.setenv("GUARD_APP_DETECTOR", detector)
+    monkeypatch.delenv("GUARD_APP_SCRIPT", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _button(at: AppTest, label: str):
+    [button] = [b for b in at.button if b.label == label]
+    return button
+
+
+def _probe_log(at: AppTest) -> list[dict]:
+    frames = [d.value for d in at.dataframe if "probe" in d.value.columns]
+    return frames[0].to_dict("records") if frames else []
+
+
+def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("decode_human_bot").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    headers = [s.value for s in at.subheader]
+    assert "Structured" in headers and "Unstructured" in headers
+    assert any("history contradiction" in m.value for m in at.markdown)
+    assert len(at.get("vega_lite_chart")) == 1  # the pair-score heatmap
+    evidence = [h.proto.body for h in at.html if 'class="cg-evidence"' in h.proto.body]
+    assert evidence, "evidence turns are highlighted"
+
+    before = at.session_state["pg_text"].count("\n") + 1
+    _button(at, "Apply A2T").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["pg_text"].count("\n") + 1 == before + 2  # two real chit-chat turns inserted
+    [entry] = _probe_log(at)
+    assert entry["probe"] == "A2T" and entry["expectation"] == "stays a contradiction"
+
+    _button(at, "Apply RCT").click().run()
+    assert not at.exception, at.exception
+    log = _probe_log(at)
+    assert [e["probe"] for e in log] == ["A2T", "RCT"]
+    assert log[1]["expectation"] == "flips to no contradiction"
+    assert at.session_state["pg_text"].count("\n") + 1 < before + 2  # evidence turns removed
+
+
+def test_playground_reports_unreadable_dialogue(monkeypatch, flagging_detector):
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.text_area(key="pg_text").set_value("A: hello\nthis line has no speaker").run()
+    _button(at, "Detect").click().run()
+    assert any("line 2" in e.value for e in at.error)
+
+
+def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    headers = [h.value for h in at.header]
+    assert headers[0].startswith("1. What is a dialogue contradiction")
+    assert len(headers) == 4
+    verdicts = [m.value for m in at.markdown if "p = " in m.value]
+    assert len(verdicts) >= 8  # every live example was judged
+    assert {t.label for t in at.tabs} == {"Intra-sentence", "Role confusion", "History"}
+
+
+@needs_embedded
+def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
+    at = _page(monkeypatch, "embedded", "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("decode_human_bot").run()
+    _button(at, "Detect").click().run()
+    result = at.session_state["pg_result"]
+    assert result["structured"].contradiction and 3 in result["structured"].evidence_turn_ids
+    _button(at, "Apply RCT").click().run()
+    [entry] = _probe_log(at)
+    assert entry["structured held"] == "✔ held"  # the contradiction disappears with its evidence

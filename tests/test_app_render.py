@@ -1,0 +1,219 @@
+"""The app's pure helpers: escaping, highlighting, dialogue parsing, the guarded turn record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bots.base import PRESETS, BotError, Message
+from guard.detector import PairScore, Verdict
+from guard.records import Turn
+from ui.chat import BOT, USER, Conversation, GuardSettings, candidate_marks, guarded_reply
+from ui.examples import EXAMPLES
+from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
+                       locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
+from ui.scripted_bot import ScriptedBot
+
+
+def test_escape_markdown_neutralises_markup():
+    raw = "**bold** _it_ [link](http://x) `code` # head $x$ :smile: <b>"
+    escaped = escape_markdown(raw)
+    for special in "*_[]()`#$:<>":
+        assert f"\\{special}" in escaped
+    assert escaped.replace("\\", "") == raw
+
+
+def test_highlight_escapes_html_inside_and_outside_marks():
+    text = "I <script>alert(1)</script> have a dog & a cat."
+    out = highlight_html(text, [Mark("have a dog & a cat", "p=0.91 · <b>x</b>")])
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert '<mark class="cg-evidence"' in out
+    assert "have a dog &amp; a cat</mark>" in out
+    assert "&lt;b&gt;x&lt;/b&gt;" in out  # the label is escaped too (badge and title)
+
+
+def test_locate_tolerates_clause_cleanup():
+    text = "I love dogs, but I hate cats ."
+    assert locate(text, "I hate cats") == (text.index("I hate"), text.index("cats") + 4)
+    assert locate(text, "i LOVE dogs") == (0, 11)
+    # punctuation spacing normalised by the clause splitter
+    spaced = "Well , I never had a pet !"
+    start, end = locate(spaced, "I never had a pet!")
+    assert spaced[start:end].startswith("I never had a pet")
+    assert locate(text, "something else entirely") is None
+
+
+def test_overlapping_marks_merge_and_keep_every_label():
+    text = "I have a dog named Max."
+    out = highlight_html(text, [Mark("I have a dog", "first"), Mark("a dog named Max", "second")])
+    assert out.count("<mark") == 1
+    assert "first" in out and "second" in out
+
+
+def test_unlocatable_mark_highlights_the_whole_text():
+    out = highlight_html("Completely different words.", [Mark("zebra unicorn", "why")])
+    assert out.startswith("<mark") and "Completely different words.</mark>" in out
+
+
+def test_parse_dialogue_text_and_errors():
+    dialogue = parse_dialogue_text("A: I like fish.\n\nB: Really?\nA: I hate fish.")
+    assert [(t.turn_id, t.agent_id, t.text) for t in dialogue.turns] == [
+        (0, "A", "I like fish."), (1, "B", "Really?"), (2, "A", "I hate fish.")]
+    assert dialogue_to_text(dialogue) == "A: I like fish.\nB: Really?\nA: I hate fish."
+    with pytest.raises(DialogueTextError, match="line 2"):
+        parse_dialogue_text("A: hello\nno speaker here")
+    with pytest.raises(DialogueTextError, match="at least two turns"):
+        parse_dialogue_text("A: alone")
+
+
+def test_every_builtin_example_parses():
+    for example in EXAMPLES:
+        dialogue = parse_dialogue_text(example.text, example.key)
+        assert len(dialogue.turns) >= 2, example.key
+        assert example.expected in ("none", "intra", "role", "history")
+
+
+def test_pair_score_matrix_takes_the_max_per_cell():
+    pairs = [PairScore(1, "I am a mom.", "I have no kids.", 0.2), PairScore(1, "I am a mom.", "I have no kids.", 0.9),
+             PairScore(3, "I like rice.", "I have no kids.", 0.1), PairScore(-1, "I am 30.", "I have no kids.", 0.05)]
+    frame = pair_score_frame(pairs)
+    assert len(frame) == 3 and frame["score"].max() == pytest.approx(0.9)
+    matrix = pair_score_matrix(pairs)
+    assert matrix.shape == (1, 3)
+    assert list(matrix.columns)[0].startswith("persona 1")  # persona first (turn_id -1), then turn order
+    assert matrix.iloc[0].max() == pytest.approx(0.9)
+
+
+def test_evidence_marks_point_at_earlier_turn_and_candidate_clause():
+    evidence = [PairScore(3, "I am a stay at home mom.", "I don't have any kids yet", 0.97),
+                PairScore(5, "I am a strict vegetarian", "I eat steak every day", 0.8)]
+    marks = evidence_marks(evidence, own_turn_id=5)
+    assert [m.kind for m in marks[3]] == ["evidence"] and "0.97" in marks[3][0].label
+    kinds = sorted(m.kind for m in marks[5])
+    assert kinds == ["clause", "intra", "intra"]
+
+
+# ---------------------------------------------------------------- the guarded turn, with a fake detector
+
+class FlagFirstDetector:
+    """Flags candidates whose text contains 'never' as contradicting turn 1 (policy arithmetic only)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        self.calls.append((list(history), list(candidates), speaker, list(persona)))
+        own = len(history)
+        out = []
+        for cand in candidates:
+            hit = "never" in cand
+            evidence = [PairScore(1, "I have a dog named Max.", cand, 0.95)] if hit else []
+            out.append(Verdict(hit, 0.95 if hit else 0.1, "history" if hit else "none", evidence,
+                               evidence or [PairScore(1, "I have a dog named Max.", cand, 0.1)],
+                               {"turn_id": own, "threshold": 0.5}))
+        return out
+
+
+SCRIPT = {"replies": [
+    [{"text": "I have a dog named Max.", "score": -0.4}],
+    [{"text": "I have never had a pet.", "score": -0.2}, {"text": "Max is a beagle, {user}!", "score": -0.9}],
+]}
+
+
+def _two_turns(mode: str):
+    conv = Conversation()
+    bot, detector = ScriptedBot(SCRIPT), FlagFirstDetector()
+    conv.add(USER, "Do you have pets?")
+    guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"])
+    conv.add(USER, "tell me more")
+    turn = guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"])
+    return conv, turn, detector
+
+
+def test_rerank_sends_the_consistent_candidate_and_records_why():
+    conv, turn, detector = _two_turns("rerank")
+    assert turn.turn_id == 3 and turn.speaker == BOT
+    assert turn.text == "Max is a beagle, tell me more!"  # {user} filled from the last user turn
+    report = turn.report
+    assert [c.contradicts for c in report.candidates] == [True, False]
+    assert report.chosen_index == 1 and not report.used_fallback
+    assert "rejected" in report.candidates[0].reason
+    assert "rejected as contradicting" in report.summary()
+    # the detector saw the bot's history as Turns with the conversation's ids
+    history, candidates, speaker, _ = detector.calls[-1]
+    assert [t.turn_id for t in history] == [0, 1, 2] and speaker == BOT
+    assert isinstance(history[0], Turn)
+    # the contradicted turn is highlighted with the score; the sent reply is not marked
+    marks = conv.evidence_marks()
+    assert 1 in marks and "candidate #1" in marks[1][0].label and "0.95" in marks[1][0].label
+    assert 3 not in marks
+
+
+def test_flag_sends_the_contradiction_and_marks_its_clause():
+    conv, turn, _ = _two_turns("flag")
+    assert turn.text == "I have never had a pet."
+    assert turn.report.summary().startswith("flagged")
+    marks = conv.evidence_marks()
+    assert "the reply" in marks[1][0].label
+    assert [m.kind for m in marks[3]] == ["clause"]
+
+
+def test_block_falls_back_when_every_candidate_contradicts():
+    conv = Conversation()
+    bot = ScriptedBot({"replies": [["I never sleep."], ["I never eat.", "I never run."]]})
+    conv.add(USER, "hi")
+    turn = guarded_reply(conv, bot, FlagFirstDetector(), GuardSettings(mode="block"), PRESETS["fast"])
+    assert turn.report.used_fallback and turn.report.chosen_index is None
+    assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
+
+
+def test_off_mode_never_calls_the_detector():
+    conv = Conversation()
+    conv.add(USER, "hi")
+    turn = guarded_reply(conv, ScriptedBot(SCRIPT), None, GuardSettings(mode="off"), PRESETS["fast"])
+    assert turn.text == "I have a dog named Max." and turn.report.candidates[0].contradiction_score is None
+
+
+def test_failed_bot_leaves_the_conversation_untouched():
+    class DownBot(ScriptedBot):
+        def generate(self, *args, **kwargs):
+            raise BotError("the server at http://127.0.0.1:9 is down; start it")
+
+    conv = Conversation()
+    conv.add(USER, "hi")
+    with pytest.raises(BotError, match="down"):
+        guarded_reply(conv, DownBot(SCRIPT), FlagFirstDetector(), GuardSettings(), PRESETS["fast"])
+    assert len(conv.turns) == 1 and conv.awaiting_reply
+
+
+def test_decode_record_roundtrips_as_json_with_guard_annotations():
+    conv, _, _ = _two_turns("flag")
+    record = json.loads(json.dumps(conv.to_decode_record()))
+    assert record["record_id"].startswith("chat-")
+    assert [t["turn_id"] for t in record["turns"]] == [0, 1, 2, 3]
+    assert [t["agent_id"] for t in record["turns"]] == [USER, BOT, USER, BOT]
+    assert record["is_contradiction"] is True and record["aggregated_contradiction_indices"] == [1]
+    guard = record["turns"][3]["guard"]
+    assert guard["mode"] == "flag" and guard["candidates"][0]["evidence"][0]["turn_id"] == 1
+
+
+def test_candidate_marks_for_intra_pairs_mark_both_clauses():
+    from ui.chat import CandidateReport, EvidencePair
+
+    cand = CandidateReport(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, "intra", True, "",
+                           evidence=[EvidencePair(4, "I am a vegetarian", "I eat steak daily", 0.9)],
+                           details={"turn_id": 4})
+    assert [m.kind for m in candidate_marks(cand)] == ["intra", "intra"]
+
+
+def test_scripted_bot_validates_its_script(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(BotError, match="not valid JSON"):
+        ScriptedBot(bad)
+    with pytest.raises(BotError, match="replies"):
+        ScriptedBot({"replies": []})
+    bot = ScriptedBot({"replies": [["a b", {"text": "c d", "score": 0.0}]]})
+    got = bot.generate([Message("user", "x")], 2)
+    assert [c.text for c in got] == ["c d", "a b"]  # best generator score first
