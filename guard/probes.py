@@ -212,7 +212,8 @@ def antonym(text: str, rng: random.Random | None = None) -> str | None:
     """Swap one adjective or base-form verb of the first declarative sentence for its WordNet antonym.
 
     Among the words that have a direct antonym, one is picked at random (as CDConv does); the
-    antonym comes from the word's most frequent sense that has one. None when no word has one.
+    antonym must belong to the word's most frequent sense (fewer wrong-sense swaps such as
+    "short" -> "long" for a person). None when no word has one.
     """
     from embedded import wordnet
 
@@ -223,17 +224,18 @@ def antonym(text: str, rng: random.Random | None = None) -> str | None:
     options: list[tuple[int, str]] = []
     for tok in sent:
         if tok.tag_ == "JJ":
+            if any(c.dep_ == "npadvmod" for c in tok.children) or tok.head.dep_ == "npadvmod":
+                continue  # a measure or a time ("twenty years old", "last year"), not a property
             pos = "a"
-        elif tok.pos_ == "VERB" and tok.tag_ in ("VB", "VBP"):
-            pos = "v"
+        elif tok.pos_ == "VERB" and tok.tag_ in ("VB", "VBP") and not any(c.dep_ == "prt" for c in tok.children):
+            pos = "v"  # not phrasal verbs: "wake up" -> "sleep up"
         else:
             continue
-        for synset in wn.synsets(tok.lemma_.lower(), pos=pos):
-            names = [a.name() for lemma in synset.lemmas() if lemma.name().lower() == tok.lemma_.lower()
-                     for a in lemma.antonyms()]
-            if names:
-                options.append((tok.i, names[0].replace("_", " ")))
-                break
+        synsets = wn.synsets(tok.lemma_.lower(), pos=pos)[:1]  # the most frequent sense only
+        names = [a.name() for synset in synsets for lemma in synset.lemmas()
+                 if lemma.name().lower() == tok.lemma_.lower() for a in lemma.antonyms()]
+        if names:
+            options.append((tok.i, names[0].replace("_", " ")))
     if not options:
         return None
     index, word = (rng or random.Random(0)).choice(options)
@@ -243,8 +245,9 @@ def antonym(text: str, rng: random.Random | None = None) -> str | None:
 def synonym(text: str, rng: random.Random | None = None) -> str | None:
     """Swap one singular common noun of the first declarative sentence for a WordNet synonym.
 
-    The synonym is the most frequent other lemma (by WordNet's sense counts) of the noun's most
-    frequent sense; nouns whose first sense has no such lemma are left alone.
+    The synonym is the most frequent other lemma (by WordNet's sense counts, which must be
+    non-zero) of the noun's most frequent sense; nouns whose first sense has no such lemma, and
+    nouns modifying another noun, are left alone.
     """
     from embedded import wordnet
 
@@ -254,14 +257,15 @@ def synonym(text: str, rng: random.Random | None = None) -> str | None:
         return None
     options: list[tuple[int, str]] = []
     for tok in sent:
-        if tok.tag_ != "NN" or tok.pos_ != "NOUN":
-            continue
+        if tok.tag_ != "NN" or tok.pos_ != "NOUN" or tok.dep_ in ("compound", "npadvmod"):
+            continue  # a noun modifying another ("city hospital") changes sense when swapped
         synsets = wn.synsets(tok.lemma_.lower(), pos="n")
         if not synsets:
             continue
         word = tok.lemma_.lower()
         others = [lemma for lemma in synsets[0].lemmas()  # "poodle" -> "poodle dog" is no swap
-                  if lemma.name().islower() and word not in lemma.name().lower().split("_")]
+                  if lemma.name().islower() and word not in lemma.name().lower().split("_")
+                  and "-" not in lemma.name() and lemma.count() > 0]  # attested in use, not a rarity
         if others:
             best = max(others, key=lambda lemma: lemma.count())
             options.append((tok.i, best.name().replace("_", " ")))
