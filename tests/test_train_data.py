@@ -1,0 +1,150 @@
+"""The detector's training-pair builders must produce the labels they claim (guard/train_data.py)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from guard import train_data as td
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    import embedded
+
+    try:
+        return embedded.spacy_nlp()
+    except embedded.MissingAssetError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def wn():
+    import embedded
+
+    try:
+        return embedded.wordnet()
+    except embedded.MissingAssetError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("I like pizza.", "I don't like pizza."),
+    ("I don't like pizza.", "I do like pizza."),
+    ("I am a teacher.", "I am not a teacher."),
+    ("I can't swim.", "I can swim."),
+    ("I went to the store yesterday.", "I didn't go to the store yesterday."),
+    ("She is never late.", "She is always late."),
+    ("I have been to Paris.", "I have not been to Paris."),
+])
+def test_negation_flips_the_main_clause(nlp, sentence, expected):
+    assert td.negate_sentence(nlp(sentence)) == expected
+
+
+def test_negation_leaves_questions_and_fragments_alone(nlp):
+    assert td.negate_sentence(nlp("Do you like pizza?")) is None
+    assert td.negate_sentence(nlp("medium rare steak")) is None
+
+
+def test_antonym_swap_uses_an_antonym(nlp, wn):
+    rng = random.Random(0)
+    assert td.antonym_sentence(nlp("We loved the show."), wn, rng) == "We hated the show."
+    assert td.antonym_sentence(nlp("It's cold outside."), wn, rng) == "It's hot outside."
+    assert td.antonym_sentence(nlp("Is it cold?"), wn, rng) is None
+
+
+def test_relation_swaps_make_contradictions():
+    rng = random.Random(1)
+    like = td.Fact("like", "pizza", category="food")
+    other, how = td._contradicting_fact(like, rng, td.ENTITIES)
+    assert (other.relation, other.entity, how) == ("dislike", "pizza", "relation")
+    have = td.Fact("have", "dog", category="pet")
+    other, how = td._contradicting_fact(have, rng, td.ENTITIES)
+    assert (other.relation, other.entity) == ("not_have", "dog")
+
+
+def test_entity_and_numeric_swaps_change_the_value():
+    rng = random.Random(2)
+    city = td.Fact("live_in", "Boston", category="city")
+    other, how = td._contradicting_fact(city, rng, td.ENTITIES)
+    assert how == "entity" and other.relation == "live_in" and other.entity != "Boston"
+    assert other.entity in td.ENTITIES["city"]
+    age = td.Fact("age", "", 30)
+    other, how = td._contradicting_fact(age, rng, td.ENTITIES)
+    assert how == "numeric" and abs(other.number - 30) >= 3
+    assert "30" in td.realize(age, rng) and str(other.number) in td.realize(other, rng)
+
+
+def test_persona_pairs_label_by_construction():
+    pairs = td.persona_pairs(600, seed=3)
+    labels = Counter(p.label for p in pairs)
+    assert set(labels) == {"contradiction", "entailment", "neutral"} and min(labels.values()) > 100
+    for p in pairs:
+        if p.source == "persona-relation" and "like" in p.premise.lower() and "dislike" not in p.premise.lower():
+            assert p.label == "contradiction"
+        if p.source in ("persona-relation-neutral", "persona-unrelated-fact"):
+            assert p.label == "neutral"
+        if p.source == "persona-paraphrase":
+            assert p.label == "entailment"
+    # the same seed gives the same data (reproducible training)
+    assert [(p.premise, p.hypothesis) for p in td.persona_pairs(50, seed=3)] == \
+        [(p.premise, p.hypothesis) for p in pairs[:50]]
+
+
+CONVS = [
+    td.ChitchatConversation("c1", ["a", "b", "a", "b", "a"], [
+        "I really love hiking in the mountains.", "That sounds great, where do you usually go?",
+        "Mostly in Colorado. I am a big fan of the Rockies.", "I have never been there before.",
+        "You should go! The views are amazing and the air is clean."]),
+    td.ChitchatConversation("c2", ["a", "b", "a", "b"], [
+        "My cat knocked my coffee off the table today.", "Oh no, was it hot coffee?",
+        "It was cold, so nobody got hurt.", "Cats are so funny sometimes, my dog is calmer."]),
+]
+
+
+def test_chitchat_pairs_labels(nlp, wn):
+    pairs = td.chitchat_pairs(CONVS * 3, 80, nlp, wn, seed=0)
+    by_source = Counter(p.source for p in pairs)
+    assert by_source["chitchat-unrelated"] > 0 and by_source["chitchat-same-topic"] > 0
+    for p in pairs:
+        if p.source in ("chitchat-unrelated", "chitchat-same-topic"):
+            assert p.label == "neutral"  # unrelated and same-topic utterances are not contradictions
+            assert p.premise != p.hypothesis
+        elif p.source == "chitchat-repeat":
+            assert p.label == "entailment" and p.hypothesis in p.premise
+        else:
+            assert p.label == "contradiction" and p.premise != p.hypothesis
+            assert p.source in ("chitchat-negation", "chitchat-antonym")
+
+
+def test_context_noise_only_grows_the_premise():
+    pairs = [td.NLIPair("i have a dog.", "i do not have a dog.", "contradiction", "persona-relation")]
+    noisy = td.add_context_noise(pairs * 20, ["What a nice day it is."], prob=1.0, seed=0)
+    assert all(p.hypothesis == "i do not have a dog." and "i have a dog." in p.premise for p in noisy)
+    assert all(p.label == "contradiction" and p.source.endswith("+ctx") for p in noisy)
+
+
+def test_calibration_dialogues_are_balanced_and_positives_hold_a_perturbed_clause(nlp, wn):
+    convs = CONVS * 40  # one usable conversation, cut at different points
+    dialogues = td.calibration_dialogues(convs, 20, nlp, wn, seed=0)
+    assert Counter(d.label for d in dialogues) == {True: 10, False: 10}
+    for d in dialogues:
+        assert d.speakers[-1] in ("A", "B") and len(d.utterances) == len(d.speakers)
+        if d.label:
+            evidence = d.meta["evidence"]
+            assert d.speakers[evidence] == d.speakers[-1] and evidence < len(d.utterances) - 1
+
+
+def test_bad_label_is_refused():
+    with pytest.raises(ValueError, match="label must be one of"):
+        td.NLIPair("a", "b", "contradict", "x")
+
+
+def test_snli_loader_drops_no_consensus_rows(tmp_path):
+    path = tmp_path / "snli.jsonl"
+    path.write_text('{"gold_label": "neutral", "sentence1": "A man.", "sentence2": "A tall man."}\n'
+                    '{"gold_label": "-", "sentence1": "A dog.", "sentence2": "A cat."}\n')
+    pairs = td.load_snli(path)
+    assert [(p.premise, p.label) for p in pairs] == [("A man.", "neutral")]
