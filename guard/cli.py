@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Iterator, Sequence, TextIO
 
 EXIT_BAD_INPUT = 2
+#: guard.detector.METHODS, repeated so that commands without a model never import torch.
+METHODS = ("structured", "unstructured")
 #: Below this many records a progress bar is noise.
 _PROGRESS_MIN = 20
 
@@ -305,7 +307,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from guard.datasets import available_formats
-    from guard.detector import METHODS
     from guard.probes import PROBES
 
     parser = argparse.ArgumentParser(prog="python -m guard", description=__doc__.split("\n")[0])
@@ -351,22 +352,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = build_parser().parse_args(argv)
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # weight-loading bars would bury the one progress bar that matters
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # weight-loading bars would bury ours
     if getattr(args, "limit", None) is not None and args.limit < 1:
         print("error: --limit must be a positive number of records", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from embedded import MissingAssetError
-    from guard.datasets import DatasetError
-    from guard.loading import ModelLoadError
-    from guard.nli import LabelLayoutError
-
     try:
         return args.func(args)
-    except (DatasetError, UsageError, MissingAssetError, ModelLoadError, LabelLayoutError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors whose message says what to fix (bad file, bad model path), imported only when needed."""
+    from embedded import MissingAssetError
+    from guard.datasets import DatasetError
+
+    errors: list[type[Exception]] = [DatasetError, UsageError, MissingAssetError]
+    if "guard.loading" in sys.modules:  # only a command that loaded a model can fail this way
+        from guard.loading import ModelLoadError
+        from guard.nli import LabelLayoutError
+
+        errors += [ModelLoadError, LabelLayoutError]
+    return tuple(errors)
