@@ -14,6 +14,12 @@ from dataclasses import dataclass
 
 SPEAKERS = ("user", "bot")
 DECODING_METHODS = ("beam", "top_k", "top_p", "sample_rank", "greedy")
+DEFAULT_SAMPLE_RANK_SAMPLES = 20
+#: System prompt of the chat-style bots (embedded, chat, remote); the persona is appended to it.
+SYSTEM_PROMPT = (
+    "You are a person chatting casually with a new friend. Answer in one or two short sentences, "
+    "in the first person, and stay consistent with what you said before."
+)
 
 
 class BotError(RuntimeError):

@@ -14,13 +14,9 @@ from pathlib import Path
 import torch
 
 import embedded
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history
 from bots.hf import generate_candidates
 
-SYSTEM_PROMPT = (
-    "You are a person chatting casually with a new friend. Answer in one or two short sentences, "
-    "in the first person, and stay consistent with what you said before."
-)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The prompt keeps the system prompt and the newest turns that fit in this many tokens.
 MAX_PROMPT_TOKENS = 1024

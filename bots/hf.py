@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from bots.base import BotError, Candidate, DecodingConfig
-
-DEFAULT_SAMPLE_RANK_SAMPLES = 20
+from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig
 
 
 @dataclass
@@ -76,7 +74,8 @@ def _kept_token_count(tokenizer, token_ids: list[int], stop_strings: Sequence[st
             break
     text_ids = [t for t in token_ids[:count] if t not in end_ids]
     text = tokenizer.decode(text_ids, skip_special_tokens=True)
-    cut = min((text.find(s) for s in stop_strings if s and s in text), default=-1)
+    start = len(text) - len(text.lstrip())  # leading whitespace/newlines do not end a reply
+    cut = min((text.find(s, start) for s in stop_strings if s and s in text[start:]), default=-1)
     if cut < 0:
         return count, text
     text = text[:cut]
@@ -97,9 +96,14 @@ def generate_candidates(
     *,
     stop_strings: Sequence[str] = (),
     end_token_ids: Sequence[int] = (),
+    stopping_criteria: Sequence = (),
     clean: Callable[[str], str] = str.strip,
 ) -> list[Candidate]:
-    """Run one batched generate() for a single prompt and return scored candidates, best first."""
+    """Run one batched generate() for a single prompt and return scored candidates, best first.
+
+    ``stop_strings`` end the reply text (and its score) where they first occur after the reply began;
+    ``stopping_criteria`` let generate() stop early for them.
+    """
     plan = plan_generation(decoding, num_candidates)
     end_ids = {int(t) for t in end_token_ids}
     eos = model.generation_config.eos_token_id
@@ -108,8 +112,10 @@ def generate_candidates(
     kwargs = dict(plan.kwargs)
     if end_ids:
         kwargs["eos_token_id"] = sorted(end_ids)
-    if stop_strings:
-        kwargs.update(stop_strings=list(stop_strings), tokenizer=tokenizer)
+    if stopping_criteria:
+        from transformers import StoppingCriteriaList
+
+        kwargs["stopping_criteria"] = StoppingCriteriaList(stopping_criteria)
     seed_context = contextlib.nullcontext()
     if decoding.seed is not None:
         seed_context = torch.random.fork_rng(devices=[])

@@ -1,0 +1,5 @@
+import sys
+
+from bots.cli import main
+
+sys.exit(main())

@@ -1,0 +1,152 @@
+"""Any OpenAI-compatible chat server (vLLM, llama.cpp server, Ollama, ...) as a bot.
+
+One POST /chat/completions asks for ``n`` choices with ``logprobs``; servers that ignore ``n``
+(llama.cpp's server returns one choice) get further requests until enough candidates arrived.
+Scores: the mean of the returned token log-probabilities; a server that returns no logprobs
+(Ollama's OpenAI endpoint, older llama.cpp) gives every candidate score 0.0, so they tie and
+the guard's decision alone orders them. Beam search is not part of the OpenAI API and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import requests
+
+from bots.base import (
+    DEFAULT_SAMPLE_RANK_SAMPLES, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history,
+)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+#: Extra requests allowed when a server returns fewer choices than asked for.
+MAX_REQUESTS = 8
+
+
+class RemoteChatBot(Bot):
+    """Chat completions over HTTP; ``model=None`` takes the first model the server lists."""
+
+    def __init__(self, base_url: str = DEFAULT_BASE_URL, model: str | None = None, timeout: float = 30.0,
+                 api_key: str | None = None, system_prompt: str = SYSTEM_PROMPT, name: str = "remote"):
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.system_prompt = system_prompt
+        self.name = name
+        self.session = requests.Session()
+        if api_key:
+            self.session.headers["Authorization"] = f"Bearer {api_key}"
+        self._model = model
+
+    @property
+    def model(self) -> str:
+        if self._model is None:
+            listing = self._request("GET", "/models")
+            try:
+                self._model = str(listing["data"][0]["id"])
+            except (KeyError, IndexError, TypeError):
+                raise BotError(f"{self.base_url}/models lists no model; pass --model NAME") from None
+        return self._model
+
+    def _request(self, method: str, path: str, payload: dict | None = None) -> dict:
+        url = self.base_url + path
+        try:
+            response = self.session.request(method, url, json=payload, timeout=self.timeout)
+        except requests.exceptions.Timeout:
+            raise BotError(f"the chat server at {url} did not answer within {self.timeout:g} s") from None
+        except requests.exceptions.ConnectionError:
+            raise BotError(f"cannot reach a chat server at {url}: is it running? (check --base-url)") from None
+        except requests.exceptions.RequestException as exc:
+            raise BotError(f"request to {url} failed: {exc}") from None
+        if response.status_code >= 400:
+            raise BotError(f"the chat server at {url} answered HTTP {response.status_code}: {response.text[:200]!r}")
+        try:
+            body = response.json()
+        except ValueError:
+            raise BotError(f"the chat server at {url} did not answer with JSON: {response.text[:200]!r}") from None
+        if not isinstance(body, dict):
+            raise BotError(f"the chat server at {url} answered {type(body).__name__}, expected a JSON object")
+        return body
+
+    def messages(self, history: Sequence[Message], persona: Sequence[str]) -> list[dict]:
+        system = self.system_prompt
+        persona_lines = [line.strip() for line in persona if line.strip()]
+        if persona_lines:
+            system += " Your persona: " + " ".join(persona_lines)
+        roles = {"user": "user", "bot": "assistant"}
+        return [{"role": "system", "content": system}] + [
+            {"role": roles[m.speaker], "content": m.text} for m in history
+        ]
+
+    def payload(self, history: Sequence[Message], persona: Sequence[str], decoding: DecodingConfig, n: int) -> dict:
+        body: dict = {
+            "model": self.model,
+            "messages": self.messages(history, persona),
+            "n": n,
+            "max_tokens": decoding.max_new_tokens,
+            "logprobs": True,
+        }
+        if decoding.method == "greedy":
+            body["temperature"] = 0.0
+        else:
+            body["temperature"] = decoding.temperature
+            if decoding.method == "top_p":
+                body["top_p"] = decoding.top_p
+            if decoding.method in ("top_k", "sample_rank") and decoding.top_k:
+                body["top_k"] = decoding.top_k  # extension accepted by vLLM, llama.cpp and Ollama
+        if decoding.seed is not None:
+            body["seed"] = decoding.seed
+        if decoding.min_new_tokens:
+            body["min_tokens"] = decoding.min_new_tokens  # vLLM extension; others ignore it
+        return body
+
+    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+                 persona: Sequence[str] = ()) -> list[Candidate]:
+        history = check_history(history)
+        decoding = decoding or self.default_decoding
+        if decoding.method == "beam":
+            raise BotError("the OpenAI chat API has no beam search; use greedy, top_k, top_p or sample_rank")
+        if num_candidates < 1:
+            raise BotError("num_candidates must be >= 1")
+        wanted = 1 if decoding.method == "greedy" else num_candidates
+        if decoding.method == "sample_rank":
+            wanted = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
+        candidates: list[Candidate] = []
+        for attempt in range(MAX_REQUESTS):
+            request_decoding = decoding
+            if decoding.seed is not None and attempt:  # a repeated seed would repeat the same sample
+                request_decoding = decoding.replace(seed=decoding.seed + attempt)
+            body = self._request("POST", "/chat/completions",
+                                 self.payload(history, persona, request_decoding, wanted - len(candidates)))
+            candidates.extend(_parse_choices(body, self.base_url))
+            if len(candidates) >= wanted:
+                break
+        if not candidates:
+            raise BotError(f"the chat server at {self.base_url} returned no candidates")
+        candidates = candidates[:wanted]
+        candidates.sort(key=lambda c: c.score, reverse=True)
+        keep = 1 if decoding.method == "greedy" else num_candidates
+        return candidates[:keep]
+
+
+def _parse_choices(body: dict, base_url: str) -> list[Candidate]:
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        raise BotError(f"the chat server at {base_url} answered without a 'choices' list: {str(body)[:200]!r}")
+    parsed = []
+    for choice in choices:
+        try:
+            text = choice["message"]["content"]
+        except (KeyError, TypeError):
+            raise BotError(f"the chat server at {base_url} sent a choice without message.content") from None
+        if not isinstance(text, str):
+            raise BotError(f"the chat server at {base_url} sent non-text content")
+        parsed.append(Candidate(text=text.strip(), score=_mean_logprob(choice.get("logprobs"))))
+    return parsed
+
+
+def _mean_logprob(logprobs) -> float:
+    """Mean token log-probability from an OpenAI ``logprobs`` object; 0.0 when the server sent none."""
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else None
+    values = [t.get("logprob") for t in content or [] if isinstance(t, dict)]
+    values = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return sum(values) / len(values) if values else 0.0
