@@ -1,0 +1,137 @@
+"""Structured vs unstructured detection (DECODE §4.1) on real and probe data, one table.
+
+Runs the same checkpoint both ways on:
+* rgm/topical_dev.jsonl: 300 model-generated replies (Sato et al. 2024), overall and per generator;
+  an evaluation set only: nothing is tuned on it.
+* the project's probe suite (guard/data/probe_suite.jsonl) and its checklist variants: A2T (must
+  stay flagged), RCT (must be cleared), negation / antonym (must be flagged), synonym (must stay
+  clear).
+* optionally (--mutual N) MuTual dev response selection, R@1 / R@2 / MRR, on the first N items.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_methods --update-doc docs/cli.md \
+        --json docs/bench_methods.json
+
+With --update-doc the markdown table replaces the block between the markers
+``<!-- bench_methods:start -->`` and ``<!-- bench_methods:end -->`` in that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from guard import metrics  # noqa: E402
+from guard.cli import evaluate_detection, evaluate_mutual, progress  # noqa: E402
+from guard.datasets import read_dataset  # noqa: E402
+from guard.detector import ContradictionDetector  # noqa: E402
+from guard.loading import default_threshold, load_scorer  # noqa: E402
+
+RGM = Path("/work/shared/data/rgm/topical_dev.jsonl")
+MUTUAL = Path("/work/shared/data/mutual/mutual_dev.jsonl")
+DATA = REPO / "guard" / "data"
+PROBE_SETS = [  # (file, what the set checks)
+    ("probe_suite.jsonl", "planted history contradictions + consistent continuations"),
+    ("probe_suite_a2t.jsonl", "A2T: stays flagged"),
+    ("probe_suite_rct.jsonl", "RCT: cleared"),
+    ("probe_suite_negation.jsonl", "negated restatement: flagged"),
+    ("probe_suite_antonym.jsonl", "antonym restatement: flagged"),
+    ("probe_suite_synonym.jsonl", "synonym restatement: stays clear"),
+]
+START, END = "<!-- bench_methods:start -->", "<!-- bench_methods:end -->"
+
+
+def run_set(detector, name: str, path: Path, note: str, limit: int | None = None) -> dict:
+    records = read_dataset("rgm" if path == RGM else "decode", path, limit=limit)
+    started = time.perf_counter()
+    verdicts = [detector.detect(d) for d in progress(records, f"{detector.method} {name}")]
+    seconds = time.perf_counter() - started
+    result = evaluate_detection(records, verdicts)
+    return {"set": name, "note": note, "method": detector.method, "seconds": round(seconds, 1),
+            "ms_per_record": round(1000 * seconds / len(records), 1), **result}
+
+
+def markdown(rows: list[dict], mutual: list[dict], meta: dict) -> str:
+    head = ("| set | method | n | accuracy | AUC | contradiction F1 | fire rate | strict acc. | evidence F1 | ms/record |\n"
+            "|---|---|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in rows:
+        o = r["overall"]
+        lines.append(
+            f"| {r['set']} | {r['method']} | {o['n']} | {metrics.fmt(o['accuracy'])} | {metrics.fmt(o['auc'])} "
+            f"| {metrics.fmt(o['f1'])} | {metrics.fmt(o['fire_rate'])} | {metrics.fmt(o.get('strict_accuracy'))} "
+            f"| {metrics.fmt(o.get('evidence_f1'))} | {r['ms_per_record']} |")
+        for group, g in (r.get("groups") or {}).items():
+            if r["set"].startswith("rgm"):
+                lines.append(f"| &nbsp;&nbsp;{group} | {r['method']} | {g['n']} | {metrics.fmt(g['accuracy'])} "
+                             f"| {metrics.fmt(g['auc'])} | {metrics.fmt(g['f1'])} | {metrics.fmt(g['fire_rate'])} "
+                             "| | | |")
+    if mutual:
+        lines += ["", "| MuTual dev (response selection) | method | n | R@1 | R@2 | MRR |", "|---|---|---|---|---|---|"]
+        for m in mutual:
+            o = m["overall"]
+            lines.append(f"| first {o['n']} items | {m['method']} | {o['n']} | {metrics.fmt(o['R@1'])} "
+                         f"| {metrics.fmt(o['R@2'])} | {metrics.fmt(o['MRR'])} |")
+    lines += ["", f"Detector `{meta['detector']}`, threshold {meta['threshold']:.3f}, pairing `{meta['pairing']}`; "
+              f"{meta['machine']}; {meta['date']}. Accuracy on the A2T/RCT/negation/antonym/synonym rows is "
+              "the share of variants that got their expected label."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--detector", default="embedded")
+    parser.add_argument("--threshold", type=float, default=None)
+    parser.add_argument("--mutual", type=int, default=0, help="also rank the first N MuTual dev items")
+    parser.add_argument("--limit", type=int, default=None, help="first N records of each set (plumbing checks)")
+    parser.add_argument("--json", type=Path, default=None, help="write every number here")
+    parser.add_argument("--update-doc", type=Path, default=None, help="replace the marked table in this file")
+    args = parser.parse_args()
+
+    scorer = load_scorer(args.detector)
+    threshold = args.threshold if args.threshold is not None else default_threshold(args.detector)
+    sets = ([("rgm topical_dev", RGM, "model-generated replies (Sato et al. 2024)")] if RGM.is_file() else []) + \
+        [(f.replace(".jsonl", ""), DATA / f, note) for f, note in PROBE_SETS]
+    rows, mutual = [], []
+    for method in ("structured", "unstructured"):
+        detector = ContradictionDetector(scorer, method=method, threshold=threshold)
+        for name, path, note in sets:
+            rows.append(run_set(detector, name, path, note, args.limit))
+            print(f"{method:12s} {name:28s} acc={rows[-1]['overall']['accuracy']:.3f} "
+                  f"({rows[-1]['seconds']} s)", file=sys.stderr)
+        if args.mutual and MUTUAL.is_file():
+            records = read_dataset("mutual", MUTUAL, limit=args.mutual)
+            mutual.append({"method": method, **evaluate_mutual(scorer, records, method, quiet=False)})
+    meta = {
+        "detector": args.detector, "threshold": threshold,
+        "pairing": ContradictionDetector(scorer, threshold=threshold).pairing,
+        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads (CPU)",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_methods " + " ".join(sys.argv[1:]),
+    }
+    table = markdown(rows, mutual, meta)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"meta": meta, "rows": rows, "mutual": mutual}, indent=1, default=float) + "\n")
+    if args.update_doc:
+        text = args.update_doc.read_text()
+        if START not in text or END not in text:
+            raise SystemExit(f"{args.update_doc} has no {START} ... {END} block to replace")
+        before, rest = text.split(START, 1)
+        _, after = rest.split(END, 1)
+        args.update_doc.write_text(f"{before}{START}\n{table}\n\nMade by `{meta['command']}`.\n{END}{after}")
+
+
+if __name__ == "__main__":
+    main()
