@@ -37,6 +37,7 @@ from guard.cli import evaluate_detection, evaluate_mutual, progress  # noqa: E40
 from guard.datasets import read_dataset  # noqa: E402
 from guard.detector import ContradictionDetector  # noqa: E402
 from guard.loading import default_threshold, load_scorer  # noqa: E402
+from guard.probes import ProbeCase, report  # noqa: E402
 
 RGM = Path("/work/shared/data/rgm/topical_dev.jsonl")
 MUTUAL = Path("/work/shared/data/mutual/mutual_dev.jsonl")
@@ -59,7 +60,27 @@ def run_set(detector, name: str, path: Path, note: str, limit: int | None = None
     seconds = time.perf_counter() - started
     result = evaluate_detection(records, verdicts)
     return {"set": name, "note": note, "method": detector.method, "seconds": round(seconds, 1),
-            "ms_per_record": round(1000 * seconds / len(records), 1), **result}
+            "ms_per_record": round(1000 * seconds / len(records), 1), **result,
+            "_records": records, "_predictions": [bool(v.contradiction) for v in verdicts]}
+
+
+def checklist(rows: list[dict]) -> None:
+    """CheckList view of A2T / RCT: did the prediction stay (A2T) or move (RCT) from the original's?"""
+    by_set = {r["set"]: r for r in rows}
+    suite = by_set.get("probe_suite")
+    if suite is None:
+        return
+    original = {d.record_id: (d, p) for d, p in zip(suite["_records"], suite["_predictions"])}
+    for name in ("probe_suite_a2t", "probe_suite_rct"):
+        row = by_set.get(name)
+        if row is None:
+            continue
+        pairs = [(d, p) for d, p in zip(row["_records"], row["_predictions"])
+                 if d.meta.get("source_record_id") in original]
+        cases = [ProbeCase(d.meta["probe"], d.meta["expectation"], original[d.meta["source_record_id"]][0], d)
+                 for d, _ in pairs]
+        (rep,) = report(cases, [p for _, p in pairs], [original[d.meta["source_record_id"]][1] for d, _ in pairs])
+        row["checklist"] = rep.as_dict()
 
 
 def markdown(rows: list[dict], mutual: list[dict], meta: dict) -> str:
@@ -77,6 +98,14 @@ def markdown(rows: list[dict], mutual: list[dict], meta: dict) -> str:
                 lines.append(f"| &nbsp;&nbsp;{group} | {r['method']} | {g['n']} | {metrics.fmt(g['accuracy'])} "
                              f"| {metrics.fmt(g['auc'])} | {metrics.fmt(g['f1'])} | {metrics.fmt(g['fire_rate'])} "
                              "| | | |")
+    held = [r for r in rows if r.get("checklist")]
+    if held:
+        lines += ["", "| CheckList view (relative to the prediction on the original record) | method | n | held |",
+                  "|---|---|---|---|"]
+        for r in held:
+            c = r["checklist"]
+            what = "A2T: prediction unchanged" if c["probe"] == "a2t" else "RCT: prediction changed"
+            lines.append(f"| {what} | {r['method']} | {c['n']} | {c['checklist_held']} ({metrics.fmt(c['checklist_rate'])}) |")
     if mutual:
         lines += ["", "| MuTual dev (response selection) | method | n | R@1 | R@2 | MRR |", "|---|---|---|---|---|---|"]
         for m in mutual:
@@ -110,6 +139,7 @@ def main() -> None:
             rows.append(run_set(detector, name, path, note, args.limit))
             print(f"{method:12s} {name:28s} acc={rows[-1]['overall']['accuracy']:.3f} "
                   f"({rows[-1]['seconds']} s)", file=sys.stderr)
+        checklist([r for r in rows if r["method"] == method])
         if args.mutual and MUTUAL.is_file():
             records = read_dataset("mutual", MUTUAL, limit=args.mutual)
             mutual.append({"method": method, **evaluate_mutual(scorer, records, method, quiet=False)})
@@ -121,6 +151,8 @@ def main() -> None:
         "command": "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_methods " + " ".join(sys.argv[1:]),
     }
     table = markdown(rows, mutual, meta)
+    for r in rows:
+        r.pop("_records"), r.pop("_predictions")
     print(table)
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "rows": rows, "mutual": mutual}, indent=1, default=float) + "\n")
