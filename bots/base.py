@@ -120,6 +120,12 @@ def preset(name: str) -> DecodingConfig:
         raise BotError(f"unknown decoding preset {name!r}; choose one of: {', '.join(PRESETS)}") from None
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception message (transformers' load errors run to many lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def check_history(history: Sequence[Message]) -> list[Message]:
     """Reject malformed histories early with a message that says what to fix."""
     checked = []

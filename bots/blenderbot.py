@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import first_line, Bot, BotError, Candidate, DecodingConfig, Message, check_history
 from bots.hf import generate_candidates
 
 DEFAULT_MODEL = "facebook/blenderbot-400M-distill"
@@ -59,7 +59,7 @@ class BlenderBot(Bot):
             seq2seq = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=getattr(torch, dtype)).eval()
         except (OSError, ValueError) as exc:
             raise BotError(
-                f"could not load BlenderBot {model}: {exc} (hub names need internet once; offline, pass a "
+                f"could not load BlenderBot {model}: {first_line(exc)} (hub names need internet once; offline, pass a "
                 f"local folder; known names: {', '.join(KNOWN_MODELS)})"
             ) from exc
         return cls(seq2seq, tokenizer, name=name or Path(str(model)).name, **options)

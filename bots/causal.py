@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import StoppingCriteria
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import first_line, Bot, BotError, Candidate, DecodingConfig, Message, check_history
 from bots.hf import generate_candidates
 
 USER_TAG = "Person 1:"
@@ -83,7 +83,7 @@ class TranscriptBot(Bot):
             lm = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype)).eval()
         except (OSError, ValueError) as exc:
             raise BotError(
-                f"could not load causal LM {model}: {exc} (hub names need internet once; "
+                f"could not load causal LM {model}: {first_line(exc)} (hub names need internet once; "
                 "offline, pass a local folder)"
             ) from exc
         return cls(lm, tokenizer, name=name or Path(str(model)).name, **options)

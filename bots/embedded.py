@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 import embedded
-from bots.base import SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import first_line, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history
 from bots.hf import generate_candidates
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -71,7 +71,7 @@ class ChatTemplateBot(Bot):
             tokenizer = AutoTokenizer.from_pretrained(path)
             model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).eval()
         except (OSError, ValueError) as exc:
-            raise BotError(f"could not load chat model {path}: {exc}") from exc
+            raise BotError(f"could not load chat model {path}: {first_line(exc)}") from exc
         return cls(model, tokenizer, name=name or Path(str(path)).name, **options)
 
     def messages(self, history: Sequence[Message], persona: Sequence[str]) -> list[dict]:

@@ -1,0 +1,268 @@
+"""Local transformers backends on tiny random models built here (no hub): BlenderBot, OPT-style, chat template.
+
+Each model is saved into tmp_path and loaded back through the real backend's from_pretrained, so
+the loading, prompt building, batched generation and scoring code all run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+from transformers import (
+    BlenderbotConfig, BlenderbotForConditionalGeneration, LlamaConfig, LlamaForCausalLM, OPTConfig,
+    OPTForCausalLM, PreTrainedTokenizerFast,
+)
+
+from bots.base import PRESETS, BotError, DecodingConfig, Message
+from bots.blenderbot import BlenderBot, TURN_SEPARATOR
+from bots.causal import BOT_TAG, USER_TAG, StopAtStrings, TranscriptBot, transcript
+from bots.embedded import ChatTemplateBot
+from bots.hf import _kept_token_count, generate_candidates, plan_generation
+
+CORPUS = [
+    "hello how are you today", "i like dogs and cats", "my favourite food is pizza",
+    "Person 1: hi\nPerson 2: hello there\n", "do you have any pets? i have two dogs.",
+    "your persona: i am a teacher", "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+] * 5
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<|im_start|>", "<|im_end|>"]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+HISTORY = [
+    Message("user", "hi, do you have any pets?"),
+    Message("bot", "i have two dogs."),
+    Message("user", "what is your favourite food?"),
+]
+
+
+def byte_level_tokenizer() -> PreTrainedTokenizerFast:
+    """A GPT-2-style byte-level BPE (like OPT's and BlenderBot's), trained in milliseconds on CORPUS."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(CORPUS, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", pad_token="<pad>",
+                                   eos_token="</s>", unk_token="<unk>",
+                                   additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return byte_level_tokenizer()
+
+
+def _ids(tokenizer) -> dict:
+    return dict(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
+                eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+
+
+@pytest.fixture(scope="module")
+def opt_dir(tmp_path_factory, tokenizer):
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny-opt")
+    config = OPTConfig(hidden_size=32, num_hidden_layers=1, ffn_dim=64, num_attention_heads=2,
+                       word_embed_proj_dim=32, max_position_embeddings=512, **_ids(tokenizer))
+    OPTForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def blenderbot_dir(tmp_path_factory, tokenizer):
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny-blenderbot")
+    config = BlenderbotConfig(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                              decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                              max_position_embeddings=128, decoder_start_token_id=tokenizer.bos_token_id,
+                              **_ids(tokenizer))
+    BlenderbotForConditionalGeneration(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory, tokenizer):
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny-llama")
+    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=2, max_position_embeddings=512, **_ids(tokenizer))
+    LlamaForCausalLM(config).save_pretrained(path)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(path)
+    tokenizer.chat_template = None
+    return path
+
+
+def _forward_mean_logprob(model, prompt_ids: torch.Tensor, reply_ids: list[int]) -> float:
+    """Teacher-forced mean log-probability of ``reply_ids`` after the prompt (causal LM)."""
+    ids = torch.cat([prompt_ids[0], torch.tensor(reply_ids)]).unsqueeze(0)
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(ids).logits[0, :-1].float(), dim=-1)
+    start = prompt_ids.shape[1] - 1
+    return float(torch.stack([logprobs[start + i, t] for i, t in enumerate(reply_ids)]).mean())
+
+
+def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokenizer):
+    bot = TranscriptBot.from_pretrained(opt_dir)
+    decoding = DecodingConfig(method="greedy", max_new_tokens=8)
+    (candidate,) = bot.generate(HISTORY, 3, decoding, persona=["i am a teacher"])
+    prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])
+    with torch.inference_mode():
+        output = bot.model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                                    max_new_tokens=8, pad_token_id=tokenizer.pad_token_id)
+    generated = output[0, prompt.shape[1]:].tolist()
+    kept, text = _kept_token_count(tokenizer, generated, ("\n",), {tokenizer.eos_token_id})
+    assert candidate.score == pytest.approx(_forward_mean_logprob(bot.model, prompt, generated[:kept]), abs=1e-4)
+    assert candidate.text == text.strip().removeprefix(BOT_TAG).strip()
+
+
+@pytest.mark.parametrize("preset", ["fast", "decode_top_k", "decode_beam", "decode_sample_rank"])
+def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
+    bot = TranscriptBot.from_pretrained(opt_dir)
+    decoding = PRESETS[preset].replace(max_new_tokens=10, min_new_tokens=min(PRESETS[preset].min_new_tokens, 4),
+                                       seed=3)
+    candidates = bot.generate(HISTORY, 4, decoding)
+    assert 1 <= len(candidates) <= 4
+    if preset != "decode_sample_rank":  # sample-and-rank keeps distinct texts only
+        assert len(candidates) == 4
+    scores = [c.score for c in candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert all(math.isfinite(s) and s < 0 for s in scores)
+
+
+def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
+    bot = TranscriptBot.from_pretrained(opt_dir)
+    prompt = bot.prompt_ids(HISTORY, ())
+    inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
+    decoding = DecodingConfig(method="beam", num_beams=4, max_new_tokens=6)
+    candidates = generate_candidates(bot.model, tokenizer, inputs, decoding, 3)
+    with torch.inference_mode():
+        out = bot.model.generate(**inputs, num_beams=4, num_return_sequences=3, do_sample=False,
+                                 early_stopping=True, max_new_tokens=6, pad_token_id=tokenizer.pad_token_id)
+    expected = []
+    for row in out[:, prompt.shape[1]:].tolist():
+        kept, _ = _kept_token_count(tokenizer, row, (), {tokenizer.eos_token_id})
+        expected.append(_forward_mean_logprob(bot.model, prompt, row[:kept]))
+    assert [c.score for c in candidates] == pytest.approx(sorted(expected, reverse=True), abs=1e-4)
+
+
+def test_seeded_sampling_is_reproducible_and_leaves_global_rng_alone(opt_dir):
+    bot = TranscriptBot.from_pretrained(opt_dir)
+    decoding = PRESETS["fast"].replace(max_new_tokens=8, seed=11)
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    first = bot.generate(HISTORY, 3, decoding)
+    torch.manual_seed(123)
+    torch.rand(1)
+    second = bot.generate(HISTORY, 3, decoding)
+    assert first == second
+    torch.manual_seed(123)
+    assert torch.rand(1) == before
+
+
+def test_transcript_prompt_tags_speakers_and_ends_open():
+    text = transcript(HISTORY, ["i am a teacher"])
+    assert text.endswith(f"{USER_TAG} what is your favourite food?\n{BOT_TAG}")
+    assert "Person 2's persona: i am a teacher" in text
+    assert f"{BOT_TAG} i have two dogs." in text
+
+
+def test_stop_criterion_and_cut_at_newline(tokenizer):
+    reply = tokenizer(" i like pizza\nPerson 1: hi", add_special_tokens=False)["input_ids"]
+    prompt = [tokenizer.bos_token_id] * 3
+    criterion = StopAtStrings(tokenizer, 3, ("\n",))
+    not_yet = torch.tensor([prompt + reply[:2]])
+    assert not bool(criterion(not_yet, None)[0])
+    assert bool(criterion(torch.tensor([prompt + reply]), None)[0])
+    leading_newline = tokenizer("\n i like", add_special_tokens=False)["input_ids"]
+    assert not bool(criterion(torch.tensor([prompt + leading_newline]), None)[0])
+    kept, text = _kept_token_count(tokenizer, reply, ("\n",), {tokenizer.eos_token_id})
+    assert text == " i like pizza"
+    assert tokenizer.decode(reply[:kept]) == " i like pizza"
+
+
+def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderbot_dir, tokenizer):
+    bot = BlenderBot.from_pretrained(blenderbot_dir)
+    long_history = [Message("user" if i % 2 == 0 else "bot", f"turn {i} " + "i like dogs and cats " * 3)
+                    for i in range(12)]
+    ids = bot.encoder_ids(long_history, ["i am a teacher"])
+    text = tokenizer.decode(ids[0], skip_special_tokens=True)
+    assert ids.shape[1] <= 128
+    assert text.startswith("your persona: i am a teacher" + TURN_SEPARATOR)
+    assert text.rstrip().endswith("turn 11 " + ("i like dogs and cats " * 3).strip())
+    assert "turn 0 " not in text
+    kept_turns = [piece for piece in text.split(TURN_SEPARATOR) if "turn" in piece]
+    assert all(piece.strip().startswith("turn") for piece in kept_turns)  # whole turns only
+    short = tokenizer.decode(bot.encoder_ids(HISTORY, ())[0], skip_special_tokens=True)
+    assert short == TURN_SEPARATOR.join([" hi, do you have any pets?", "i have two dogs.",
+                                         " what is your favourite food?"])
+
+
+def test_blenderbot_generates_scored_candidates(blenderbot_dir):
+    bot = BlenderBot.from_pretrained(blenderbot_dir)
+    greedy = bot.generate(HISTORY, 1, DecodingConfig(method="greedy", max_new_tokens=6))
+    input_ids = bot.encoder_ids(HISTORY, ())
+    with torch.inference_mode():
+        out = bot.model.generate(input_ids, do_sample=False, max_new_tokens=6)
+        decoder = out[:, :-1]
+        logprobs = torch.log_softmax(bot.model(input_ids=input_ids, decoder_input_ids=decoder).logits[0], -1)
+    targets = out[0, 1:].tolist()
+    eos = bot.tokenizer.eos_token_id
+    kept = targets.index(eos) + 1 if eos in targets else len(targets)
+    expected = float(torch.stack([logprobs[i, t] for i, t in enumerate(targets[:kept])]).mean())
+    assert greedy[0].score == pytest.approx(expected, abs=1e-4)
+    beams = bot.generate(HISTORY, 3, PRESETS["decode_beam"].replace(max_new_tokens=8, min_new_tokens=2))
+    assert len(beams) == 3 and [c.score for c in beams] == sorted((c.score for c in beams), reverse=True)
+
+
+def test_blenderbot_refuses_a_causal_model(opt_dir):
+    with pytest.raises(BotError, match="could not load BlenderBot .*Unrecognized configuration class"):
+        BlenderBot.from_pretrained(opt_dir)
+
+
+def test_chat_template_bot_uses_roles_and_persona(llama_dir):
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    prompt = bot.tokenizer.decode(bot.prompt_ids(HISTORY, ["i am a teacher"])[0])
+    assert prompt.startswith("<|im_start|>system\n") and "Your persona: i am a teacher" in prompt
+    assert "<|im_start|>assistant\ni have two dogs.<|im_end|>" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+    candidates = bot.generate(HISTORY, 2, PRESETS["fast"].replace(max_new_tokens=6, seed=0))
+    assert len(candidates) == 2 and all(math.isfinite(c.score) for c in candidates)
+
+
+def test_chat_prompt_drops_oldest_turns_to_fit(llama_dir):
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    history = [Message("user" if i % 2 == 0 else "bot", f"message number {i} about dogs and cats")
+               for i in range(20)]
+    bot.max_prompt_tokens = bot.prompt_ids(history[-3:], ()).shape[1] + 5  # room for about three turns
+    prompt_ids = bot.prompt_ids(history, ())
+    prompt = bot.tokenizer.decode(prompt_ids[0])
+    assert prompt_ids.shape[1] <= bot.max_prompt_tokens
+    assert "message number 17 " in prompt and "message number 16 " not in prompt
+    assert "message number 19 " in prompt and "message number 0 " not in prompt
+
+
+def test_missing_model_folder_is_a_bot_error(tmp_path):
+    with pytest.raises(BotError, match="could not load"):
+        TranscriptBot.from_pretrained(tmp_path / "nothing-here")
+
+
+def test_plan_generation_maps_methods():
+    beam = plan_generation(PRESETS["decode_beam"], 4)
+    assert beam.kwargs["num_beams"] == 10 and beam.kwargs["no_repeat_ngram_size"] == 3
+    assert beam.kwargs["min_new_tokens"] == 20 and beam.kwargs["num_return_sequences"] == 4
+    top_k = plan_generation(PRESETS["decode_top_k"], 5)
+    assert top_k.kwargs["do_sample"] and top_k.kwargs["top_k"] == 40 and top_k.kwargs["top_p"] == 1.0
+    top_p = plan_generation(PRESETS["fast"], 4)
+    assert top_p.kwargs["top_k"] == 0 and top_p.kwargs["top_p"] == 0.9
+    rank = plan_generation(PRESETS["decode_sample_rank"], 3)
+    assert rank.num_draws == 20 and rank.keep == 3
+    assert plan_generation(PRESETS["greedy"], 4).keep == 1
+    with pytest.raises(BotError):
+        plan_generation(PRESETS["fast"], 0)

@@ -1,0 +1,109 @@
+"""The remote bot against a real HTTP server process (tests/openai_server.py) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bots.base import PRESETS, BotError, Message
+from bots.remote import RemoteChatBot
+
+SERVER = Path(__file__).with_name("openai_server.py")
+HISTORY = [Message("user", "hi there"), Message("bot", "hello!"), Message("user", "do you like tea")]
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    processes = []
+
+    def start(*flags: str) -> tuple[str, Path]:
+        log = tmp_path / f"requests-{len(processes)}.jsonl"
+        process = subprocess.Popen([sys.executable, str(SERVER), "--log", str(log), *flags],
+                                   stdout=subprocess.PIPE, text=True)
+        processes.append(process)
+        line = process.stdout.readline()
+        assert line.startswith("PORT "), line
+        return f"http://127.0.0.1:{int(line.split()[1])}/v1", log
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _requests(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_n_candidates_in_one_request_scored_by_mean_logprob(start_server):
+    url, log = start_server()
+    bot = RemoteChatBot(base_url=url, model="tiny-test-model", timeout=10)
+    candidates = bot.generate(HISTORY, 3, PRESETS["fast"], persona=["I love tea."])
+    assert [c.text for c in candidates] == [f"reply {i} to do you like tea" for i in range(3)]
+    assert [c.score for c in candidates] == pytest.approx([-0.1, -0.2, -0.3])
+    (request,) = _requests(log)
+    assert request["n"] == 3 and request["logprobs"] is True
+    assert request["top_p"] == PRESETS["fast"].top_p and request["temperature"] == PRESETS["fast"].temperature
+    assert request["messages"][0]["role"] == "system" and "I love tea." in request["messages"][0]["content"]
+    assert [m["role"] for m in request["messages"][1:]] == ["user", "assistant", "user"]
+
+
+def test_server_that_ignores_n_gets_more_requests(start_server):
+    url, log = start_server("--ignore-n")
+    candidates = RemoteChatBot(base_url=url, model="m", timeout=10).generate(HISTORY, 3, PRESETS["fast"])
+    assert len(candidates) == 3
+    assert [r["n"] for r in _requests(log)] == [3, 2, 1]
+
+
+def test_model_is_discovered_and_missing_logprobs_score_zero(start_server):
+    url, log = start_server("--no-logprobs")
+    bot = RemoteChatBot(base_url=url, timeout=10)
+    candidates = bot.generate(HISTORY, 2, PRESETS["greedy"])
+    assert len(candidates) == 1 and candidates[0].score == 0.0  # greedy: one answer
+    (request,) = _requests(log)
+    assert request["model"] == "tiny-test-model" and request["temperature"] == 0.0
+
+
+def test_sample_rank_draws_samples_and_keeps_the_best(start_server):
+    url, log = start_server()
+    candidates = RemoteChatBot(base_url=url, model="m", timeout=10).generate(
+        HISTORY, 2, PRESETS["decode_sample_rank"])
+    assert [c.score for c in candidates] == pytest.approx([-0.1, -0.2])
+    (request,) = _requests(log)
+    assert request["n"] == 20 and request["top_k"] == 40
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_server_down_is_a_clear_error():
+    bot = RemoteChatBot(base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m", timeout=5)
+    with pytest.raises(BotError, match="cannot reach a chat server"):
+        bot.generate(HISTORY, 2)
+
+
+def test_slow_server_times_out(start_server):
+    url, _ = start_server("--delay", "3")
+    with pytest.raises(BotError, match="did not answer within 0.5 s"):
+        RemoteChatBot(base_url=url, model="m", timeout=0.5).generate(HISTORY, 1)
+
+
+@pytest.mark.parametrize("mode, message", [("500", "HTTP 500"), ("json", "did not answer with JSON")])
+def test_bad_answers_are_clear_errors(start_server, mode, message):
+    url, _ = start_server("--fail", mode)
+    with pytest.raises(BotError, match=message):
+        RemoteChatBot(base_url=url, model="m", timeout=10).generate(HISTORY, 1)
+
+
+def test_beam_search_is_refused(start_server):
+    url, _ = start_server()
+    with pytest.raises(BotError, match="no beam search"):
+        RemoteChatBot(base_url=url, model="m").generate(HISTORY, 2, PRESETS["decode_beam"])
