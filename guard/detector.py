@@ -14,8 +14,9 @@ With ``categories=True`` the structured detector also names the CDConv category 
 other), role confusion (a history contradiction that reads as the user's side of the
 conversation), history contradiction.
 
-A sentence-transformer ``embedder`` with ``prefilter_k`` bounds the cost of long histories: only
-the ``prefilter_k`` earlier same-speaker turns most similar to the candidate are paired.
+A sentence-transformer ``embedder`` with ``prefilter_k`` bounds the cost of long histories: each
+candidate sentence is paired only with the ``prefilter_k`` most similar earlier same-speaker
+sentences (whole utterances with ``pairing="utterance"``), so the pairs per turn stay flat.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class ContradictionDetector:
         categories: bool = True,
         pairing: str | None = None,
         role_threshold: float = 0.5,
+        max_clauses: int = 6,
     ) -> None:
         from guard.loading import default_pairing, default_threshold
 
@@ -114,6 +116,7 @@ class ContradictionDetector:
         self.categories = categories
         self.pairing = pairing
         self.role_threshold = role_threshold
+        self.max_clauses = max_clauses  # intra pairs grow quadratically; 6 clauses = 15 pairs
         self._embeddings: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public API
@@ -175,18 +178,25 @@ class ContradictionDetector:
             self._embeddings.update(zip(missing, vectors))
         return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
-    def _prefilter(self, candidate_units: tuple[str, ...], premises: list[_Premise]) -> list[_Premise]:
-        """Keep the prefilter_k premises whose best sentence is most similar to any candidate sentence."""
-        if self.prefilter_k is None or len(premises) <= self.prefilter_k:
-            return premises
-        flat = [u for p in premises for u in p.units]
-        sims = self._embed(flat) @ self._embed(list(candidate_units)).T  # (premise units, candidate units)
-        best, start = [], 0
-        for p in premises:
-            best.append(float(sims[start:start + len(p.units)].max()))
-            start += len(p.units)
-        keep = sorted(np.argsort(-np.asarray(best), kind="stable")[: self.prefilter_k])
-        return [premises[i] for i in keep]
+    def _pair_plan(self, candidate_units: tuple[str, ...], premises: list[_Premise]
+                   ) -> list[tuple[int, str, str]]:
+        """(turn_id, premise unit, candidate unit) pairs to score for one candidate.
+
+        Exhaustive: every premise unit with every candidate unit (DECODE pairs every earlier
+        utterance). With a prefilter: for each candidate unit, only the ``prefilter_k`` most
+        similar premise units (cosine of MiniLM embeddings), so the number of pairs no longer
+        grows with the history. With ``pairing="utterance"`` a unit is a whole turn, i.e. the
+        ``prefilter_k`` most similar earlier utterances.
+        """
+        flat = [(p.turn_id, u) for p in premises for u in p.units]
+        if self.prefilter_k is None or len(flat) <= self.prefilter_k:
+            return [(tid, u, cu) for tid, u in flat for cu in candidate_units]
+        sims = self._embed([u for _, u in flat]) @ self._embed(list(candidate_units)).T
+        plan = []
+        for j, cu in enumerate(candidate_units):
+            top = np.argsort(-sims[:, j], kind="stable")[: self.prefilter_k]
+            plan.extend((flat[i][0], flat[i][1], cu) for i in sorted(top))
+        return plan
 
     def _judge(self, history: list[Turn], candidates: list[str], speaker: str,
                persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
@@ -242,21 +252,22 @@ class ContradictionDetector:
         plan = []  # per candidate: (history pair slots, intra pair slots, clauses, kept turn ids)
         for cand in candidates:
             cand_units = self._units(cand)
-            kept = self._prefilter(cand_units, turns) + persona_premises
+            # persona lines are few and always paired; the history is prefiltered
+            planned = self._pair_plan(cand_units, turns) + [
+                (p.turn_id, u, cu) for p in persona_premises for u in p.units for cu in cand_units]
             slots = []
-            for prem in kept:
-                for pu in prem.units:
-                    for cu in cand_units:
-                        slots.append((prem.turn_id, pu, cu, len(pairs)))
-                        pairs.append((pu, cu))
+            for tid, pu, cu in planned:
+                slots.append((tid, pu, cu, len(pairs)))
+                pairs.append((pu, cu))
+            kept = sorted({tid for tid, _, _ in planned if tid >= 0})
             intra_slots, clauses = [], ()
             if self.categories:
-                clauses = textsplit.clauses(cand)
+                clauses = textsplit.clauses(cand)[: self.max_clauses]
                 for i in range(len(clauses)):
                     for j in range(i + 1, len(clauses)):
                         intra_slots.append((clauses[i], clauses[j], len(pairs)))
                         pairs.append((clauses[i], clauses[j]))
-            plan.append((slots, intra_slots, clauses, [p.turn_id for p in kept]))
+            plan.append((slots, intra_slots, clauses, kept))
         probs = self._score_pairs(pairs)
 
         verdicts = []
@@ -332,12 +343,9 @@ class ContradictionDetector:
         user_premises = [_Premise(t.turn_id, t.text, self._units(t.text)) for t in others]
         pairs, slots = [], []
         for i in todo:
-            cand_units = self._units(candidates[i])
-            for prem in self._prefilter(cand_units, user_premises):
-                for pu in prem.units:
-                    for cu in cand_units:
-                        slots.append((i, prem.turn_id, pu, cu, len(pairs)))
-                        pairs.append((pu, cu))
+            for tid, pu, cu in self._pair_plan(self._units(candidates[i]), user_premises):
+                slots.append((i, tid, pu, cu, len(pairs)))
+                pairs.append((pu, cu))
         probs = self._score_pairs(pairs)
         best: dict[int, PairScore] = {}
         for i, tid, pu, cu, k in slots:

@@ -32,11 +32,23 @@ def _resolve(name_or_path: str | Path) -> str:
     return name
 
 
+def quantize_scorer(scorer: NLIScorer) -> NLIScorer:
+    """int8 dynamic quantization of the Linear layers: about 2x faster on CPU (measure the agreement)."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch 2.13 points eager quantization to torchao; it still works
+        warnings.simplefilter("ignore")
+        scorer.model = torch.ao.quantization.quantize_dynamic(scorer.model, {torch.nn.Linear}, dtype=torch.qint8)
+    return scorer
+
+
 @functools.lru_cache(maxsize=4)
-def _load_scorer(resolved: str) -> NLIScorer:
+def _load_scorer(resolved: str, quantize: bool) -> NLIScorer:
     max_length = guard_config(resolved).get("max_length", 128)  # the length the checkpoint was trained at
     try:
-        return NLIScorer.from_pretrained(resolved, max_length=int(max_length))
+        scorer = NLIScorer.from_pretrained(resolved, max_length=int(max_length))
     except LabelLayoutError:
         raise
     except (OSError, ValueError) as exc:
@@ -45,11 +57,15 @@ def _load_scorer(resolved: str) -> NLIScorer:
             f"cannot load NLI checkpoint {resolved!r} as a {where}: {str(exc).splitlines()[0]}; "
             "pass 'embedded' or a folder holding config.json, the weights and a tokenizer"
         ) from exc
+    return quantize_scorer(scorer) if quantize else scorer
 
 
-def load_scorer(name_or_path: str | Path = "embedded") -> NLIScorer:
-    """The NLI scorer for "embedded" (models/detector), a local folder or a cached hub name; loaded once."""
-    return _load_scorer(_resolve(name_or_path))
+def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False) -> NLIScorer:
+    """The NLI scorer for "embedded" (models/detector), a local folder or a cached hub name; loaded once.
+
+    ``quantize=True`` gives an int8 CPU copy (faster, slightly different probabilities).
+    """
+    return _load_scorer(_resolve(name_or_path), bool(quantize))
 
 
 def _config_file(name_or_path: str | Path) -> Path:

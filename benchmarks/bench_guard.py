@@ -1,0 +1,321 @@
+"""Guard latency, prefilter evidence recall, and batched-vs-single scoring, on real chit-chat.
+
+Histories are stitched from real human chit-chat messages (the Chit Chat Challenge data in the
+``chitchat_dataset`` package), alternating user/bot turns. One bot turn gets a planted first-person
+fact appended; one of the 4 candidates contradicts it (a real chit-chat message with the
+contradicting sentence in front), the other 3 are real chit-chat messages from other conversations.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_guard --out docs/bench_guard.json
+
+Sections:
+* latency: one guard turn (4 candidates, ``detect_candidates``) vs history length, exhaustive vs
+  prefilter, p50/p90. "warm" = the history was split/embedded when its turns arrived
+  (``detector.prepare``), as in a running chat; "cold" = nothing cached, for comparison.
+* recall: evidence found with the prefilter vs exhaustive pairing (same detector, same threshold),
+  and how often the planted turn is in the evidence for each.
+* batching: the same pairs scored in one ``predict_proba`` call vs one pair per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from guard import text as textsplit  # noqa: E402
+from guard.detector import ContradictionDetector  # noqa: E402
+from guard.loading import load_embedder, load_scorer  # noqa: E402
+from guard.records import Turn  # noqa: E402
+
+# (planted fact, contradicting sentence): first-person persona facts, written for this benchmark.
+PLANTS = [
+    ("I have two dogs.", "I don't have any pets."),
+    ("I am a vegetarian.", "I eat steak almost every day."),
+    ("I live in Chicago.", "I have never been to Chicago."),
+    ("I have three sisters.", "I am an only child."),
+    ("I love swimming.", "I hate swimming."),
+    ("I am married.", "I have never been married."),
+    ("I don't drink coffee.", "I drink coffee every morning."),
+    ("I grew up in Texas.", "I have never been to Texas."),
+    ("I play the piano.", "I can't play any instrument."),
+    ("I am twenty years old.", "I am sixty years old."),
+    ("I have never been to Europe.", "I lived in Paris for two years."),
+    ("I hate winter.", "Winter is my favourite season."),
+    ("My favourite food is pizza.", "I can't stand pizza."),
+    ("I drive to work every day.", "I don't have a driver's license."),
+    ("I have a daughter.", "I don't have any children."),
+    ("I am a morning person.", "I never get up before noon."),
+    ("I read a lot of books.", "I never read books."),
+    ("I work from home.", "I commute to my office every day."),
+    ("I am allergic to cats.", "I have three cats at home."),
+    ("I don't watch TV.", "I watch TV every night."),
+    ("I study biology at college.", "I never went to college."),
+    ("I love spicy food.", "I can't eat spicy food."),
+]
+SPEAKERS = ("user", "bot")
+
+
+def load_messages() -> list[list[str]]:
+    """Conversations of the Chit Chat Challenge data, each a list of messages (a sender's run)."""
+    import chitchat_dataset
+
+    conversations = []
+    for conv in chitchat_dataset.ConversationDataset():
+        msgs = [" ".join(m.split()) for m in conv]
+        msgs = [m for m in msgs if len(m) >= 2]
+        if len(msgs) >= 4:
+            conversations.append(msgs)
+    return conversations
+
+
+class Sampler:
+    """Builds histories of a given length with one planted fact, plus 4 candidates."""
+
+    def __init__(self, conversations: list[list[str]], seed: int) -> None:
+        self.conversations = conversations
+        self.rng = random.Random(seed)
+
+    def messages(self, n: int) -> list[str]:
+        out: list[str] = []
+        while len(out) < n:
+            out.extend(self.rng.choice(self.conversations))
+        return out[:n]
+
+    def sample(self, length: int) -> tuple[list[Turn], list[str], int, int]:
+        """(history, candidates, index of the contradicting candidate, planted turn id)."""
+        fact, contra = self.rng.choice(PLANTS)
+        texts = self.messages(length)
+        turns = [Turn(i, SPEAKERS[i % 2], t) for i, t in enumerate(texts)]
+        bot_ids = [t.turn_id for t in turns if t.agent_id == "bot"]
+        planted = self.rng.choice(bot_ids)
+        turns[planted].text = f"{turns[planted].text} {fact}"
+        fillers = self.messages(4)
+        candidates = fillers[:3]
+        contra_at = self.rng.randrange(4)
+        candidates.insert(contra_at, f"{contra} {fillers[3]}")
+        return turns, candidates, contra_at, planted
+
+
+def stand_in_scorer(folder: Path):
+    """all-MiniLM-L6-v2's encoder with a random 3-way head: the detector's architecture, no training."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    import embedded
+    from guard.nli import NLIScorer
+
+    base = str(embedded.embedder_path())
+    id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()})
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(base).save_pretrained(folder)
+    return NLIScorer.from_pretrained(folder)
+
+
+def percentiles(values: list[float]) -> dict:
+    arr = np.asarray(values) * 1000.0
+    return {"p50_ms": round(float(np.percentile(arr, 50)), 1), "p90_ms": round(float(np.percentile(arr, 90)), 1),
+            "mean_ms": round(float(arr.mean()), 1), "n": len(values)}
+
+
+def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
+    rows = []
+    for length in args.lengths:
+        for k in (None, args.prefilter_k):
+            detector = ContradictionDetector(scorer, embedder=embedder if k else None, prefilter_k=k)
+            sampler = Sampler(conversations, seed=args.seed + length)
+            warm_times, cpu_times, cold_times, pairs = [], [], [], []
+            for rep in range(args.reps + 1):
+                history, candidates, _, _ = sampler.sample(length)
+                textsplit.clear_caches()
+                detector._embeddings.clear()
+                detector.prepare(history)  # turns were split/embedded as they arrived
+                start, cpu_start = time.perf_counter(), time.process_time()
+                verdicts = detector.detect_candidates(history, candidates, "bot")
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+                if rep == 0:
+                    continue  # warm-up (first call allocates)
+                warm_times.append(elapsed)
+                cpu_times.append(cpu)
+                pairs.append(sum(v.details["n_pairs"] for v in verdicts))
+                if rep <= args.cold_reps:
+                    textsplit.clear_caches()
+                    detector._embeddings.clear()
+                    start = time.perf_counter()
+                    detector.detect_candidates(history, candidates, "bot")
+                    cold_times.append(time.perf_counter() - start)
+            row = {"history_turns": length, "prefilter_k": k, "warm": percentiles(warm_times),
+                   "warm_cpu_time": percentiles(cpu_times), "cold": percentiles(cold_times),
+                   "mean_pairs_per_turn": round(float(np.mean(pairs)), 1), "loadavg_1min": os.getloadavg()[0]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
+    full = ContradictionDetector(scorer, categories=False)
+    pre = ContradictionDetector(scorer, embedder=embedder, prefilter_k=args.prefilter_k, categories=False)
+    rows = []
+    for length in args.recall_lengths:
+        sampler = Sampler(conversations, seed=args.seed + 1000 + length)
+        kept = total = planted_full = planted_pre = 0
+        flagged_full = flagged_pre = 0
+        for _ in range(args.recall_dialogues):
+            history, candidates, contra_at, planted = sampler.sample(length)
+            v_full = full.detect_candidates(history, candidates, "bot")
+            v_pre = pre.detect_candidates(history, candidates, "bot")
+            for a, b in zip(v_full, v_pre):
+                ev_full, ev_pre = set(a.evidence_turn_ids), set(b.evidence_turn_ids)
+                total += len(ev_full)
+                kept += len(ev_full & ev_pre)
+            planted_full += planted in v_full[contra_at].evidence_turn_ids
+            planted_pre += planted in v_pre[contra_at].evidence_turn_ids
+            flagged_full += v_full[contra_at].contradiction
+            flagged_pre += v_pre[contra_at].contradiction
+        n = args.recall_dialogues
+        row = {
+            "history_turns": length, "dialogues": n, "prefilter_k": args.prefilter_k,
+            "evidence_turns_exhaustive": total, "evidence_turns_kept_by_prefilter": kept,
+            "evidence_recall_vs_exhaustive": round(kept / total, 4) if total else None,
+            "evidence_recall_loss": round(1 - kept / total, 4) if total else None,
+            "planted_turn_in_evidence_exhaustive": round(planted_full / n, 4),
+            "planted_turn_in_evidence_prefilter": round(planted_pre / n, 4),
+            "contradicting_candidate_flagged_exhaustive": round(flagged_full / n, 4),
+            "contradicting_candidate_flagged_prefilter": round(flagged_pre / n, 4),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def bench_quantization(scorer, quantized, args, conversations) -> dict:
+    """How often int8 and fp32 agree on the flag, and how far their scores move."""
+    full = ContradictionDetector(scorer, categories=False)
+    fast = ContradictionDetector(quantized, threshold=full.threshold, pairing=full.pairing, categories=False)
+    sampler = Sampler(conversations, seed=args.seed + 2000)
+    agree = n = 0
+    diffs = []
+    for _ in range(args.quant_dialogues):
+        history, candidates, _, _ = sampler.sample(20)
+        for a, b in zip(full.detect_candidates(history, candidates, "bot"),
+                        fast.detect_candidates(history, candidates, "bot")):
+            agree += a.contradiction == b.contradiction
+            n += 1
+            diffs.append(abs(a.score - b.score))
+    row = {"candidates": n, "flag_agreement": round(agree / n, 4),
+           "score_abs_diff_mean": round(float(np.mean(diffs)), 4), "score_abs_diff_max": round(float(np.max(diffs)), 4)}
+    print(json.dumps({"quantization": row}), flush=True)
+    return row
+
+
+def bench_batching(scorer, args, conversations) -> dict:
+    sampler = Sampler(conversations, seed=args.seed + 7)
+    history, candidates, _, _ = sampler.sample(args.batch_history)
+    textsplit.prepare([t.text for t in history] + candidates)
+    pairs = []
+    for cand in candidates:
+        for t in history:
+            if t.agent_id == "bot":
+                pairs += [(p, c) for p in textsplit.sentences(t.text) for c in textsplit.sentences(cand)]
+    scorer.predict_proba(pairs[:8])  # warm-up
+    batched, single = [], []
+    for _ in range(args.batch_reps):
+        start = time.perf_counter()
+        together = scorer.predict_proba(pairs)
+        batched.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        one_by_one = np.concatenate([scorer.predict_proba([p]) for p in pairs])
+        single.append(time.perf_counter() - start)
+    row = {
+        "pairs": len(pairs), "history_turns": args.batch_history, "batch_size": scorer.batch_size,
+        "batched_s": round(float(np.median(batched)), 3), "one_at_a_time_s": round(float(np.median(single)), 3),
+        "speedup_batched_over_single": round(float(np.median(single) / np.median(batched)), 2),
+        "max_abs_prob_diff": float(np.abs(together - one_by_one).max()),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="embedded",
+                        help="'embedded' (models/detector), a local checkpoint, or 'stand-in' "
+                             "(MiniLM-L6 with a random head: latency only)")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[6, 20, 60, 100])
+    parser.add_argument("--reps", type=int, default=30, help="timed turns per (length, prefilter)")
+    parser.add_argument("--cold-reps", type=int, default=5, help="of those, how many also timed cold")
+    parser.add_argument("--prefilter-k", type=int, default=3,
+                        help="earlier same-speaker sentences paired with each candidate sentence")
+    parser.add_argument("--recall-lengths", type=int, nargs="+", default=[20, 60, 100])
+    parser.add_argument("--recall-dialogues", type=int, default=100)
+    parser.add_argument("--batch-history", type=int, default=20)
+    parser.add_argument("--batch-reps", type=int, default=3)
+    parser.add_argument("--quantize", action="store_true",
+                        help="int8 dynamic quantization (guard.loading.quantize_scorer) for every section")
+    parser.add_argument("--quant-dialogues", type=int, default=50,
+                        help="with --quantize: dialogues (20 turns, 4 candidates) to compare int8 with fp32")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["latency", "recall", "batching"])
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (1 is several times faster than 2 when other processes load the CPU)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    if args.model == "stand-in":
+        scorer = stand_in_scorer(Path(tempfile.mkdtemp(prefix="standin_nli_")))
+        model_note = "stand-in: all-MiniLM-L6-v2 encoder + random 3-way head (latency only; recall meaningless)"
+    else:
+        scorer = load_scorer(args.model)
+        model_note = f"{args.model} ({scorer.name})"
+    embedder = load_embedder()
+    conversations = load_messages()
+    quant_row = None
+    if args.quantize:
+        import copy
+
+        from guard.loading import quantize_scorer
+
+        fp32 = scorer
+        scorer = quantize_scorer(copy.deepcopy(fp32))
+        model_note += ", int8 dynamic quantization"
+        quant_row = bench_quantization(fp32, scorer, args, conversations)
+    detector = ContradictionDetector(scorer)
+    results = {
+        "model": model_note, "threshold": detector.threshold, "pairing": detector.pairing,
+        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.bench_guard", *(argv or sys.argv[1:])]),
+        "machine": {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                    "platform": platform.platform(), "loadavg_at_start": os.getloadavg()},
+        "chitchat_conversations": len(conversations),
+    }
+    if quant_row:
+        results["quantization_vs_fp32"] = quant_row
+    print(json.dumps(results), flush=True)
+    if "batching" not in args.skip:
+        results["batching"] = bench_batching(scorer, args, conversations)
+    if "latency" not in args.skip:
+        results["latency"] = bench_latency(scorer, embedder, args, conversations)
+    if "recall" not in args.skip:
+        results["recall"] = bench_recall(scorer, embedder, args, conversations)
+    results["loadavg_at_end"] = os.getloadavg()
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
