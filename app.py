@@ -10,6 +10,9 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the app never downloads weights
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# OpenMP threads that spin while waiting make torch 6-10x slower when the CPU is shared (other
+# sessions, the detector, other programs): measured in docs/app.md. Must be set before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 

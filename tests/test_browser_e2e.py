@@ -9,98 +9,22 @@ Skipped cleanly without Debian's /usr/bin/chromium (`make browser` installs it).
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from conftest import build_tiny_nli_model
 from embedded import DETECTOR_DIR
+from ui.server import CHAT_INPUT, CHROMIUM, chromium, send, streamlit_server, turn
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-REPO = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHAT_INPUT = "textarea[data-testid='stChatInputTextArea']"
 PLANTED = {"replies": [
     [{"text": "I have a dog named Max.", "score": -0.4}],
     [{"text": "I have never had a dog.", "score": -0.2},
      {"text": "Max loves long walks in the park.", "score": -0.9}],
 ]}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def streamlit_server(env: dict[str, str], timeout: float = 90.0):
-    """`streamlit run app.py` on a free port; yields its URL once /_stcore/health answers."""
-    port = free_port()
-    log = open(env["GUARD_APP_LOG"], "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env},
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}: {Path(env['GUARD_APP_LOG']).read_text()}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy in time")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
-@contextmanager
-def chromium():
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def send(page, text: str) -> None:
-    """Type a message and press Enter, as a user would."""
-    box = page.locator(CHAT_INPUT)
-    box.wait_for(state="visible", timeout=60_000)
-    sync_api.expect(box).to_be_enabled(timeout=120_000)
-    box.fill(text)
-    box.press("Enter")
-
-
-def turn(page, turn_id: int):
-    return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +38,13 @@ def app_env(tmp_path_factory) -> dict[str, str]:
         detector = str(build_tiny_nli_model(folder / "tiny_nli"))
         (Path(detector) / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
     return {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
-            "GUARD_APP_CANDIDATES": "2", "GUARD_APP_LOG": str(folder / "streamlit.log"),
-            "GUARD_CACHE_DIR": os.environ.get("GUARD_CACHE_DIR", "")}
+            "GUARD_APP_CANDIDATES": "2"}
 
 
 @pytest.fixture(scope="module")
-def server(app_env):
-    env = {k: v for k, v in app_env.items() if v}
-    with streamlit_server(env) as url:
+def server(app_env, tmp_path_factory):
+    log = tmp_path_factory.mktemp("browser_log") / "streamlit.log"
+    with streamlit_server(app_env, log_path=log) as url:
         yield url
 
 

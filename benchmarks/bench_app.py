@@ -1,0 +1,126 @@
+"""Enter -> guarded reply on screen, measured in a real browser.
+
+Starts `streamlit run app.py` (embedded SmolLM2 bot + embedded detector by default), opens it in
+headless Debian chromium through Playwright, and for each user message measures the wall time from
+pressing Enter until the bot's turn is visible in the transcript. The first ``--warmup`` turns
+(model loading, first spaCy parse, first generate call) are reported separately. The app's own
+split (generation vs guard seconds, from each turn's candidate panel) is read from the page too.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_app.py --turns 12 --warmup 2 --json runs/bench_app.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ui.server import CHROMIUM, chromium, send, streamlit_server, turn  # noqa: E402
+
+# Ordinary chit-chat that makes a persona-less bot state facts about itself, then ask about them
+# again (CDConv's "inquiring history" trigger), so the guard has something to check.
+MESSAGES = [
+    "Hi! How are you today?",
+    "What do you do for a living?",
+    "Do you have any pets?",
+    "Where do you live?",
+    "What is your favorite food?",
+    "Do you have any kids?",
+    "What did you do last weekend?",
+    "What kind of music do you like?",
+    "Tell me about your job again.",
+    "Do you like dogs or cats?",
+    "What do you do for fun?",
+    "Where did you grow up?",
+    "Do you still live there?",
+    "What was your favorite food again?",
+    "Do you have any brothers or sisters?",
+    "What are you doing tomorrow?",
+]
+_TIMING = re.compile(r"generation ([\d.]+) s · guard ([\d.]+) s")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=12, help="measured turns after warm-up")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--bot", default="embedded")
+    parser.add_argument("--detector", default="embedded")
+    parser.add_argument("--mode", default="rerank")
+    parser.add_argument("--candidates", type=int, default=4)
+    parser.add_argument("--preset", default="fast")
+    parser.add_argument("--json", type=Path, help="write the raw figures here")
+    parser.add_argument("--screenshot", type=Path, help="save a full-page screenshot at the end")
+    args = parser.parse_args()
+    if not CHROMIUM.exists():
+        print("bench_app: /usr/bin/chromium is missing (make browser)", file=sys.stderr)
+        return 2
+    total = args.warmup + args.turns
+    if total > len(MESSAGES):
+        print(f"bench_app: at most {len(MESSAGES)} turns in all", file=sys.stderr)
+        return 2
+    env = {"GUARD_APP_BOT": args.bot, "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": args.mode,
+           "GUARD_APP_CANDIDATES": str(args.candidates), "GUARD_APP_PRESET": args.preset}
+    env = {k: v for k, v in env.items() if v}
+    os.environ.pop("GUARD_APP_SCRIPT", None)
+    rows = []
+    started = time.perf_counter()
+    with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.locator("textarea[data-testid='stChatInputTextArea']").wait_for(timeout=120_000)
+        for k, message in enumerate(MESSAGES[:total]):
+            send(page, message)
+            t0 = time.perf_counter()
+            bot_turn = turn(page, 2 * k + 1)
+            bot_turn.wait_for(state="visible", timeout=600_000)
+            elapsed = time.perf_counter() - t0
+            reply = bot_turn.inner_text()
+            timings = _TIMING.findall(page.locator("body").text_content() or "")
+            gen_s, guard_s = (float(timings[-1][0]), float(timings[-1][1])) if len(timings) > k else (None, None)
+            rows.append({"turn": k, "warmup": k < args.warmup, "enter_to_reply_s": round(elapsed, 3),
+                         "generate_s": gen_s, "guard_s": guard_s, "user": message, "reply": reply})
+            print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s "
+                  f"(generate {gen_s}, guard {guard_s}) {reply[:70]!r}", flush=True)
+        if args.screenshot:
+            page.screenshot(path=str(args.screenshot), full_page=True)
+    measured = [r["enter_to_reply_s"] for r in rows if not r["warmup"]]
+    summary = {
+        "bot": args.bot, "detector": args.detector, "mode": args.mode, "candidates": args.candidates,
+        "preset": args.preset, "measured_turns": len(measured),
+        "p50_s": round(statistics.median(measured), 3), "p90_s": round(percentile(measured, 0.9), 3),
+        "mean_s": round(statistics.mean(measured), 3), "max_s": round(max(measured), 3),
+        "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
+        "generate_p50_s": _median([r["generate_s"] for r in rows if not r["warmup"]]),
+        "guard_p50_s": _median([r["guard_s"] for r in rows if not r["warmup"]]),
+        "wall_s": round(time.perf_counter() - started, 1), "cpu_count": os.cpu_count(),
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"summary": summary, "turns": rows}, indent=2))
+    return 0
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Start `streamlit run app.py` as a subprocess on a free port (browser tests and bench_app.py).
+
+No Streamlit import here: this drives the app from outside, like a user's browser would.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+#: Debian's chromium, driven by Playwright; never `playwright install`.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHAT_INPUT = "textarea[data-testid='stChatInputTextArea']"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | None = None,
+                     timeout: float = 120.0) -> Iterator[str]:
+    """Run the app; yield its URL once /_stcore/health answers; stop it afterwards."""
+    port = free_port()
+    log = open(log_path, "w") if log_path else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                where = Path(log_path).read_text()[-2000:] if log_path else "(no log kept)"
+                raise RuntimeError(f"streamlit exited with code {proc.returncode}: {where}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log_path:
+            log.close()
+
+
+@contextmanager
+def chromium():
+    """A headless Debian chromium through Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def send(page, text: str, ready_timeout_ms: int = 180_000) -> None:
+    """Wait until the chat input is enabled, type ``text``, press Enter."""
+    from playwright.sync_api import expect
+
+    box = page.locator(CHAT_INPUT)
+    box.wait_for(state="visible", timeout=ready_timeout_ms)
+    expect(box).to_be_enabled(timeout=ready_timeout_ms)
+    box.fill(text)
+    box.press("Enter")
+
+
+def turn(page, turn_id: int):
+    """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
+    return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")
