@@ -218,6 +218,11 @@ def train(args) -> Path:
         base, num_labels=len(td.LABELS), id2label=ID2LABEL, label2id=td.LABEL2ID, dtype=torch.float32)
     if args.freeze_word_embeddings:  # ~half of MiniLM's weights; freezing them roughly halves the optimizer cost
         model.get_input_embeddings().weight.requires_grad_(False)
+    if args.freeze_layers:  # no backward pass through the lowest layers: more examples per CPU-second
+        encoder = getattr(model, model.base_model_prefix)
+        for module in [encoder.embeddings, *encoder.encoder.layer[: args.freeze_layers]]:
+            for param in module.parameters():
+                param.requires_grad_(False)
     model.to(device)
 
     enc = tokenizer([p.premise for p in train_pairs], [p.hypothesis for p in train_pairs],
@@ -353,6 +358,8 @@ def parse_args(argv=None):
     parser.add_argument("--lr", type=float, default=6e-5)
     parser.add_argument("--max-length", type=int, default=96)
     parser.add_argument("--freeze-word-embeddings", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--freeze-layers", type=int, default=0,
+                        help="freeze the embeddings and this many lowest transformer layers")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=50)
