@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -44,7 +43,6 @@ MESSAGES = [
     "Do you have any brothers or sisters?",
     "What are you doing tomorrow?",
 ]
-_TIMING = re.compile(r"generation ([\d.]+) s · guard ([\d.]+) s")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -90,12 +88,18 @@ def main() -> int:
             bot_turn.wait_for(state="visible", timeout=600_000)
             elapsed = time.perf_counter() - t0
             reply = bot_turn.inner_text()
-            timings = _TIMING.findall(page.locator("body").text_content() or "")
-            gen_s, guard_s = (float(timings[-1][0]), float(timings[-1][1])) if len(timings) > k else (None, None)
             rows.append({"turn": k, "warmup": k < args.warmup, "enter_to_reply_s": round(elapsed, 3),
-                         "generate_s": gen_s, "guard_s": guard_s, "user": message, "reply": reply})
-            print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s "
-                  f"(generate {gen_s}, guard {guard_s}) {reply[:70]!r}", flush=True)
+                         "user": message, "reply": reply})
+            print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s {reply[:70]!r}",
+                  flush=True)
+        # The app's own split of each turn (generation vs guard) comes with the transcript download.
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download transcript (JSON)").click()
+        record = json.loads(Path(download.value.path()).read_text())
+        bot_turns = [t for t in record["turns"] if t.get("guard")]
+        for row, bot_turn_record in zip(rows, bot_turns):
+            row.update(bot_turn_record["guard"]["timings"])
+            row["contradicting_candidates"] = sum(c["contradicts"] for c in bot_turn_record["guard"]["candidates"])
         if args.screenshot:
             page.screenshot(path=str(args.screenshot), full_page=True)
     measured = [r["enter_to_reply_s"] for r in rows if not r["warmup"]]
@@ -107,6 +111,8 @@ def main() -> int:
         "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
         "generate_p50_s": _median([r["generate_s"] for r in rows if not r["warmup"]]),
         "guard_p50_s": _median([r["guard_s"] for r in rows if not r["warmup"]]),
+        "contradicting_candidates": sum(r.get("contradicting_candidates", 0) for r in rows),
+        "torch_threads_env": os.environ.get("OMP_NUM_THREADS"),
         "wall_s": round(time.perf_counter() - started, 1), "cpu_count": os.cpu_count(),
         "loadavg_end": [round(x, 2) for x in os.getloadavg()],
     }

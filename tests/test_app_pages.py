@@ -94,10 +94,10 @@ def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
 @needs_embedded
 def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
     at = _page(monkeypatch, "embedded", "pages/playground.py")
-    at.selectbox(key="pg_example").set_value("decode_human_bot").run()
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()  # "I have a dog." ... "I do not have a dog."
     _button(at, "Detect").click().run()
     result = at.session_state["pg_result"]
-    assert result["structured"].contradiction and 3 in result["structured"].evidence_turn_ids
+    assert result["structured"].contradiction and result["structured"].evidence_turn_ids == [1]
     _button(at, "Apply RCT").click().run()
     [entry] = _probe_log(at)
     assert entry["structured held"] == "✔ held"  # the contradiction disappears with its evidence
