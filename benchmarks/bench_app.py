@@ -45,6 +45,41 @@ MESSAGES = [
 ]
 
 
+# The screenshot for the README: a scripted bot whose third turn has two candidates that contradict
+# turn 1 (planted), judged by the real detector.
+DEMO_SCRIPT = {"replies": [
+    [{"text": "Yes! I have a dog named Max. He is a golden retriever.", "score": -0.6}],
+    [{"text": "I usually take Max hiking in the hills.", "score": -0.7}],
+    [{"text": "I have never had a pet, but I would love a dog someday.", "score": -0.3},
+     {"text": "I am allergic to dogs, so no pets for me.", "score": -0.5},
+     {"text": "Max keeps me busy enough, one dog is plenty!", "score": -0.8}],
+]}
+DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
+
+
+def demo_screenshot(path: Path, detector: str) -> int:
+    """Run the planted demo and save a screenshot of the chat with the highlighted contradiction."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "demo.json"
+        script.write_text(json.dumps(DEMO_SCRIPT))
+        env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
+               "GUARD_APP_CANDIDATES": "3"}
+        with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
+            page = browser.new_page(viewport={"width": 1280, "height": 1300}, device_scale_factor=1)
+            page.goto(url)
+            for k, message in enumerate(DEMO_MESSAGES):
+                send(page, message)
+                turn(page, 2 * k + 1).wait_for(state="visible", timeout=300_000)
+            page.get_by_text("Candidates (3) and why this reply").last.click()
+            page.wait_for_timeout(1500)
+            marks = page.locator("mark.cg-evidence").count()
+            page.screenshot(path=str(path), full_page=True)
+    print(f"saved {path} ({marks} evidence highlight(s))")
+    return 0 if marks else 1
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
@@ -62,11 +97,14 @@ def main() -> int:
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--preset", default="fast")
     parser.add_argument("--json", type=Path, help="write the raw figures here")
-    parser.add_argument("--screenshot", type=Path, help="save a full-page screenshot at the end")
+    parser.add_argument("--demo-screenshot", type=Path,
+                        help="instead of timing: run the planted demo (scripted bot) and save this screenshot")
     args = parser.parse_args()
     if not CHROMIUM.exists():
         print("bench_app: /usr/bin/chromium is missing (make browser)", file=sys.stderr)
         return 2
+    if args.demo_screenshot:
+        return demo_screenshot(args.demo_screenshot, args.detector)
     total = args.warmup + args.turns
     if total > len(MESSAGES):
         print(f"bench_app: at most {len(MESSAGES)} turns in all", file=sys.stderr)
@@ -100,8 +138,6 @@ def main() -> int:
         for row, bot_turn_record in zip(rows, bot_turns):
             row.update(bot_turn_record["guard"]["timings"])
             row["contradicting_candidates"] = sum(c["contradicts"] for c in bot_turn_record["guard"]["candidates"])
-        if args.screenshot:
-            page.screenshot(path=str(args.screenshot), full_page=True)
     measured = [r["enter_to_reply_s"] for r in rows if not r["warmup"]]
     summary = {
         "bot": args.bot, "detector": args.detector, "mode": args.mode, "candidates": args.candidates,

@@ -15,6 +15,8 @@ from ui.chat import (BOT, MODE_HELP, USER, Conversation, GuardSettings, candidat
                      evidence_rows, guarded_reply, persona_lines)
 from ui.render import escape_markdown, turn_html
 
+CATEGORY_LABELS = {"intra": "intra-sentence contradiction", "role": "role confusion",
+                   "history": "history contradiction", "none": "no contradiction"}
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
 conversation: Conversation = st.session_state.setdefault("conversation", Conversation())
@@ -68,12 +70,16 @@ def show_candidates(turn) -> None:
     label = f"Candidates ({len(report.candidates)}) and why this reply"
     with st.expander(label, expanded=False):
         frame = pd.DataFrame(candidate_table(report))
-        st.dataframe(frame, hide_index=True)
+        st.dataframe(frame, hide_index=True, column_config={
+            "#": st.column_config.NumberColumn(width=40), "sent": st.column_config.TextColumn(width=50),
+            "candidate": st.column_config.TextColumn(width="medium"),
+            "why": st.column_config.TextColumn(width="large", help="guard.policies' reason for this candidate"),
+        })
         for cand in report.candidates:
             if not cand.contradicts:
                 continue
-            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(cand.category)} contradiction, "
-                        f"p = {cand.contradiction_score:.2f}")
+            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(CATEGORY_LABELS.get(cand.category, cand.category))}"
+                        f", p = {cand.contradiction_score:.2f} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
             rows = evidence_rows(cand)
             if rows:

@@ -282,17 +282,25 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
             "#": c.index + 1,
             "sent": "✔" if c.chosen else "",
             "candidate": c.text,
+            "why": c.reason,
             "generator score": round(c.generator_score, 3),
             "contradiction": None if c.contradiction_score is None else round(c.contradiction_score, 3),
             "category": c.category,
-            "why": c.reason,
         })
     return rows
 
 
 def evidence_rows(cand: CandidateReport) -> list[dict]:
+    """Evidence pairs for the candidate panel; intra-sentence pairs say they are inside the reply."""
+    own = cand.details.get("turn_id")
+
+    def where(turn_id: int) -> str:
+        if turn_id == own:
+            return "inside the reply"
+        return f"persona line {-turn_id}" if turn_id < 0 else f"turn {turn_id}"
+
     return [
-        {"earlier turn": "persona" if e.turn_id < 0 else e.turn_id, "earlier text": e.premise,
-         "candidate clause": e.hypothesis, "score": round(e.score, 3)}
+        {"compared with": where(e.turn_id), "earlier text": e.premise, "candidate clause": e.hypothesis,
+         "score": round(e.score, 3)}
         for e in cand.evidence
     ]

@@ -44,9 +44,16 @@ def _html(text: str) -> str:
 
 
 def show_evidence_table(verdict) -> None:
+    own = (verdict.details or {}).get("turn_id")
+
+    def where(turn_id: int) -> str:
+        if turn_id == own:
+            return "inside the judged turn"
+        return f"persona line {-turn_id}" if turn_id < 0 else f"turn {turn_id}"
+
     rows = [
-        {"earlier turn": "persona" if e.turn_id < 0 else e.turn_id, "earlier text": e.premise,
-         "compared clause": e.hypothesis, "score": round(e.score, 3)}
+        {"compared with": where(e.turn_id), "earlier text": e.premise, "judged clause": e.hypothesis,
+         "score": round(e.score, 3)}
         for e in verdict.evidence if e.turn_id > -10_000
     ]
     if rows:
