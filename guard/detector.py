@@ -149,6 +149,8 @@ class ContradictionDetector:
 
     # ------------------------------------------------------------------ internals
     def _units(self, text: str) -> tuple[str, ...]:
+        if not text.strip():
+            return ()  # an empty candidate has nothing to contradict with
         if self.pairing == "sentence":
             return textsplit.sentences(text) or (text,)
         return (text,)

@@ -141,6 +141,12 @@ def test_prefilter_bounds_pairs_and_keeps_the_relevant_turn():
     assert len(detector._embeddings) == cached  # every text embedded once
 
 
+def test_an_empty_candidate_scores_no_pairs():
+    scorer = ScriptedScorer({})
+    verdict = ContradictionDetector(scorer, threshold=0.5).detect_candidates(HISTORY, ["  "], "bot")[0]
+    assert (verdict.contradiction, verdict.category, verdict.pair_scores) == (False, "none", [])
+
+
 def test_bad_arguments_fail_with_clear_messages():
     scorer = ScriptedScorer({})
     with pytest.raises(ValueError, match="method"):
