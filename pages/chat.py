@@ -100,11 +100,12 @@ if conversation.persona:
     with st.container(border=True):
         st.markdown("**Bot persona**")
         for i, line in enumerate(conversation.persona):
-            st.html(turn_html(BOT, line, marks.get(-1 - i, ()), turn_id=-1 - i))
+            st.html(turn_html(BOT, line, marks.get(-1 - i, ()), turn_id=-1 - i, show_id=True))
 
 for turn in conversation.turns:
     with st.chat_message("user" if turn.speaker == USER else "assistant"):
-        st.html(turn_html(turn.speaker, turn.text, marks.get(turn.turn_id, ()), turn_id=turn.turn_id))
+        st.html(turn_html(turn.speaker, turn.text, marks.get(turn.turn_id, ()), turn_id=turn.turn_id,
+                          show_id=True))
         if turn.report is not None:
             summary = turn.report.summary()
             icon = "⚠️ " if turn.report.any_contradiction else "✅ " if turn.report.mode != "off" else ""

@@ -217,3 +217,11 @@ def test_scripted_bot_validates_its_script(tmp_path):
     bot = ScriptedBot({"replies": [["a b", {"text": "c d", "score": 0.0}]]})
     got = bot.generate([Message("user", "x")], 2)
     assert [c.text for c in got] == ["c d", "a b"]  # best generator score first
+
+
+def test_turn_html_label_is_escaped_and_numbered():
+    from ui.render import turn_html
+
+    out = turn_html("<b>bot</b>", "hi & bye", turn_id=3, show_id=True)
+    assert "&lt;b&gt;bot&lt;/b&gt; · turn 3" in out and 'data-turn-id="3"' in out and "hi &amp; bye" in out
+    assert "persona line 2" in turn_html("bot", "I am 30.", turn_id=-2, show_id=True)

@@ -129,14 +129,18 @@ def _escape_text(text: str) -> str:
     return html.escape(text).replace("\n", "<br>")
 
 
-def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int | None = None) -> str:
-    """One transcript turn as a small HTML block (speaker label, highlighted text)."""
+def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int | None = None,
+              show_id: bool = False) -> str:
+    """One transcript turn as a small HTML block: the highlighted text, and optionally a muted
+    "turn N" label so the badges' turn numbers can be found."""
     ident = f' data-turn-id="{int(turn_id)}"' if turn_id is not None else ""
     css = "cg-turn cg-has-evidence" if marks else "cg-turn"
-    return (
-        f'<div class="{css}"{ident} style="line-height:1.6">'
-        f"{highlight_html(text, marks)}</div>"
-    )
+    body = f'<div class="{css}"{ident} style="line-height:1.6">{highlight_html(text, marks)}</div>'
+    if show_id and turn_id is not None:
+        label = f"persona line {-turn_id}" if turn_id < 0 else f"turn {turn_id}"
+        body = (f'<div class="cg-turn-label" style="font-size:0.7em;color:#999;margin-bottom:-2px">'
+                f"{html.escape(speaker)} · {label}</div>" + body)
+    return body
 
 
 # ---------------------------------------------------------------- dialogue text <-> records
