@@ -67,7 +67,7 @@ def demo_screenshot(path: Path, detector: str) -> int:
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
                "GUARD_APP_CANDIDATES": "3"}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
-            page = browser.new_page(viewport={"width": 1280, "height": 1300}, device_scale_factor=1)
+            page = browser.new_page(viewport={"width": 1280, "height": 1750}, device_scale_factor=1)
             page.goto(url)
             for k, message in enumerate(DEMO_MESSAGES):
                 send(page, message)
