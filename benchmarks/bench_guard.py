@@ -138,11 +138,12 @@ def percentiles(values: list[float]) -> dict:
 def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
     rows = []
     for length in args.lengths:
-        for k in (None, args.prefilter_k):
+        for k in ((None,) if args.exhaustive_reps else ()) + (args.prefilter_k,):
             detector = ContradictionDetector(scorer, embedder=embedder if k else None, prefilter_k=k)
             sampler = Sampler(conversations, seed=args.seed + length)
             warm_times, cpu_times, cold_times, pairs = [], [], [], []
-            for rep in range(args.reps + 1):
+            reps = args.reps if k else min(args.reps, args.exhaustive_reps)
+            for rep in range(reps + 1):
                 history, candidates, _, _ = sampler.sample(length)
                 textsplit.clear_caches()
                 detector._embeddings.clear()
@@ -179,6 +180,8 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
         flagged_full = flagged_pre = 0
         for _ in range(args.recall_dialogues):
             history, candidates, contra_at, planted = sampler.sample(length)
+            if not args.recall_all_candidates:  # the planted contradiction only (4x cheaper)
+                candidates, contra_at = [candidates[contra_at]], 0
             v_full = full.detect_candidates(history, candidates, "bot")
             v_pre = pre.detect_candidates(history, candidates, "bot")
             for a, b in zip(v_full, v_pre):
@@ -192,6 +195,7 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
         n = args.recall_dialogues
         row = {
             "history_turns": length, "dialogues": n, "prefilter_k": args.prefilter_k,
+            "candidates": "all 4" if args.recall_all_candidates else "the planted contradiction",
             "evidence_turns_exhaustive": total, "evidence_turns_kept_by_prefilter": kept,
             "evidence_recall_vs_exhaustive": round(kept / total, 4) if total else None,
             "evidence_recall_loss": round(1 - kept / total, 4) if total else None,
@@ -300,6 +304,55 @@ def bench_batching(scorer, args, conversations) -> dict:
     return row
 
 
+def render_markdown(results: dict) -> str:
+    """The results as the tables docs/guard.md shows."""
+    out = [f"Model: {results['model']}; τ = {results['threshold']}, pairing = {results['pairing']}; "
+           f"torch threads = {results['machine']['torch_threads']}; load average at start "
+           f"{results['machine']['loadavg_at_start'][0]:.1f} on {results['machine']['cpu_count']} cores."]
+    if "quantization_vs_fp32" in results:
+        q = results["quantization_vs_fp32"]
+        out.append(f"\nint8 vs fp32 on {q['candidates']} candidates (20-turn histories, exhaustive): flag agreement "
+                   f"{q['flag_agreement']:.1%}, mean |Δscore| {q['score_abs_diff_mean']}, max {q['score_abs_diff_max']}.")
+    if "latency" in results:
+        out += ["", "| history turns | prefilter k | pairs/turn | wall p50 ms | wall p90 ms | CPU p50 ms | CPU p90 ms "
+                "| cold wall p50 ms | n | load 1 min |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in results["latency"]:
+            out.append(f"| {r['history_turns']} | {r['prefilter_k'] or 'exhaustive'} | {r['mean_pairs_per_turn']} "
+                       f"| {r['warm']['p50_ms']} | {r['warm']['p90_ms']} | {r['warm_cpu_time']['p50_ms']} "
+                       f"| {r['warm_cpu_time']['p90_ms']} | {r['cold']['p50_ms']} | {r['warm']['n']} "
+                       f"| {r['loadavg_1min']:.1f} |")
+    if "batching" in results:
+        b = results["batching"]
+        out.append(f"\nBatching ({b['pairs']} sentence pairs of a 20-turn history, batch size {b['batch_size']}): "
+                   f"one pair per call {b['one_at_a_time_wall_s']} s wall / {b['one_at_a_time_cpu_s']} s CPU; "
+                   f"plain batches {b['batched_plain_wall_s']} s / {b['batched_plain_cpu_s']} s; length-sorted "
+                   f"batches (the detector's) {b['batched_length_sorted_wall_s']} s / "
+                   f"{b['batched_length_sorted_cpu_s']} s. Speed-up of length-sorted batching over one-at-a-time: "
+                   f"{b['speedup_length_sorted_batch_over_single']}x wall, "
+                   f"{b['cpu_speedup_length_sorted_batch_over_single']}x CPU (plain batching: "
+                   f"{b['speedup_plain_batch_over_single']}x / {b['cpu_speedup_plain_batch_over_single']}x); "
+                   f"max |Δp| {b['max_abs_prob_diff']:.1e}.")
+    if "recall" in results:
+        out += ["", "| history turns | dialogues | candidates | evidence turns (exhaustive) | kept by prefilter "
+                "| recall loss | planted turn found: exhaustive / prefilter | planted flagged: exhaustive / prefilter |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in results["recall"]:
+            loss = "n/a" if r["evidence_recall_loss"] is None else f"{r['evidence_recall_loss']:.1%}"
+            out.append(f"| {r['history_turns']} | {r['dialogues']} | {r['candidates']} "
+                       f"| {r['evidence_turns_exhaustive']} | {r['evidence_turns_kept_by_prefilter']} | {loss} "
+                       f"| {r['planted_turn_in_evidence_exhaustive']:.0%} / {r['planted_turn_in_evidence_prefilter']:.0%} "
+                       f"| {r['contradicting_candidate_flagged_exhaustive']:.0%} / "
+                       f"{r['contradicting_candidate_flagged_prefilter']:.0%} |")
+    if "categories" in results:
+        c = results["categories"]
+        out.append(f"\nFull guard (categories on, prefilter k={c['prefilter_k']}), {c['dialogues']} dialogues of "
+                   f"{c['history_turns']} turns: planted contradictions flagged {c['planted_flag_rate']:.0%} "
+                   f"(by category {c['planted_candidates_by_category']}), planted turn in evidence "
+                   f"{c['planted_turn_in_evidence']:.0%}; human chit-chat fillers flagged "
+                   f"{c['human_filler_fire_rate']:.0%} (by category {c['human_filler_candidates_by_category']}).")
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="embedded",
@@ -307,6 +360,10 @@ def main(argv=None) -> int:
                              "(MiniLM-L6 with a random head: latency only)")
     parser.add_argument("--lengths", type=int, nargs="+", default=[6, 20, 60, 100])
     parser.add_argument("--reps", type=int, default=30, help="timed turns per (length, prefilter)")
+    parser.add_argument("--exhaustive-reps", type=int, default=30,
+                        help="cap on timed turns without prefilter (slow on long histories); 0 skips them")
+    parser.add_argument("--recall-all-candidates", action="store_true",
+                        help="recall over all 4 candidates' evidence, not only the planted contradiction's")
     parser.add_argument("--cold-reps", type=int, default=5, help="of those, how many also timed cold")
     parser.add_argument("--prefilter-k", type=int, default=3,
                         help="earlier same-speaker sentences paired with each candidate sentence")
@@ -325,7 +382,11 @@ def main(argv=None) -> int:
                         help="torch threads (1 is several times faster than 2 when other processes load the CPU)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--render", type=Path, help="only print the markdown tables of a results JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        print(render_markdown(json.loads(args.render.read_text())))
+        return 0
     torch.set_num_threads(args.threads)
 
     if args.model == "stand-in":
@@ -369,6 +430,7 @@ def main(argv=None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(render_markdown(results))
     return 0
 
 

@@ -105,7 +105,7 @@ class ContradictionDetector:
         if prefilter_k is not None and embedder is None:
             raise ValueError("prefilter_k needs an embedder (guard.loading.load_embedder())")
         if threshold is None:
-            threshold = default_threshold(scorer.name) if scorer.name else 0.5
+            threshold = default_threshold(scorer.name, pairing=pairing) if scorer.name else 0.5
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
         self.scorer = scorer

@@ -93,17 +93,25 @@ def default_pairing(name_or_path: str | Path = "embedded") -> str:
     return pairing if pairing in ("sentence", "utterance") else "sentence"
 
 
-def default_threshold(name_or_path: str | Path = "embedded") -> float:
+def default_threshold(name_or_path: str | Path = "embedded", pairing: str | None = None) -> float:
     """The checkpoint's tuned threshold from its guard_config.json, else DECODE's 0.5.
 
     Any checkpoint folder may carry a guard_config.json; the embedded one gets it from training.
+    A threshold is calibrated for one pairing: with ``pairing`` given, the one calibrated for it
+    (``calibration[pairing].threshold``) wins when the config has it.
     """
     config = _config_file(name_or_path)
     data = guard_config(name_or_path)
-    if "threshold" not in data:
+    calibrated = data.get("calibration", {})
+    if pairing and isinstance(calibrated, dict) and isinstance(calibrated.get(pairing), dict) \
+            and "threshold" in calibrated[pairing]:
+        raw = calibrated[pairing]["threshold"]
+    elif "threshold" in data:
+        raw = data["threshold"]
+    else:
         return FALLBACK_THRESHOLD
     try:
-        value = float(data["threshold"])
+        value = float(raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise ModelLoadError(f"{config} must hold a JSON object with a numeric 'threshold': {exc}") from exc
     if not 0.0 < value < 1.0:

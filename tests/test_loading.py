@@ -60,6 +60,19 @@ def test_guard_config_sets_pairing_and_max_length(tiny_nli_model_dir, tmp_path):
     assert default_pairing(str(tiny_nli_model_dir)) == "sentence"
 
 
+def test_threshold_follows_the_pairing_it_was_calibrated_for(tiny_nli_model_dir, tmp_path):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_nli_model_dir, folder)
+    (folder / "guard_config.json").write_text(json.dumps({
+        "threshold": 0.86, "pairing": "sentence",
+        "calibration": {"sentence": {"threshold": 0.86}, "utterance": {"threshold": 0.17}}}))
+    assert default_threshold(str(folder)) == pytest.approx(0.86)
+    assert default_threshold(str(folder), pairing="utterance") == pytest.approx(0.17)
+    scorer = load_scorer(str(folder))
+    assert ContradictionDetector(scorer, pairing="utterance").threshold == pytest.approx(0.17)
+    assert ContradictionDetector(scorer).threshold == pytest.approx(0.86)
+
+
 def test_embedded_threshold_and_scorer_follow_models_detector():
     config = DETECTOR_DIR / "guard_config.json"
     if config.is_file():
