@@ -20,29 +20,48 @@ CATEGORY_LABELS = {"intra": "intra-sentence contradiction", "role": "role confus
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
 conversation: Conversation = st.session_state.setdefault("conversation", Conversation())
+# Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
+# (and the persona) survive a visit to the playground.
+SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter")
+for _key in SETTING_KEYS:
+    if _key not in st.session_state and f"kept::{_key}" in st.session_state:
+        st.session_state[_key] = st.session_state[f"kept::{_key}"]
+
+
+def initial(key: str, **value) -> dict:
+    """The widget's default, unless session state already holds its value (avoids Streamlit's warning)."""
+    return {} if key in st.session_state else value
 
 # ---------------------------------------------------------------- sidebar: bot and guard settings
 with st.sidebar:
     st.subheader("Bot")
     bots = registry.available_bots()
-    bot_name = st.selectbox("Generator", bots, index=bots.index(base.bot) if base.bot in bots else 0,
-                            key="bot_name", help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU")
+    bot_name = st.selectbox("Generator", bots, key="bot_name",
+                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU",
+                            **initial("bot_name", index=bots.index(base.bot) if base.bot in bots else 0))
     presets = list(PRESETS)
-    preset_name = st.selectbox("Decoding preset", presets,
-                               index=presets.index(base.preset) if base.preset in presets else 0, key="preset")
-    num_candidates = st.number_input("Candidates per turn", 1, 10, value=base.num_candidates, key="num_candidates")
+    preset_name = st.selectbox("Decoding preset", presets, key="preset",
+                               **initial("preset", index=presets.index(base.preset) if base.preset in presets else 0))
+    num_candidates = st.number_input("Candidates per turn", 1, 10, key="num_candidates",
+                                     **initial("num_candidates", value=base.num_candidates))
     persona_text = st.text_area("Bot persona (one fact a line)", key="persona_text",
                                 help="Given to the bot, and checked by the guard like earlier bot turns.")
     st.subheader("Guard")
     modes = list(MODES)
-    mode = st.radio("Mode", modes, index=modes.index(base.mode) if base.mode in modes else 2, key="guard_mode",
+    mode = st.radio("Mode", modes, key="guard_mode",
+                    **initial("guard_mode", index=modes.index(base.mode) if base.mode in modes else 2),
                     format_func=lambda m: {"rerank": "re-rank"}.get(m, m), help="\n".join(
                         f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items()))
     st.caption(escape_markdown(MODE_HELP[mode]))
     penalty_lambda = 1.0
     if mode == "penalty":
-        penalty_lambda = st.slider("Penalty λ", 0.0, 5.0, 1.0, 0.1, key="penalty_lambda")
-    prefilter = st.toggle("Prefilter long histories (top 8 similar turns)", value=True, key="prefilter")
+        penalty_lambda = st.slider("Penalty λ", 0.0, 5.0, step=0.1, key="penalty_lambda",
+                                   **initial("penalty_lambda", value=1.0))
+    prefilter = st.toggle("Prefilter long histories (top 8 similar turns)", key="prefilter",
+                          **initial("prefilter", value=True))
+    for _key in SETTING_KEYS:
+        if _key in st.session_state:
+            st.session_state[f"kept::{_key}"] = st.session_state[_key]
     st.divider()
     if st.button("Reset conversation", icon="🗑️", width="stretch"):
         st.session_state["conversation"] = conversation = Conversation(persona=persona_lines(persona_text))

@@ -156,3 +156,15 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert report.candidates[0].evidence[0].turn_id == 1
     evidence = _turn_html(at, 1)
     assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence
+
+
+def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    at.text_area(key="persona_text").set_value("I have a dog named Max.\nI live in Ohio.").run()
+    at.radio(key="guard_mode").set_value("block").run()
+    at.switch_page("pages/playground.py").run()
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="persona_text").value == "I have a dog named Max.\nI live in Ohio."
+    assert at.radio(key="guard_mode").value == "block"
+    assert at.session_state["conversation"].persona == ["I have a dog named Max.", "I live in Ohio."]
