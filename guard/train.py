@@ -49,7 +49,9 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     nlp, wn = embedded.spacy_nlp(), embedded.wordnet()
     snli = td.load_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl", limit=args.snli, seed=args.seed)
     convs = td.load_chitchat()
-    train_convs, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.seed)
+    # the held-out split and the dev / calibration sets depend on --split-seed only, so a continued run with
+    # another --seed never trains on the conversations an earlier stage held out
+    train_convs, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.split_seed)
     entities = td.wordnet_entities(wn)
     persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities)
     chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
@@ -59,10 +61,10 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     # held-out dialogue-domain pairs: persona pairs from another seed, chit-chat from held-out conversations
     held_fillers = [u for c in held_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
     dev_pairs = td.add_context_noise(
-        td.persona_pairs(args.dev_pairs // 2, seed=args.seed + 1000, entities=entities)
-        + td.chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.seed + 1000),
-        held_fillers, prob=args.context_noise, seed=args.seed + 1000)
-    calib = td.calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.seed + 2000)
+        td.persona_pairs(args.dev_pairs // 2, seed=args.split_seed + 1000, entities=entities)
+        + td.chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.split_seed + 1000),
+        held_fillers, prob=args.context_noise, seed=args.split_seed + 1000)
+    calib = td.calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.split_seed + 2000)
 
     train = snli + dialogue_train
     random.Random(args.seed).shuffle(train)
@@ -296,7 +298,7 @@ def train(args) -> Path:
                      "device": device, "threads": torch.get_num_threads(), "base": args.base,
                      "stopped_by_time_budget": stopped_by_budget, "seed": args.seed}
     t1 = time.time()
-    snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.seed)
+    snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.split_seed)
     metrics["snli_test"] = nli_accuracy(scorer, snli_test)
     metrics["dialogue_dev_pairs"] = nli_accuracy(scorer, dev_pairs)
     metrics["calibration"] = calibrate(scorer, calib, embedded.spacy_nlp())
@@ -360,7 +362,9 @@ def parse_args(argv=None):
     parser.add_argument("--freeze-word-embeddings", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--freeze-layers", type=int, default=0,
                         help="freeze the embeddings and this many lowest transformer layers")
-    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--seed", type=int, default=13, help="sampling of training pairs, init, batch order")
+    parser.add_argument("--split-seed", type=int, default=13,
+                        help="held-out conversation split and dev/calibration sets (keep fixed across stages)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--cpu", action="store_true", help="ignore a GPU")
