@@ -70,9 +70,9 @@ with tabs[2]:
 
 st.header("3. Why the structured method is more robust")
 st.markdown(
-    "The **unstructured** baseline feeds the whole history as one text against the last turn. Inserting "
-    "two harmless turns (DECODE's *Add Two Turns*, A2T) or a long history dilutes the signal and "
-    "truncation can cut the very turn that is contradicted. The **structured** method pairs the last turn "
+    "The **unstructured** baseline feeds the whole history as one text against the last turn. A long "
+    "history, or two harmless turns inserted in between (DECODE's *Add Two Turns*, A2T, in the playground), "
+    "dilutes the signal, and truncation can cut the very turn that is contradicted. The **structured** method pairs the last turn "
     "with each earlier utterance of the same speaker and takes the maximum, so unrelated turns cannot hide "
     "the contradicting one, and the pair that fired *is* the evidence. DECODE reports the structured "
     "detector as markedly more robust on its A2T and RCT checklists and on human-bot chats."
@@ -80,10 +80,10 @@ st.markdown(
 cols = st.columns(2)
 with cols[0]:
     st.subheader("Structured")
-    live("decode_a2t", structured)
+    live("long_history", structured)
 with cols[1]:
     st.subheader("Unstructured")
-    live("decode_a2t", unstructured)
+    live("long_history", unstructured)
 
 st.header("4. Context matters")
 st.markdown("CDConv's Figure 1: the same words can contradict or not, depending on what the user asked.")

@@ -101,3 +101,13 @@ def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
     _button(at, "Apply RCT").click().run()
     [entry] = _probe_log(at)
     assert entry["structured held"] == "✔ held"  # the contradiction disappears with its evidence
+
+
+@needs_embedded
+def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch):
+    at = _page(monkeypatch, "embedded", "pages/learn.py")
+    lines = [m.value for m in at.markdown if "a person would say" in m.value]
+    # each category tab's example is judged as the category it teaches
+    for category, shown in (("intra", "intra\\-sentence contradiction"), ("role", "role confusion"),
+                            ("history", "history contradiction")):
+        assert any(shown in line and line.endswith(f"**{category}**") for line in lines), (category, lines)

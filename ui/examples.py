@@ -133,26 +133,52 @@ EXAMPLES: tuple[Example, ...] = (
     ),
     Example(
         key="intra_written",
-        title="Intra-sentence: vegetarian who loves steak",
+        title="Intra-sentence: two cats and no pets",
         source="written for this app in the style of CDConv's intra-sentence category",
         text=(
-            "User: Do you eat meat?\n"
-            "Bot: I am a strict vegetarian, and I eat steak every day."
+            "User: Do you have any pets?\n"
+            "Bot: I have two cats, but I have no pets."
         ),
         expected="intra",
+        note="The two clauses cannot both hold. Compare 'I am a vegetarian, but I eat chicken every day': "
+             "just as contradictory, but only with the world knowledge that chicken is meat, which a small "
+             "NLI model trained on sentence pairs mostly lacks.",
     ),
     Example(
         key="role_written",
-        title="Role confusion: the bot answers as the user",
+        title="Role confusion: the bot takes over the user's job",
         source="written for this app in the style of CDConv's role-confusion category",
         text=(
-            "User: I just got back from my trip to Japan.\n"
-            "Bot: How was your trip to Japan?\n"
-            "User: It was amazing, the food was great.\n"
-            "Bot: I just got back from my trip to Japan, the food was amazing."
+            "User: I work as a nurse at the city hospital.\n"
+            "Bot: I am a teacher. What is your job like?\n"
+            "User: I love my job, I help patients every day.\n"
+            "Bot: I work as a nurse and I help patients every day."
         ),
         expected="role",
-        note="The last bot turn repeats the user's own story as if the bot had lived it.",
+        note="The last bot turn contradicts 'I am a teacher' because it answers as if it were the user: the "
+             "user's own words entail it. The detector calls a history contradiction role confusion when that "
+             "user reading wins.",
+    ),
+    Example(
+        key="long_history",
+        title="A fact from the start of a long chat",
+        source="written for this app (DECODE's point about long histories, Nie et al. 2021 §6)",
+        text=(
+            "User: Do you have any pets?\n"
+            "Bot: Yes, I have a dog named Max.\n"
+            "User: Nice! What do you do for work?\n"
+            "Bot: I work as a librarian in a small town library.\n"
+            "User: Do you like reading then?\n"
+            "Bot: I love reading, mostly mystery novels and old science fiction.\n"
+            "User: What did you do last weekend?\n"
+            "Bot: I went to a farmers market and bought fresh tomatoes and bread.\n"
+            "User: Sounds lovely. Do you cook a lot?\n"
+            "Bot: I cook almost every evening, my favourite dish is a spicy vegetable curry.\n"
+            "User: Would you ever want a pet?\n"
+            "Bot: I have never had a dog. Maybe one day."
+        ),
+        expected="history",
+        note="The contradicted fact is ten turns back; the whole-history (unstructured) pair dilutes it.",
     ),
     Example(
         key="consistent_written",
