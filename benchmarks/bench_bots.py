@@ -126,7 +126,7 @@ def mutual(args: argparse.Namespace) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("latency", "cold", "first", "mutual"))
-    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"))
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = the bot's default)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--limit", type=int, default=1000, help="mutual: train items used to pick the window")

@@ -97,12 +97,15 @@ def generate_candidates(
     stop_strings: Sequence[str] = (),
     end_token_ids: Sequence[int] = (),
     stopping_criteria: Sequence = (),
+    share_prefill: bool = True,
     clean: Callable[[str], str] = str.strip,
 ) -> list[Candidate]:
     """Run one batched generate() for a single prompt and return scored candidates, best first.
 
     ``stop_strings`` end the reply text (and its score) where they first occur after the reply began;
-    ``stopping_criteria`` let generate() stop early for them.
+    ``stopping_criteria`` let generate() stop early for them. ``share_prefill`` encodes the prompt
+    once for all samples instead of once per sample (decoder-only sampling; same results, measured
+    in docs/bots.md).
     """
     plan = plan_generation(decoding, num_candidates)
     end_ids = {int(t) for t in end_token_ids}
@@ -123,8 +126,11 @@ def generate_candidates(
         with seed_context, torch.inference_mode():
             if decoding.seed is not None:
                 torch.manual_seed(decoding.seed)
+            generate_inputs = dict(inputs)
+            if share_prefill and _can_share_prefill(model, plan, inputs):
+                generate_inputs, kwargs = _shared_prefill(model, inputs, kwargs, plan.num_draws)
             output = model.generate(
-                **inputs,
+                **generate_inputs,
                 **kwargs,
                 pad_token_id=pad_id,
                 return_dict_in_generate=True,
@@ -160,3 +166,31 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
         if key not in best or candidate.score > best[key].score:
             best[key] = candidate
     return list(best.values())
+
+
+def _can_share_prefill(model, plan: GenerationPlan, inputs: dict[str, torch.Tensor]) -> bool:
+    return (
+        not model.config.is_encoder_decoder
+        and plan.num_draws > 1
+        and plan.kwargs.get("num_beams", 1) == 1
+        and inputs["input_ids"].shape == (1, inputs["input_ids"].shape[1])
+        and inputs["input_ids"].shape[1] > 1
+    )
+
+
+def _shared_prefill(model, inputs: dict[str, torch.Tensor], kwargs: dict, copies: int):
+    """Encode all but the last prompt token once, then copy the KV cache for every sample.
+
+    generate() would otherwise expand the prompt to ``copies`` rows before encoding it, paying the
+    prompt's cost once per sample; it now only encodes the last prompt token per row.
+    """
+    from transformers import DynamicCache
+
+    input_ids, attention_mask = inputs["input_ids"], inputs["attention_mask"]
+    cache = DynamicCache(config=model.config)
+    model(input_ids=input_ids[:, :-1], attention_mask=attention_mask[:, :-1], past_key_values=cache,
+          use_cache=True, logits_to_keep=1)
+    cache.batch_repeat_interleave(copies)
+    expanded = {"input_ids": input_ids.repeat(copies, 1), "attention_mask": attention_mask.repeat(copies, 1),
+                "past_key_values": cache}
+    return expanded, {**kwargs, "num_return_sequences": 1}

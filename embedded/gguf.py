@@ -59,7 +59,7 @@ def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
 def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
     """Return ``(model, tokenizer)`` for a GGUF causal LM, in eval mode, converting once per file.
 
-    ``dtype`` is "float32" (default: faster than bfloat16 on this CPU, see docs/bots.md) or "bfloat16".
+    ``dtype`` is "float32" or "bfloat16" (half the memory; faster on CPUs with AVX-512 BF16, see docs/bots.md).
     The result is cached per process, so callers share one copy of the weights.
     """
     import torch

@@ -259,10 +259,23 @@ def test_plan_generation_maps_methods():
     assert beam.kwargs["min_new_tokens"] == 20 and beam.kwargs["num_return_sequences"] == 4
     top_k = plan_generation(PRESETS["decode_top_k"], 5)
     assert top_k.kwargs["do_sample"] and top_k.kwargs["top_k"] == 40 and top_k.kwargs["top_p"] == 1.0
-    top_p = plan_generation(PRESETS["fast"], 4)
+    top_p = plan_generation(PRESETS["top_p"], 4)
     assert top_p.kwargs["top_k"] == 0 and top_p.kwargs["top_p"] == 0.9
     rank = plan_generation(PRESETS["decode_sample_rank"], 3)
     assert rank.num_draws == 20 and rank.keep == 3
     assert plan_generation(PRESETS["greedy"], 4).keep == 1
     with pytest.raises(BotError):
         plan_generation(PRESETS["fast"], 0)
+
+
+@pytest.mark.parametrize("model_dir", ["opt_dir", "llama_dir"])
+def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
+    path = request.getfixturevalue(model_dir)
+    bot = TranscriptBot.from_pretrained(path)
+    prompt = bot.prompt_ids(HISTORY, ())
+    inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
+    decoding = PRESETS["fast"].replace(max_new_tokens=8, min_new_tokens=8, seed=4)
+    shared = generate_candidates(bot.model, tokenizer, inputs, decoding, 4, share_prefill=True)
+    plain = generate_candidates(bot.model, tokenizer, inputs, decoding, 4, share_prefill=False)
+    assert [c.text for c in shared] == [c.text for c in plain]
+    assert [c.score for c in shared] == pytest.approx([c.score for c in plain], abs=1e-4)

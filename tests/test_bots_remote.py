@@ -43,12 +43,12 @@ def _requests(log: Path) -> list[dict]:
 def test_n_candidates_in_one_request_scored_by_mean_logprob(start_server):
     url, log = start_server()
     bot = RemoteChatBot(base_url=url, model="tiny-test-model", timeout=10)
-    candidates = bot.generate(HISTORY, 3, PRESETS["fast"], persona=["I love tea."])
+    candidates = bot.generate(HISTORY, 3, PRESETS["top_p"], persona=["I love tea."])
     assert [c.text for c in candidates] == [f"reply {i} to do you like tea" for i in range(3)]
     assert [c.score for c in candidates] == pytest.approx([-0.1, -0.2, -0.3])
     (request,) = _requests(log)
     assert request["n"] == 3 and request["logprobs"] is True
-    assert request["top_p"] == PRESETS["fast"].top_p and request["temperature"] == PRESETS["fast"].temperature
+    assert request["top_p"] == 0.9 and request["temperature"] == PRESETS["top_p"].temperature
     assert request["messages"][0]["role"] == "system" and "I love tea." in request["messages"][0]["content"]
     assert [m["role"] for m in request["messages"][1:]] == ["user", "assistant", "user"]
 
