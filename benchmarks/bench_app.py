@@ -50,9 +50,9 @@ MESSAGES = [
 DEMO_SCRIPT = {"replies": [
     [{"text": "Yes! I have a dog named Max. He is a golden retriever.", "score": -0.6}],
     [{"text": "I usually take Max hiking in the hills.", "score": -0.7}],
-    [{"text": "I have never had a pet, but I would love a dog someday.", "score": -0.3},
-     {"text": "I am allergic to dogs, so no pets for me.", "score": -0.5},
-     {"text": "Max keeps me busy enough, one dog is plenty!", "score": -0.8}],
+    [{"text": "I have never had a dog. Maybe one day.", "score": -0.3},
+     {"text": "I am allergic to dogs, so I have no pets.", "score": -0.5},
+     {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
 
