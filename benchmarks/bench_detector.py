@@ -275,6 +275,8 @@ def main(argv=None) -> int:
                         help="NAME=PATH candidate encoders to time (MiniLM-L6 is always included)")
     parser.add_argument("--skip-encoders", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--merge", action="store_true",
+                        help="update the sections measured now and keep the others from --out")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "detector.json"))
     parser.add_argument("--doc", default=str(REPO / "docs" / "detector.md"))
     args = parser.parse_args(argv)
@@ -284,9 +286,14 @@ def main(argv=None) -> int:
 
     scorer = load_scorer(args.model)
     threshold, pairing = default_threshold(args.model), default_pairing(args.model)
-    results: dict = {"command": "python -m benchmarks.bench_detector " + " ".join(argv or sys.argv[1:]),
-                     "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "model": args.model,
-                     "threshold": threshold, "pairing": pairing}
+    command = "python -m benchmarks.bench_detector " + " ".join(argv or sys.argv[1:])
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results: dict = {}
+    if args.merge and Path(args.out).exists():  # keep the sections this run skips
+        results = json.loads(Path(args.out).read_text())
+        command = f"{results.get('command', '?')} ({results.get('date', '?')}); then {command}"
+    results.update({"command": command, "date": stamp, "model": args.model, "threshold": threshold,
+                    "pairing": pairing})
     results["latency"] = latency(scorer)
     print("latency", results["latency"], flush=True)
     if not args.skip_snli:
