@@ -112,7 +112,8 @@ def markdown(rows: list[dict], mutual: list[dict], meta: dict) -> str:
             o = m["overall"]
             lines.append(f"| first {o['n']} items | {m['method']} | {o['n']} | {metrics.fmt(o['R@1'])} "
                          f"| {metrics.fmt(o['R@2'])} | {metrics.fmt(o['MRR'])} |")
-    lines += ["", f"Detector `{meta['detector']}`, threshold {meta['threshold']:.3f}, pairing `{meta['pairing']}`; "
+    lines += ["", f"Detector `{meta['detector']}`, threshold {meta['threshold']:.3f} (both methods), pairing "
+              f"`{meta['pairing']}`, CDConv categories {'on' if meta['categories'] else 'off'}; "
               f"{meta['machine']}; {meta['date']}. Accuracy on the A2T/RCT/negation/antonym/synonym rows is "
               "the share of variants that got their expected label."]
     return "\n".join(lines)
@@ -123,39 +124,61 @@ def main() -> None:
     parser.add_argument("--detector", default="embedded")
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--mutual", type=int, default=0, help="also rank the first N MuTual dev items")
+    parser.add_argument("--no-categories", action="store_true", help="history contradictions only (faster)")
     parser.add_argument("--limit", type=int, default=None, help="first N records of each set (plumbing checks)")
     parser.add_argument("--json", type=Path, default=None, help="write every number here")
     parser.add_argument("--update-doc", type=Path, default=None, help="replace the marked table in this file")
+    parser.add_argument("--sets", nargs="*", default=None,
+                        help="only the sets whose name starts with one of these (e.g. rgm probe_suite)")
+    parser.add_argument("--merge", nargs="*", type=Path, default=None,
+                        help="no measuring: combine the rows of these --json files into one table")
     args = parser.parse_args()
+    if args.merge:
+        parts = [json.loads(p.read_text()) for p in args.merge]
+        rows = [r for part in parts for r in part["rows"]]
+        mutual = [m for part in parts for m in part["mutual"]]
+        meta = {**parts[0]["meta"], "command": " && ".join(part["meta"]["command"] for part in parts)}
+        print(write(args, rows, mutual, meta))
+        return
 
     scorer = load_scorer(args.detector)
     threshold = args.threshold if args.threshold is not None else default_threshold(args.detector)
     sets = ([("rgm topical_dev", RGM, "model-generated replies (Sato et al. 2024)")] if RGM.is_file() else []) + \
         [(f.replace(".jsonl", ""), DATA / f, note) for f, note in PROBE_SETS]
+    if args.sets is not None:
+        sets = [s for s in sets if any(s[0].startswith(prefix) for prefix in args.sets)]
     rows, mutual = [], []
-    for method in ("structured", "unstructured"):
-        detector = ContradictionDetector(scorer, method=method, threshold=threshold)
-        for name, path, note in sets:
-            rows.append(run_set(detector, name, path, note, args.limit))
-            print(f"{method:12s} {name:28s} acc={rows[-1]['overall']['accuracy']:.3f} "
-                  f"({rows[-1]['seconds']} s)", file=sys.stderr)
-        checklist([r for r in rows if r["method"] == method])
-        if args.mutual and MUTUAL.is_file():
-            records = read_dataset("mutual", MUTUAL, limit=args.mutual)
-            mutual.append({"method": method, **evaluate_mutual(scorer, records, method, quiet=False)})
+    detectors = {m: ContradictionDetector(scorer, method=m, threshold=threshold, categories=not args.no_categories)
+                 for m in ("structured", "unstructured")}
     meta = {
-        "detector": args.detector, "threshold": threshold,
-        "pairing": ContradictionDetector(scorer, threshold=threshold).pairing,
-        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads (CPU)",
+        "detector": args.detector, "threshold": threshold, "categories": not args.no_categories,
+        "pairing": detectors["structured"].pairing,
+        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch thread(s) (CPU)",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_methods " + " ".join(sys.argv[1:]),
     }
-    table = markdown(rows, mutual, meta)
-    for r in rows:
-        r.pop("_records"), r.pop("_predictions")
-    print(table)
+    for name, path, note in sets:  # set by set, both methods, results written as they come
+        for method, detector in detectors.items():
+            rows.append(run_set(detector, name, path, note, args.limit))
+            print(f"{method:12s} {name:28s} acc={rows[-1]['overall']['accuracy']:.3f} "
+                  f"({rows[-1]['seconds']} s)", file=sys.stderr)
+        for method in detectors:
+            checklist([r for r in rows if r["method"] == method])
+        write(args, rows, mutual, meta)
+    if args.mutual and MUTUAL.is_file():
+        records = read_dataset("mutual", MUTUAL, limit=args.mutual)
+        for method in detectors:
+            mutual.append({"method": method, **evaluate_mutual(scorer, records, method, quiet=False)})
+    print(write(args, rows, mutual, meta))
+
+
+def write(args, rows: list[dict], mutual: list[dict], meta: dict) -> str:
+    """Write the JSON and the doc table for what has been measured so far; return the table."""
+    ordered = sorted(rows, key=lambda r: (r["method"] != "structured",))  # structured rows first
+    table = markdown(ordered, mutual, meta)
+    public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in ordered]
     if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": rows, "mutual": mutual}, indent=1, default=float) + "\n")
+        args.json.write_text(json.dumps({"meta": meta, "rows": public, "mutual": mutual}, indent=1, default=float) + "\n")
     if args.update_doc:
         text = args.update_doc.read_text()
         if START not in text or END not in text:
@@ -163,6 +186,7 @@ def main() -> None:
         before, rest = text.split(START, 1)
         _, after = rest.split(END, 1)
         args.update_doc.write_text(f"{before}{START}\n{table}\n\nMade by `{meta['command']}`.\n{END}{after}")
+    return table
 
 
 if __name__ == "__main__":
