@@ -55,6 +55,8 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     entities = td.wordnet_entities(wn)
     persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities)
     chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
+    if args.negated_neutral:
+        chitchat += td.negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
     fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
     dialogue_train = td.add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
 
@@ -348,6 +350,9 @@ def parse_args(argv=None):
     parser.add_argument("--snli", type=int, default=60000, help="SNLI training pairs (random subset of 100k)")
     parser.add_argument("--persona", type=int, default=12000, help="DNLI-style persona pairs")
     parser.add_argument("--chitchat", type=int, default=16000, help="chit-chat pairs (neutral, repeat, perturbed)")
+    parser.add_argument("--negated-neutral", type=int, default=0,
+                        help="neutral pairs of an utterance vs an unrelated negated statement (against the "
+                             "'negation means contradiction' shortcut)")
     parser.add_argument("--context-noise", type=float, default=0.3,
                         help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
     parser.add_argument("--dev-pairs", type=int, default=2000)

@@ -498,6 +498,32 @@ def _statement_sentences(doc) -> list:
     return [s for s in doc.sents if not s.text.strip().endswith("?") and len(s) >= 3]
 
 
+def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+    """Neutral pairs whose hypothesis carries a negation: an utterance vs an *unrelated* statement negated.
+
+    Counters the shortcut "negation word => contradiction" that the negation perturbations alone teach.
+    """
+    rng = random.Random(seed)
+    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    if not pool:
+        return []
+    pairs: list[NLIPair] = []
+    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 4 * n)), batch_size=256):
+        if len(pairs) >= n:
+            break
+        sents = _statement_sentences(doc)
+        if not sents:
+            continue
+        changed = negate_sentence(rng.choice(sents).as_doc())
+        if not changed:
+            continue
+        premise = rng.choice(pool)
+        if premise == doc.text:
+            continue
+        pairs.append(NLIPair(premise, changed, "neutral", "chitchat-negated-unrelated"))
+    return pairs
+
+
 def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed: int = 0) -> list[NLIPair]:
     """Dialogue-domain pairs from real utterances.
 

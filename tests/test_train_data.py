@@ -148,3 +148,14 @@ def test_snli_loader_drops_no_consensus_rows(tmp_path):
                     '{"gold_label": "-", "sentence1": "A dog.", "sentence2": "A cat."}\n')
     pairs = td.load_snli(path)
     assert [(p.premise, p.label) for p in pairs] == [("A man.", "neutral")]
+
+
+def test_negated_neutral_pairs_are_neutral_and_negated(nlp):
+    pairs = td.negated_neutral_pairs(CONVS * 3, 6, nlp, seed=0)
+    assert pairs, "the chit-chat fixtures hold negatable statements"
+    originals = {u for c in CONVS for u in c.utterances}
+    for p in pairs:
+        assert p.label == "neutral" and p.source == "chitchat-negated-unrelated"
+        assert p.hypothesis not in originals  # the statement was changed
+        assert any(w in p.hypothesis.lower() for w in ("not", "n't", "never", "always", " do ", " did "))
+        assert p.premise != p.hypothesis
