@@ -66,7 +66,7 @@ with tabs[1]:
 with tabs[2]:
     st.markdown("The reply is paired with every earlier turn of the same speaker; the highest pair score "
                 "decides, and every pair above τ is evidence.")
-    live("decode_human_bot")
+    live("dnli_job")
 
 st.header("3. Why the structured method is more robust")
 st.markdown(
