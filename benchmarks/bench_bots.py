@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,13 +52,15 @@ def latency(args: argparse.Namespace) -> dict:
     for label, decoding in (("fast", PRESETS["fast"]), ("full32", PRESETS["fast"].replace(min_new_tokens=32))):
         for warm in range(2):
             bot.generate(history, 4, decoding.replace(seed=100 + warm))
-        times = []
+        times, cpu_times = [], []
         for run in range(args.repeats):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             bot.generate(history, 4, decoding.replace(seed=run))
             times.append(time.perf_counter() - start)
+            cpu_times.append(time.process_time() - cpu_start)
+        # CPU time (all threads) shows the work itself when other jobs keep the cores busy
         results[label] = {"p50_s": round(statistics.median(times), 3), "min_s": round(min(times), 3),
-                          "max_s": round(max(times), 3)}
+                          "max_s": round(max(times), 3), "cpu_p50_s": round(statistics.median(cpu_times), 3)}
     results["full32"]["aggregate_tok_per_s_p50"] = round(4 * 32 / results["full32"]["p50_s"], 1)
     return {"bench": "latency", "dtype": args.dtype, "threads": torch.get_num_threads(), "candidates": 4,
             "max_new_tokens": 32, "repeats": args.repeats, **results, "loadavg_1min": _load()}
@@ -82,13 +85,16 @@ def cold(args: argparse.Namespace, empty_cache: bool = False) -> dict:
         if empty_cache:
             env["GUARD_CACHE_DIR"] = cache
         start = time.perf_counter()
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run([sys.executable, "-c", _COLD.format(dtype=args.dtype)], env=env, cwd=REPO,
                              capture_output=True, text=True, check=True)
         wall = time.perf_counter() - start
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     load_s, first_reply_s = (float(x) for x in out.stdout.split())
     return {"bench": "first_load" if empty_cache else "cold_start", "dtype": args.dtype,
             "import_and_load_s": load_s, "load_and_first_reply_s": first_reply_s,
-            "process_wall_s": round(wall, 2), "loadavg_1min": _load()}
+            "process_wall_s": round(wall, 2), "process_cpu_s": round(child_cpu, 2), "loadavg_1min": _load()}
 
 
 def mutual(args: argparse.Namespace) -> dict:
@@ -100,15 +106,21 @@ def mutual(args: argparse.Namespace) -> dict:
     scorer = EmbeddingCoherence.embedded()
     # the context window is chosen on (a slice of) the train split, then dev is scored once
     train = read_mutual(MUTUAL_DIR / "mutual_train.jsonl", limit=args.limit)
-    by_window = {w: evaluate_ranker(EmbeddingCoherence(scorer.embedder, w), train).r_at_1 for w in (1, 2, 3, 0)}
-    best = max(by_window, key=by_window.get)
+    windows = [int(w) for w in args.windows.split(",")]
+    if len(windows) == 1:
+        train = []
+    by_window = {w: evaluate_ranker(EmbeddingCoherence(scorer.embedder, w), train).r_at_1 if train else None
+                 for w in windows}
+    best = windows[0] if len(windows) == 1 else max(by_window, key=by_window.get)
     results = {"bench": "mutual", "ranker": "embedder (all-MiniLM-L6-v2 cosine)",
-               "train_r_at_1_by_window": {str(k): round(v, 3) for k, v in by_window.items()},
+               "train_r_at_1_by_window": {str(k): v if v is None else round(v, 3) for k, v in by_window.items()},
                "window": best, "train_items": len(train)}
     for split in ("mutual_dev", "mutual_plus_dev"):
         metrics = evaluate_ranker(EmbeddingCoherence(scorer.embedder, best), read_mutual(MUTUAL_DIR / f"{split}.jsonl"))
         results[split] = {"r_at_1": round(metrics.r_at_1, 3), "r_at_2": round(metrics.r_at_2, 3),
                           "mrr": round(metrics.mrr, 3), "n": metrics.n}
+    if args.no_nli:
+        return results
     try:
         from guard.loading import load_scorer
 
@@ -130,6 +142,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = the bot's default)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--limit", type=int, default=1000, help="mutual: train items used to pick the window")
+    parser.add_argument("--windows", default="1,2,3,0", help="mutual: context windows tried (0 = whole context); "
+                        "one value skips the search on train")
+    parser.add_argument("--no-nli", action="store_true", help="mutual: skip the NLI (models/detector) ranker")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.what == "latency":
