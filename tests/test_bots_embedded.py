@@ -34,7 +34,8 @@ def test_gguf_conversion_is_cached(bot):
     from embedded.gguf import converted_dir
     from bots.embedded import smollm2_path
 
-    cached = converted_dir(smollm2_path())
+    dtype = str(bot.model.dtype).removeprefix("torch.")  # the cache is kept per dtype
+    cached = converted_dir(smollm2_path(), dtype)
     assert (cached / "config.json").exists() and (cached / "model.safetensors").exists()
     assert "quantization_config" not in (cached / "config.json").read_text()
 
