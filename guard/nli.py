@@ -122,11 +122,22 @@ class NLIScorer:
         max_length: int = 128,
         batch_size: int = 64,
         device: str | None = None,
+        dtype: str = "float32",
     ) -> "NLIScorer":
-        """Load a hub name or a local folder; hub names need a network the embedded default does not."""
+        """Load a hub name or a local folder; hub names need a network the embedded default does not.
+
+        ``dtype`` is "float32", "bfloat16" or "auto" (bfloat16 where the CPU has it natively:
+        ``embedded.cpu_dtype()``); probabilities are always returned as float32.
+        """
         name = str(name_or_path)
+        if dtype == "auto":
+            from embedded import cpu_dtype
+
+            dtype = cpu_dtype()
+        if dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be 'float32', 'bfloat16' or 'auto', not {dtype!r}")
         tokenizer = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForSequenceClassification.from_pretrained(name, dtype=torch.float32)
+        model = AutoModelForSequenceClassification.from_pretrained(name, dtype=getattr(torch, dtype))
         layout = LabelLayout.from_id2label(model.config.id2label, contradiction_label)
         if device:
             model = model.to(device)
