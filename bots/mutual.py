@@ -1,22 +1,20 @@
 """MuTual response selection (Cui et al. 2020, 004_*.txt) as a test of a coherence ranker.
 
 Each item has a context ("m : ... f : ...") and four options; the ranker scores the options and
-R@1, R@2 and MRR are computed with scikit-learn (top-k accuracy and label-ranking average
-precision, which equals MRR when exactly one option is right).
+R@1, R@2 and MRR come from ``guard.metrics.response_selection`` (scikit-learn). The file is read by
+``guard.datasets.read_mutual``, the one MuTual reader, so malformed lines get its file/line/field errors.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
-import numpy as np
-from sklearn.metrics import label_ranking_average_precision_score, top_k_accuracy_score
-
-_TAG = re.compile(r"(?:^|\s)([mf]) : ")
+from guard.datasets import read_mutual as read_mutual_dialogues
+from guard.datasets import split_mutual_speakers
+from guard.metrics import response_selection
 
 
 @dataclass
@@ -29,31 +27,18 @@ class MutualItem:
 
 def split_turns(article: str) -> list[str]:
     """Split "m : hi . f : hello ." into ["hi .", "hello ."]."""
-    parts = _TAG.split(" " + article.strip())
-    # parts = ["", "m", "hi .", "f", "hello ."]
-    return [text.strip() for text in parts[2::2] if text.strip()]
-
-
-def _strip_tag(option: str) -> str:
-    turns = split_turns(option)
-    return turns[0] if turns else option.strip()
+    return [utterance for _, utterance in split_mutual_speakers(article)]
 
 
 def read_mutual(path: str | Path, limit: int | None = None) -> list[MutualItem]:
+    """The labelled items of a MuTual / MuTual-plus jsonl file (the test split has no answers: refused)."""
     items = []
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            items.append(MutualItem(
-                item_id=record["id"],
-                turns=split_turns(record["article"]),
-                options=[_strip_tag(o) for o in record["options"]],
-                answer="ABCD".index(record["answers"].strip().upper()),
-            ))
-            if limit and len(items) >= limit:
-                break
+    for dialogue in islice(read_mutual_dialogues(Path(path)), limit):
+        answer = dialogue.meta["answer"]
+        if answer is None:
+            raise ValueError(f"{path}: item {dialogue.record_id} has no answer; use a labelled split (train/dev)")
+        items.append(MutualItem(dialogue.record_id, [t.text for t in dialogue.turns],
+                                list(dialogue.meta["options"]), int(answer)))
     return items
 
 
@@ -67,17 +52,8 @@ class SelectionScores:
 
 def selection_metrics(scores: Sequence[Sequence[float]], answers: Sequence[int]) -> SelectionScores:
     """R@1, R@2, MRR from per-option scores (rows = items)."""
-    matrix = np.asarray(scores, dtype=float)
-    truth = np.asarray(answers, dtype=int)
-    labels = np.arange(matrix.shape[1])
-    onehot = np.zeros_like(matrix, dtype=int)
-    onehot[np.arange(len(truth)), truth] = 1
-    return SelectionScores(
-        r_at_1=float(top_k_accuracy_score(truth, matrix, k=1, labels=labels)),
-        r_at_2=float(top_k_accuracy_score(truth, matrix, k=2, labels=labels)),
-        mrr=float(label_ranking_average_precision_score(onehot, matrix)),
-        n=len(truth),
-    )
+    metrics = response_selection(answers, scores)
+    return SelectionScores(metrics["R@1"], metrics["R@2"], metrics["MRR"], metrics["n"])
 
 
 def evaluate_ranker(scorer, items: Iterable[MutualItem]) -> SelectionScores:
