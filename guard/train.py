@@ -57,6 +57,8 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
     if args.negated_neutral:
         chitchat += td.negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
+    if args.negated_entailment:
+        chitchat += td.negated_entailment_pairs(train_convs, args.negated_entailment, nlp, seed=args.seed + 1)
     fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
     dialogue_train = td.add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
 
@@ -353,6 +355,9 @@ def parse_args(argv=None):
     parser.add_argument("--negated-neutral", type=int, default=0,
                         help="neutral pairs of an utterance vs an unrelated negated statement (against the "
                              "'negation means contradiction' shortcut)")
+    parser.add_argument("--negated-entailment", type=int, default=0,
+                        help="entailment pairs: an utterance with one statement negated vs that negated statement "
+                             "(balances --negated-neutral)")
     parser.add_argument("--context-noise", type=float, default=0.3,
                         help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
     parser.add_argument("--dev-pairs", type=int, default=2000)

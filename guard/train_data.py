@@ -524,6 +524,33 @@ def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, se
     return pairs
 
 
+def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+    """Entailment pairs whose hypothesis carries a negation the premise already states.
+
+    The premise is a real utterance with one statement negated; the hypothesis is that negated
+    sentence. Paired with ``negated_neutral_pairs`` it teaches that a negation agreeing with the
+    premise is no contradiction (the neutral pairs alone made the model fire on consistent restatements).
+    """
+    rng = random.Random(seed)
+    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    if not pool:
+        return []
+    pairs: list[NLIPair] = []
+    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 4 * n)), batch_size=256):
+        if len(pairs) >= n:
+            break
+        sents = _statement_sentences(doc)
+        if not sents:
+            continue
+        target = rng.choice(sents)
+        changed = negate_sentence(target.as_doc())
+        if not changed:
+            continue
+        premise = (doc.text[:target.start_char] + changed + doc.text[target.end_char:]).strip()
+        pairs.append(NLIPair(premise, changed, "entailment", "chitchat-negated-restated"))
+    return pairs
+
+
 def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed: int = 0) -> list[NLIPair]:
     """Dialogue-domain pairs from real utterances.
 

@@ -159,3 +159,14 @@ def test_negated_neutral_pairs_are_neutral_and_negated(nlp):
         assert p.hypothesis not in originals  # the statement was changed
         assert any(w in p.hypothesis.lower() for w in ("not", "n't", "never", "always", " do ", " did "))
         assert p.premise != p.hypothesis
+
+
+def test_negated_entailment_pairs_restate_a_negation_the_premise_holds(nlp):
+    pairs = td.negated_entailment_pairs(CONVS * 3, 6, nlp, seed=0)
+    assert pairs, "the chit-chat fixtures hold negatable statements"
+    originals = {u for c in CONVS for u in c.utterances}
+    for p in pairs:
+        assert p.label == "entailment" and p.source == "chitchat-negated-restated"
+        assert p.hypothesis in p.premise  # the premise states the negated sentence itself
+        assert p.premise not in originals  # ...which is not what the speaker originally said
+        assert any(w in p.hypothesis.lower() for w in ("not", "n't", "never", "always", " do ", " did "))
