@@ -57,6 +57,8 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
     if args.negated_neutral:
         chitchat += td.negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
+    if args.restatements:
+        chitchat += td.restatement_pairs(train_convs, args.restatements, nlp, seed=args.seed + 2)
     if args.negated_entailment:
         chitchat += td.negated_entailment_pairs(train_convs, args.negated_entailment, nlp, seed=args.seed + 1)
     fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
@@ -230,6 +232,10 @@ def train(args) -> Path:
             for param in module.parameters():
                 param.requires_grad_(False)
     model.to(device)
+    # mixed precision: fp32 master weights, bf16 matmuls (AMX / AVX-512 BF16 on CPU, tensor cores on GPU)
+    use_bf16 = {"auto": device == "cuda" or embedded.cpu_dtype() == "bfloat16",
+                "on": True, "off": False}[args.bf16]
+    log(f"bf16 autocast: {use_bf16}", logfile)
 
     enc = tokenizer([p.premise for p in train_pairs], [p.hypothesis for p in train_pairs],
                     truncation=True, max_length=args.max_length)
@@ -272,7 +278,8 @@ def train(args) -> Path:
                                      return_tensors="pt")
             features = {k: v.to(device) for k, v in features.items()}
             target = torch.tensor([labels[i] for i in batch], device=device)
-            loss = model(**features, labels=target).loss
+            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=use_bf16):
+                loss = model(**features, labels=target).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             for group in optimizer.param_groups:
@@ -299,7 +306,7 @@ def train(args) -> Path:
     scorer = NLIScorer(model, tokenizer, LabelLayout.from_id2label(model.config.id2label),
                        max_length=args.max_length, batch_size=128, name=str(out))
     metrics: dict = {"steps": step, "examples_seen": step * args.batch_size, "train_seconds": round(train_seconds),
-                     "device": device, "threads": torch.get_num_threads(), "base": args.base,
+                     "device": device, "threads": torch.get_num_threads(), "base": args.base, "bf16_autocast": use_bf16,
                      "stopped_by_time_budget": stopped_by_budget, "seed": args.seed}
     t1 = time.time()
     snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.split_seed)
@@ -358,6 +365,9 @@ def parse_args(argv=None):
     parser.add_argument("--negated-entailment", type=int, default=0,
                         help="entailment pairs: an utterance with one statement negated vs that negated statement "
                              "(balances --negated-neutral)")
+    parser.add_argument("--restatements", type=int, default=0,
+                        help="entailment pairs that are near copies keeping the meaning (synonym swap, modifier "
+                             "dropped), against the 'near copy with a change => contradiction' shortcut")
     parser.add_argument("--context-noise", type=float, default=0.3,
                         help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
     parser.add_argument("--dev-pairs", type=int, default=2000)
@@ -375,6 +385,8 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=13, help="sampling of training pairs, init, batch order")
     parser.add_argument("--split-seed", type=int, default=13,
                         help="held-out conversation split and dev/calibration sets (keep fixed across stages)")
+    parser.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
+                        help="bf16 autocast (fp32 weights): 'auto' uses it on a GPU and on CPUs with native bf16")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--cpu", action="store_true", help="ignore a GPU")

@@ -168,6 +168,9 @@ def realize(fact: Fact, rng: random.Random) -> str:
         choices = [f"i do not have {_article(e)}.", f"i don't have {_article(e)}.",
                    f"i have never had {_article(e)}.", f"i don't own {_article(e)}."
                    if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have no {_plural(e)}."]
+    elif r == "not_have_any":  # e is a super-type ("pet", "kid"): nothing of that kind at all
+        choices = [f"i don't have any {_plural(e)}.", f"i have no {_plural(e)}.", f"i've never had {_article(e)}.",
+                   f"i do not have any {_plural(e)}.", f"no {_plural(e)} for me, i have none."]
     elif r == "like":
         choices = [f"i like {e}.", f"i love {e}.", f"i really enjoy {e}.", f"{e} is one of my favorite things.",
                    f"i am a big fan of {e}."]
@@ -249,6 +252,8 @@ def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list
         if fact.number is not None and rng.random() < 0.6:
             other = rng.choice([k for k in range(1, 9) if k != fact.number])
             return Fact("have", fact.entity, other, fact.category), "numeric"
+        if fact.category in _SUPERTYPES and rng.random() < 0.4:  # "two dogs" vs "no pets": other words, same fact
+            return Fact("not_have_any", _SUPERTYPES[fact.category], category=fact.category), "supertype"
         return Fact("not_have", fact.entity, category=fact.category), "relation"
     if r == "not_have":
         return Fact("have", fact.entity, category=fact.category), "relation"
@@ -283,6 +288,10 @@ def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list
 def _neutral_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]]) -> tuple[Fact, str]:
     """A fact independent of ``fact`` (appendix A.2's neutral swaps: have_x vs have_y, other relations)."""
     r = fact.relation
+    if r == "have" and rng.random() < 0.3:  # a negation about another kind of thing says nothing about this one
+        others = [c for c in _SUPERTYPES if c != fact.category]
+        cat = rng.choice(others)
+        return Fact("not_have_any", _SUPERTYPES[cat], category=cat), "negated-other-kind"
     if r in ("have", "like") and rng.random() < 0.6:
         cat = fact_category(fact)
         if r == "have":  # having a dog says nothing about having a car (or another pet)
@@ -548,6 +557,82 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
             continue
         premise = (doc.text[:target.start_char] + changed + doc.text[target.end_char:]).strip()
         pairs.append(NLIPair(premise, changed, "entailment", "chitchat-negated-restated"))
+    return pairs
+
+
+# Words that make dropping a modifier unsafe (downward-monotone or non-subsective contexts).
+_NOT_UPWARD = {"no", "not", "never", "nobody", "nothing", "none", "nor", "without", "if", "few", "only", "hardly",
+               "barely", "unless", "less", "neither", "n't", "cannot", "dont", "doesnt", "didnt", "cant", "wont"}
+_NON_SUBSECTIVE = {"former", "fake", "alleged", "false", "fictional", "imaginary", "pretend", "artificial", "mock",
+                   "toy", "ex", "counterfeit", "virtual", "fewer", "more", "most", "less", "least", "other", "same",
+                   "many", "much", "several", "all", "every", "each", "any", "some", "enough", "first", "last"}
+
+
+_DROPPABLE_ADVERBS = {"very", "really", "pretty", "so", "too", "also", "just", "actually", "probably", "always",
+                      "still", "quite", "super", "totally", "definitely", "even", "already", "often", "usually"}
+
+
+def drop_modifier(doc, rng: random.Random) -> str | None:
+    """The sentence with one adjective or adverb modifier removed, when that keeps it entailed.
+
+    "I have a big old dog" entails "I have a big dog"; skipped where a negation, quantifier or
+    conditional could reverse that ("I don't have a big dog" does not entail "I don't have a dog").
+    """
+    if any(t.lower_ in _NOT_UPWARD or t.dep_ == "neg" for t in doc) or doc.text.strip().endswith("?"):
+        return None
+    options = [t for t in doc if t.text.isalpha() and t.lower_ not in _NON_SUBSECTIVE and not list(t.children)
+               and t.i > 0 and (
+                   (t.dep_ == "amod" and t.pos_ == "ADJ" and t.head.pos_ == "NOUN" and t.i < t.head.i)
+                   or (t.dep_ == "advmod" and t.pos_ == "ADV" and t.head.pos_ in ("VERB", "ADJ")
+                       and (t.lower_.endswith("ly") or t.lower_ in _DROPPABLE_ADVERBS)))]
+    if not options:
+        return None
+    t = rng.choice(options)
+    tokens = [x.text for x in doc]
+    spaces = [x.whitespace_ for x in doc]
+    tokens[t.i], spaces[t.i] = "", ""
+    before = doc[t.i - 1]
+    if before.lower_ in ("a", "an") and t.i + 1 < len(doc):  # "an old dog" -> "a dog"
+        article = "an" if doc[t.i + 1].text[:1].lower() in "aeiou" else "a"
+        tokens[before.i] = article.capitalize() if before.text[:1].isupper() else article
+    out = re.sub(r"\s+", " ", _join(tokens, spaces)).strip()
+    return out if out and out.lower() != doc.text.strip().lower() else None
+
+
+def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+    """Entailment pairs that look like the perturbations but keep the meaning.
+
+    Every synthetic contradiction is a near copy of its premise, which teaches "near copy with one word
+    changed => contradiction" (seen on the probe suite: restatements flagged at 0.99). These pairs are
+    near copies that stay true: one noun swapped for a WordNet synonym (guard.probes.synonym) or one
+    adjective / adverb modifier dropped; the hypothesis is the changed sentence alone or the whole
+    utterance with that sentence changed.
+    """
+    from guard.probes import synonym
+
+    rng = random.Random(seed)
+    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    if not pool:
+        return []
+    pairs: list[NLIPair] = []
+    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 6 * n)), batch_size=256):
+        if len(pairs) >= n:
+            break
+        sents = _statement_sentences(doc)
+        if not sents:
+            continue
+        sent = rng.choice(sents)
+        if rng.random() < 0.5:
+            changed, kind = drop_modifier(sent.as_doc(), rng), "modifier-dropped"
+        else:
+            changed, kind = synonym(sent.text.strip(), rng), "synonym"
+        if not changed or changed.lower() == sent.text.strip().lower():
+            continue
+        whole = (doc.text[:sent.start_char] + changed + doc.text[sent.end_char:]).strip()
+        premise, hypothesis = doc.text, changed if rng.random() < 0.5 else whole
+        if kind == "synonym" and hypothesis == whole and rng.random() < 0.5:  # same content: entails both ways
+            premise, hypothesis = hypothesis, premise
+        pairs.append(NLIPair(premise, hypothesis, "entailment", f"chitchat-restated-{kind}"))
     return pairs
 
 

@@ -62,7 +62,7 @@ def test_relation_swaps_make_contradictions():
     assert (other.relation, other.entity, how) == ("dislike", "pizza", "relation")
     have = td.Fact("have", "dog", category="pet")
     other, how = td._contradicting_fact(have, rng, td.ENTITIES)
-    assert (other.relation, other.entity) == ("not_have", "dog")
+    assert (other.relation, other.entity) in {("not_have", "dog"), ("not_have_any", "pet")}
 
 
 def test_entity_and_numeric_swaps_change_the_value():
@@ -170,3 +170,46 @@ def test_negated_entailment_pairs_restate_a_negation_the_premise_holds(nlp):
         assert p.hypothesis in p.premise  # the premise states the negated sentence itself
         assert p.premise not in originals  # ...which is not what the speaker originally said
         assert any(w in p.hypothesis.lower() for w in ("not", "n't", "never", "always", " do ", " did "))
+
+
+def test_have_swaps_include_the_super_type(nlp):
+    """'two dogs' vs 'no pets': a contradiction in other words (DNLI appendix A's have / not_have)."""
+    rng = random.Random(0)
+    have = td.Fact("have", "dog", category="pet")
+    swaps = Counter()
+    for _ in range(60):
+        other, how = td._contradicting_fact(have, rng, td.ENTITIES)
+        swaps[(other.relation, other.entity, how)] += 1
+    assert swaps[("not_have_any", "pet", "supertype")] > 0 and swaps[("not_have", "dog", "relation")] > 0
+    said = {td.realize(td.Fact("not_have_any", "pet"), rng) for _ in range(40)}
+    assert all("pet" in s for s in said) and len(said) > 1
+    neutral, how = td._neutral_fact(have, random.Random(3), td.ENTITIES)
+    while how != "negated-other-kind":
+        neutral, how = td._neutral_fact(have, rng, td.ENTITIES)
+    assert neutral.relation == "not_have_any" and neutral.entity != "pet"  # no kids says nothing about dogs
+
+
+@pytest.mark.parametrize("sentence, allowed", [
+    ("I have a big old dog.", {"I have a old dog.", "I have an old dog.", "I have a big dog."}),
+    ("I really love hiking.", {"I love hiking."}),
+    ("I have an old car.", {"I have a car."}),
+])
+def test_dropping_a_modifier_keeps_an_entailed_sentence(nlp, sentence, allowed):
+    out = td.drop_modifier(nlp(sentence), random.Random(0))
+    assert out in allowed - {"I have a old dog."}
+
+
+@pytest.mark.parametrize("sentence", ["I don't have a big dog.", "I never eat spicy food.", "Do you have a big dog?",
+                                      "If it is sunny we go out."])
+def test_no_modifier_is_dropped_where_that_could_flip_the_meaning(nlp, sentence):
+    assert td.drop_modifier(nlp(sentence), random.Random(0)) is None
+
+
+def test_restatement_pairs_are_changed_entailments(nlp, wn):
+    pairs = td.restatement_pairs(CONVS * 3, 8, nlp, seed=0)
+    assert pairs, "the chit-chat fixtures hold restatable statements"
+    for p in pairs:
+        assert p.label == "entailment" and p.source.startswith("chitchat-restated-")
+        assert p.premise != p.hypothesis
+        assert not any(w in p.hypothesis.lower().split() for w in ("not", "never")) or \
+            any(w in p.premise.lower().split() for w in ("not", "never"))  # no negation is introduced
