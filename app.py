@@ -10,9 +10,11 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the app never downloads weights
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# OpenMP threads that spin while waiting make torch 6-10x slower when the CPU is shared (other
-# sessions, the detector, other programs): measured in docs/app.md. Must be set before torch loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
+# measured in docs/app.md. Must run before torch loads its OpenMP runtime.
+from embedded import configure_openmp  # noqa: E402
+
+configure_openmp()
 
 import streamlit as st  # noqa: E402
 

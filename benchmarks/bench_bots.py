@@ -22,8 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the app and CLI do; before torch loads
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from embedded import configure_openmp  # noqa: E402
+
+configure_openmp()  # as the app and CLI do; before torch loads
 MUTUAL_DIR = REPO.parent / "shared" / "data" / "mutual"
 HISTORY = [
     ("user", "Hi! I just moved to Leeds and I'm looking for things to do."),

@@ -32,8 +32,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# Idle OpenMP threads sleep instead of spinning: on a shared CPU spinning threads slow everything down.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
+# measured in docs/app.md. Must run before torch loads its OpenMP runtime.
+from embedded import configure_openmp  # noqa: E402
+
+configure_openmp()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -1,9 +1,10 @@
-import os
 import sys
 
-# Idle OpenMP threads sleep instead of spinning: on a shared CPU spinning threads steal the cores the
-# generation needs (must be set before torch loads its OpenMP runtime).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
+# measured in docs/app.md. Must run before torch loads its OpenMP runtime.
+from embedded import configure_openmp  # noqa: E402
+
+configure_openmp()
 
 from bots.cli import main  # noqa: E402
 

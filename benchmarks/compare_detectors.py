@@ -1,0 +1,53 @@
+"""Where two detector checkpoints disagree on the probe suite (our own data, never rgm).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.compare_detectors embedded runs/v2_export
+
+Each checkpoint runs the product detector (structured, sentence pairing, categories, its own
+calibrated threshold); every dialogue the two flag differently is printed with both scores and
+the best-scoring pair, so a training change can be read example by example, not only as a rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("first", help="'embedded' or a checkpoint folder")
+    parser.add_argument("second", help="'embedded' or a checkpoint folder")
+    parser.add_argument("--suite", default=str(REPO / "guard" / "data" / "probe_suite.jsonl"))
+    args = parser.parse_args(argv)
+
+    from guard.datasets import read_dataset
+    from guard.detector import ContradictionDetector
+    from guard.loading import default_threshold, load_scorer
+
+    records = [d for d in read_dataset("decode", args.suite) if d.label is not None]
+    verdicts = {}
+    for name in (args.first, args.second):
+        detector = ContradictionDetector(load_scorer(name), threshold=default_threshold(name), categories=True)
+        verdicts[name] = [detector.detect(d) for d in records]
+    right = {name: sum(v.contradiction == bool(d.label) for v, d in zip(vs, records)) for name, vs in verdicts.items()}
+    print(f"{len(records)} dialogues; right: " + ", ".join(f"{n} {k}" for n, k in right.items()))
+    for d, a, b in zip(records, verdicts[args.first], verdicts[args.second]):
+        if a.contradiction == b.contradiction:
+            continue
+        pair = max(a.pair_scores + b.pair_scores, key=lambda p: p.score, default=None)
+        print(f"\ngold={'contradiction' if d.label else 'consistent'}  first={a.score:.2f} ({a.category})  "
+              f"second={b.score:.2f} ({b.category})")
+        print(f"  last turn: {d.turns[-1].text}")
+        if pair is not None:
+            print(f"  best pair: {pair.premise!r} -> {pair.hypothesis!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
