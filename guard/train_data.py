@@ -507,6 +507,14 @@ def _statement_sentences(doc) -> list:
     return [s for s in doc.sents if not s.text.strip().endswith("?") and len(s) >= 3]
 
 
+def _statement_docs(pool: Sequence[str], count: int, nlp, rng: random.Random):
+    """Up to ``count`` utterances sampled from ``pool``, parsed, each with its statement sentences."""
+    for doc in nlp.pipe(rng.sample(pool, min(len(pool), count)), batch_size=256):
+        sents = _statement_sentences(doc)
+        if sents:
+            yield doc, sents
+
+
 def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
     """Neutral pairs whose hypothesis carries a negation: an utterance vs an *unrelated* statement negated.
 
@@ -517,12 +525,9 @@ def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, se
     if not pool:
         return []
     pairs: list[NLIPair] = []
-    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 4 * n)), batch_size=256):
+    for doc, sents in _statement_docs(pool, 4 * n, nlp, rng):
         if len(pairs) >= n:
             break
-        sents = _statement_sentences(doc)
-        if not sents:
-            continue
         changed = negate_sentence(rng.choice(sents).as_doc())
         if not changed:
             continue
@@ -545,12 +550,9 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
     if not pool:
         return []
     pairs: list[NLIPair] = []
-    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 4 * n)), batch_size=256):
+    for doc, sents in _statement_docs(pool, 4 * n, nlp, rng):
         if len(pairs) >= n:
             break
-        sents = _statement_sentences(doc)
-        if not sents:
-            continue
         target = rng.choice(sents)
         changed = negate_sentence(target.as_doc())
         if not changed:
@@ -615,12 +617,9 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
     if not pool:
         return []
     pairs: list[NLIPair] = []
-    for doc in nlp.pipe(rng.sample(pool, min(len(pool), 6 * n)), batch_size=256):
+    for doc, sents in _statement_docs(pool, 6 * n, nlp, rng):
         if len(pairs) >= n:
             break
-        sents = _statement_sentences(doc)
-        if not sents:
-            continue
         sent = rng.choice(sents)
         if rng.random() < 0.5:
             changed, kind = drop_modifier(sent.as_doc(), rng), "modifier-dropped"
