@@ -12,8 +12,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 # OpenMP threads spin briefly before sleeping (embedded.configure_openmp; docs/app.md). On a busy, shared
-# machine run `OMP_WAIT_POLICY=PASSIVE make run` (threads sleep at once; libgomp's unbounded default spin
-# made generation 6-10x slower there).
+# machine run `OMP_WAIT_POLICY=PASSIVE make run` (threads sleep at once; libgomp's default spin of
+# 300,000 made generation 6-10x slower there).
 export GOMP_SPINCOUNT ?= 10000
 
 .PHONY: setup run test browser bench clean

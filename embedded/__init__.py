@@ -20,8 +20,9 @@ DETECTOR_DIR = REPO_ROOT / "models" / "detector"
 
 #: OpenMP spin before a waiting thread sleeps (libgomp, the runtime of Linux torch wheels). Measured on a
 #: 2-core Xeon (docs/app.md): 4 x 32 tokens took 2.89 s with sleeping threads (OMP_WAIT_POLICY=PASSIVE),
-#: 1.93 s with this bounded spin and 1.88 s with libgomp's default spin; with one other busy process
-#: on the machine 2.95 s, 5.59 s and 24.2 s. Bounded spin keeps most of the idle gain and caps the loss.
+#: 1.93 s with this bounded spin, 1.88 s with a 100,000 spin or libgomp's default (300,000); with one other
+#: busy process on the machine 2.95 s, 5.59 s and 24.2 s (the 100,000 spin). Bounded spin keeps most of
+#: the idle gain and caps the loss.
 DEFAULT_GOMP_SPINCOUNT = "10000"
 
 

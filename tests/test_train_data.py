@@ -190,13 +190,13 @@ def test_have_swaps_include_the_super_type(nlp):
 
 
 @pytest.mark.parametrize("sentence, allowed", [
-    ("I have a big old dog.", {"I have a old dog.", "I have an old dog.", "I have a big dog."}),
+    ("I have a big old dog.", {"I have an old dog.", "I have a big dog."}),
     ("I really love hiking.", {"I love hiking."}),
     ("I have an old car.", {"I have a car."}),
 ])
 def test_dropping_a_modifier_keeps_an_entailed_sentence(nlp, sentence, allowed):
     out = td.drop_modifier(nlp(sentence), random.Random(0))
-    assert out in allowed - {"I have a old dog."}
+    assert out in allowed
 
 
 @pytest.mark.parametrize("sentence", ["I don't have a big dog.", "I never eat spicy food.", "Do you have a big dog?",
