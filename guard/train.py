@@ -53,21 +53,25 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
     # another --seed never trains on the conversations an earlier stage held out
     train_convs, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.split_seed)
     entities = td.wordnet_entities(wn)
-    persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities)
+    fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
+    persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities, extended=args.persona_extended,
+                               fillers=fillers, dress=args.persona_dress)
     chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
+    if args.overlap_neutral:
+        chitchat += td.overlap_neutral_pairs(train_convs, args.overlap_neutral, seed=args.seed + 3)
     if args.negated_neutral:
         chitchat += td.negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
     if args.restatements:
         chitchat += td.restatement_pairs(train_convs, args.restatements, nlp, seed=args.seed + 2)
     if args.negated_entailment:
         chitchat += td.negated_entailment_pairs(train_convs, args.negated_entailment, nlp, seed=args.seed + 1)
-    fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
     dialogue_train = td.add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
 
     # held-out dialogue-domain pairs: persona pairs from another seed, chit-chat from held-out conversations
     held_fillers = [u for c in held_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
     dev_pairs = td.add_context_noise(
-        td.persona_pairs(args.dev_pairs // 2, seed=args.split_seed + 1000, entities=entities)
+        td.persona_pairs(args.dev_pairs // 2, seed=args.split_seed + 1000, entities=entities,
+                         extended=args.persona_extended, fillers=held_fillers, dress=args.persona_dress)
         + td.chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.split_seed + 1000),
         held_fillers, prob=args.context_noise, seed=args.split_seed + 1000)
     calib = td.calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.split_seed + 2000)
@@ -368,6 +372,13 @@ def parse_args(argv=None):
     parser.add_argument("--restatements", type=int, default=0,
                         help="entailment pairs that are near copies keeping the meaning (synonym swap, modifier "
                              "dropped), against the 'near copy with a change => contradiction' shortcut")
+    parser.add_argument("--persona-extended", action="store_true",
+                        help="persona facts whose contradictions share few words (never been to X, in my twenties, "
+                             "no job, no sports ...); off: the shipped recipe's templates")
+    parser.add_argument("--persona-dress", type=float, default=0.0,
+                        help="share of persona pairs dressed as chat replies (openers, real chit-chat sentences)")
+    parser.add_argument("--overlap-neutral", type=int, default=0,
+                        help="neutral pairs of one speaker's utterances that share content words")
     parser.add_argument("--context-noise", type=float, default=0.3,
                         help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
     parser.add_argument("--dev-pairs", type=int, default=2000)

@@ -108,6 +108,8 @@ ENTITIES: dict[str, list[str]] = {
                 "a law firm", "a car dealership", "a grocery store"],
     "marital": ["married", "single", "divorced", "engaged", "widowed"],
     "school": ["high school", "college", "law school", "medical school", "grad school"],
+    "experience": ["skiing", "camping", "surfing", "fishing", "skydiving", "hiking", "sailing", "snowboarding",
+                   "scuba diving", "bowling", "ice skating", "horseback riding", "rock climbing", "kayaking"],
     "food_diet": ["vegan", "vegetarian"],
     "meat_diet": ["meat lover", "carnivore"],
 }
@@ -152,8 +154,17 @@ def _count(n: int, noun: str, rng: random.Random) -> str:
 
 
 # Surface templates per relation: several phrasings of one triple give entailment pairs.
-def realize(fact: Fact, rng: random.Random) -> str:
-    """One first-person sentence stating ``fact`` (phrasing picked at random)."""
+def realize(fact: Fact, rng: random.Random, extended: bool = False) -> str:
+    """One first-person sentence stating ``fact`` (phrasing picked at random).
+
+    ``extended`` adds phrasings that share few words with the other side of a contradiction
+    ("I'm in my twenties", "I can't eat X", "I'm an only child") and the relations of
+    ``EXTENDED_RELATIONS``; off, the choices (and so the random stream) are the shipped recipe's.
+    """
+    if extended:
+        extra = _extended_choices(fact, rng)
+        if extra:
+            return rng.choice(extra)
     e, n, r = fact.entity, fact.number, fact.relation
     choices: list[str]
     if r == "have":
@@ -210,6 +221,58 @@ def realize(fact: Fact, rng: random.Random) -> str:
     return rng.choice(choices)
 
 
+def _decade(n: int) -> str:
+    return {1: "teens", 2: "twenties", 3: "thirties", 4: "forties", 5: "fifties", 6: "sixties",
+            7: "seventies", 8: "eighties"}[n // 10]
+
+
+# Super-type words for "none of that kind at all" facts beyond *have* (like X vs no sports / no music).
+_KIND_WORDS = {"sport": "sports", "music": "music", "instrument": "instrument"}
+
+
+def _extended_choices(fact: Fact, rng: random.Random) -> list[str]:
+    """Phrasings only the extended recipe uses; [] means "use the plain templates"."""
+    e, n, r, cat = fact.entity, fact.number, fact.relation, fact.category
+    if r == "been_to":
+        return [f"i have been to {e}.", f"i visited {e} last year.", f"i went to {e} on vacation once.",
+                f"my best trip ever was to {e}.", f"i spent a summer in {e}."]
+    if r == "never_been":
+        return [f"i have never been to {e}.", f"i've never visited {e}.", f"i have never set foot in {e}.",
+                f"i've never traveled to {e}, not even once."]
+    if r == "did":
+        return [f"i have been {e} before.", f"i've tried {e}.", f"i went {e} once.", f"i went {e} last year.",
+                f"i have done some {e}."]
+    if r == "never_did":
+        return [f"i have never been {e}.", f"i've never tried {e}.", f"i have never gone {e} in my life.",
+                f"{e} is something i have never done."]
+    if r == "no_job":
+        return ["i don't have a job.", "i'm unemployed right now.", "i have never had a job.",
+                "i've never worked anywhere.", "i'm out of work at the moment."]
+    if r == "none_of_kind":  # e is a _KIND_WORDS value
+        if e == "sports":
+            return ["i hate all sports.", "sports bore me to death.", "i never play or watch any sports.",
+                    "i'm not into sports at all."]
+        if e == "music":
+            return ["i don't listen to music at all.", "music just isn't for me.", "i never listen to any music."]
+        return ["i can't play any instrument.", "i don't play any instruments.", "i'm not musical at all."]
+    if r == "age" and n is not None and 13 <= n < 90 and rng.random() < 0.4:
+        return [f"i'm in my {_decade(n)}." if n >= 20 else "i'm a teenager."]
+    if r == "not_have_any" and e == "sibling" and rng.random() < 0.5:
+        return ["i am an only child.", "i'm an only child, it was just me growing up."]
+    if r == "dislike" and cat in ("food", "drink") and rng.random() < 0.5:
+        verb = "eat" if cat == "food" else "drink"
+        return [f"i can't {verb} {e}.", f"{e} makes me sick.", f"i never {verb} {e}.", f"no {e} for me, ever."]
+    if r == "like" and cat in ("food", "drink") and rng.random() < 0.4:
+        verb = "eat" if cat == "food" else "drink"
+        return [f"i {verb} {e} every day.", f"i could {verb} {e} all day long.", f"{e} is my go-to."]
+    return []
+
+
+# Relations only the extended recipe draws, and which categories they take.
+EXTENDED_RELATIONS: dict[str, list[str]] = {"been_to": ["city", "country"], "did": ["experience"],
+                                            "never_been": ["city", "country"], "never_did": ["experience"]}
+
+
 def fact_category(fact: Fact) -> str:
     return fact.category
 
@@ -233,21 +296,29 @@ _EXCLUSIVE = {"favorite", "live_in", "nationality", "profession", "marital", "sc
 _SUPERTYPES = {"pet": "pet", "sibling": "sibling", "child": "kid", "vehicle": "vehicle"}
 
 
-def _random_fact(rng: random.Random, entities: dict[str, list[str]]) -> Fact:
-    relation = rng.choice(list(_RELATION_CATEGORIES) + ["age", "attribute"])
+def _random_fact(rng: random.Random, entities: dict[str, list[str]], extended: bool = False) -> Fact:
+    relations = list(_RELATION_CATEGORIES) + ["age", "attribute"]
+    if extended:
+        relations += list(EXTENDED_RELATIONS)
+    relation = rng.choice(relations)
     if relation == "age":
         return Fact("age", "", rng.randint(16, 80))
     if relation == "attribute":
         return Fact("attribute", rng.choice(rng.choice(ATTRIBUTE_ANTONYMS)))
-    cat = rng.choice(_RELATION_CATEGORIES[relation])
+    cat = rng.choice(_RELATION_CATEGORIES.get(relation) or EXTENDED_RELATIONS[relation])
     entity = rng.choice(entities[cat])
     number = rng.randint(1, 6) if relation == "have" and rng.random() < 0.4 else None
     return Fact(relation, entity, number, cat)
 
 
-def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]]) -> tuple[Fact, str]:
+def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]],
+                        extended: bool = False) -> tuple[Fact, str]:
     """A fact that cannot hold together with ``fact``, and the swap kind that made it."""
     r = fact.relation
+    if extended:
+        other = _extended_contradiction(fact, rng)
+        if other is not None:
+            return other
     if r == "have":
         if fact.number is not None and rng.random() < 0.6:
             other = rng.choice([k for k in range(1, 9) if k != fact.number])
@@ -285,9 +356,37 @@ def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list
     raise ValueError(f"no contradiction rule for {fact}")
 
 
-def _neutral_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]]) -> tuple[Fact, str]:
+def _extended_contradiction(fact: Fact, rng: random.Random) -> tuple[Fact, str] | None:
+    """Contradictions whose two sides share few words (the extended recipe), or None."""
+    r, e, cat = fact.relation, fact.entity, fact.category
+    if r == "age" and fact.number is not None:  # "in my forties" must not meet 47: another decade
+        return Fact("age", "", rng.choice([k for k in range(16, 81) if k // 10 != fact.number // 10])), "numeric"
+    if r in ("live_in", "been_to") and rng.random() < (0.5 if r == "live_in" else 1.0):
+        return Fact("never_been", e, category=cat), "never-been"
+    if r == "never_been":
+        return Fact(rng.choice(["live_in", "been_to"]), e, category=cat), "never-been"
+    if r == "did":
+        return Fact("never_did", e, category=cat), "never-did"
+    if r == "never_did":
+        return Fact("did", e, category=cat), "never-did"
+    if r in ("profession", "employed_by") and rng.random() < 0.4:
+        return Fact("no_job", "", category=cat), "no-job"
+    if r in ("like", "favorite", "play") and cat in _KIND_WORDS and rng.random() < 0.5:
+        return Fact("none_of_kind", _KIND_WORDS[cat], category=cat), "supertype"
+    return None
+
+
+def _neutral_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]],
+                  extended: bool = False) -> tuple[Fact, str]:
     """A fact independent of ``fact`` (appendix A.2's neutral swaps: have_x vs have_y, other relations)."""
     r = fact.relation
+    if extended and r in ("live_in", "been_to", "never_been", "did", "never_did") and rng.random() < 0.6:
+        # never been to Y / never tried Y says nothing about X: many shared words, no conflict
+        cat = fact.category
+        pool = [x for x in entities[cat] if x != fact.entity]
+        flip = {"live_in": "never_been", "been_to": "never_been", "never_been": "been_to", "did": "never_did",
+                "never_did": "did"}[r]
+        return Fact(flip, rng.choice(pool), category=cat), "negated-other-entity"
     if r == "have" and rng.random() < 0.3:  # a negation about another kind of thing says nothing about this one
         others = [c for c in _SUPERTYPES if c != fact.category]
         cat = rng.choice(others)
@@ -299,33 +398,66 @@ def _neutral_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]]
         pool = [e for e in entities[cat] if e != fact.entity]
         return Fact(r, rng.choice(pool), category=cat), "relation-neutral"
     while True:
-        other = _random_fact(rng, entities)
+        other = _random_fact(rng, entities, extended)
         if other.relation != r and not (r == "attribute" and other.relation == "attribute"):
+            if extended and {r, other.relation} & {"no_job", "none_of_kind"}:
+                continue  # "no job" conflicts with a profession; keep unrelated facts clearly unrelated
             return other, "unrelated-fact"
 
 
-def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None = None) -> list[NLIPair]:
+# Openings a chat reply often has; none changes what the fact says.
+_OPENERS = ["yes, ", "yeah, ", "well, ", "oh, ", "haha ", "honestly, ", "actually, ", "to be honest, ", "lol ",
+            "hmm, ", "oh nice, ", "ha, "]
+
+
+def dress_as_reply(sentence: str, rng: random.Random, fillers: Sequence[str], tail: bool) -> str:
+    """A fact sentence as a chat reply: maybe an opener, maybe a real unrelated chit-chat sentence around it.
+
+    Templates alone are short and bare; bot replies are not. Only call with ``tail`` where an extra
+    sentence keeps the label true (premises; hypotheses of contradiction and neutral pairs).
+    """
+    if rng.random() < 0.4:
+        sentence = rng.choice(_OPENERS) + sentence
+    if tail and fillers and rng.random() < 0.5:
+        extra = rng.choice(fillers)
+        sentence = f"{sentence} {extra}" if rng.random() < 0.6 else f"{extra} {sentence}"
+    return sentence
+
+
+def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None = None, extended: bool = False,
+                  fillers: Sequence[str] = (), dress: float = 0.0) -> list[NLIPair]:
     """DNLI-style pairs: about 1/3 each of contradiction (relation/entity/numeric swaps),
-    entailment (two phrasings of one fact) and neutral (independent facts)."""
+    entailment (two phrasings of one fact) and neutral (independent facts).
+
+    ``extended`` adds relations and phrasings whose contradictions share few words ("I live in Boston"
+    vs "I've never set foot in Boston", "I'm 45" vs "I'm in my twenties"); ``dress`` is the share of pairs
+    made to look like chat replies (``dress_as_reply`` with real ``fillers``). Both off: the shipped recipe.
+    """
     rng = random.Random(seed)
     entities = entities or ENTITIES
     pairs: list[NLIPair] = []
     while len(pairs) < n:
-        fact = _random_fact(rng, entities)
+        fact = _random_fact(rng, entities, extended)
         kind = rng.random()
         if kind < 0.4:
-            other, how = _contradicting_fact(fact, rng, entities)
+            other, how = _contradicting_fact(fact, rng, entities, extended)
             label = "contradiction"
         elif kind < 0.7:
             other, how, label = fact, "paraphrase", "entailment"
         else:
-            other, how = _neutral_fact(fact, rng, entities)
+            other, how = _neutral_fact(fact, rng, entities, extended)
             label = "neutral"
-        first, second = realize(fact, rng), realize(other, rng)
+        first, second = realize(fact, rng, extended), realize(other, rng, extended)
         if label == "entailment" and first == second and rng.random() < 0.7:
-            second = realize(other, rng)
+            second = realize(other, rng, extended)
+        if dress and rng.random() < dress:
+            first = dress_as_reply(first, rng, fillers, tail=True)
+            second = dress_as_reply(second, rng, fillers, tail=label != "entailment")
+            how += "+dressed"
         if rng.random() < 0.5:
             first, second = first[0].upper() + first[1:], second[0].upper() + second[1:]
+        if extended and label != "entailment" and rng.random() < 0.5:  # both relations are symmetric
+            first, second = second, first
         pairs.append(NLIPair(first, second, label, f"persona-{how}"))
     return pairs
 
@@ -632,6 +764,50 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
         if kind == "synonym" and hypothesis == whole and rng.random() < 0.5:  # same content: entails both ways
             premise, hypothesis = hypothesis, premise
         pairs.append(NLIPair(premise, hypothesis, "entailment", f"chitchat-restated-{kind}"))
+    return pairs
+
+
+# Chat filler words scikit-learn's stop list lacks; sharing them says nothing about a shared topic.
+_CHAT_STOP_WORDS = {"like", "really", "know", "think", "pretty", "cool", "yeah", "haha", "good", "just", "thing",
+                    "things", "kind", "kinda", "much", "going", "want", "maybe", "actually", "sure", "time", "right",
+                    "okay", "love", "great", "nice", "stuff", "lots", "doing", "said", "sounds", "probably",
+                    "definitely", "guess", "mean", "gonna", "tell", "talk", "people", "hahaha", "make", "does"}
+
+
+def _content_words(text: str) -> set[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return {w for w in re.findall(r"[a-z]+", text.lower())
+            if len(w) >= 4 and w not in ENGLISH_STOP_WORDS and w not in _CHAT_STOP_WORDS}
+
+
+def overlap_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, seed: int = 0,
+                          min_shared: int = 2) -> list[NLIPair]:
+    """Neutral pairs of two real utterances by the *same speaker* in one conversation that share content words.
+
+    Against the shortcut "many shared words => contradiction": people rarely contradict themselves in a
+    ten-minute chat, yet they keep coming back to the same words ("I teach math" ... "in the summer I
+    get a break from teaching math"). Labelled neutral (most are consistent elaborations, not entailments).
+    """
+    rng = random.Random(seed)
+    candidates: list[tuple[str, str]] = []
+    for conv in convs:
+        by_speaker: dict[str, list[str]] = {}
+        for speaker, text in zip(conv.speakers, conv.utterances):
+            if usable_utterance(text):
+                by_speaker.setdefault(speaker, []).append(text)
+        for texts in by_speaker.values():
+            words = [_content_words(t) for t in texts]
+            for i in range(len(texts)):
+                for j in range(i + 1, len(texts)):
+                    if len(words[i] & words[j]) >= min_shared and texts[i].lower() != texts[j].lower():
+                        candidates.append((texts[i], texts[j]))
+    rng.shuffle(candidates)
+    pairs = []
+    for a, b in candidates[:n]:
+        if rng.random() < 0.5:
+            a, b = b, a
+        pairs.append(NLIPair(a, b, "neutral", "chitchat-same-speaker-overlap"))
     return pairs
 
 

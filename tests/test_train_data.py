@@ -213,3 +213,69 @@ def test_restatement_pairs_are_changed_entailments(nlp, wn):
         assert p.premise != p.hypothesis
         assert not any(w in p.hypothesis.lower().split() for w in ("not", "never")) or \
             any(w in p.premise.lower().split() for w in ("not", "never"))  # no negation is introduced
+
+
+def test_extended_persona_contradictions_share_few_words():
+    """The extended recipe's contradictions say the opposite in other words ("live in X" vs "never been to X")."""
+    rng = random.Random(5)
+    seen = Counter()
+    for fact in [td.Fact("live_in", "Boston", category="city"), td.Fact("did", "skiing", category="experience"),
+                 td.Fact("profession", "nurse", category="profession"),
+                 td.Fact("like", "jazz", category="music"), td.Fact("play", "piano", category="instrument")]:
+        for _ in range(30):
+            other, how = td._contradicting_fact(fact, rng, td.ENTITIES, extended=True)
+            seen[(fact.relation, other.relation, how)] += 1
+    assert seen[("live_in", "never_been", "never-been")] > 0
+    assert seen[("did", "never_did", "never-did")] == 30
+    assert seen[("profession", "no_job", "no-job")] > 0
+    assert seen[("like", "none_of_kind", "supertype")] > 0 and seen[("play", "none_of_kind", "supertype")] > 0
+    said = td.realize(td.Fact("none_of_kind", "instrument"), rng, extended=True)
+    assert "instrument" in said or "musical" in said
+    # without the flag, none of the new relations or swaps appears (the shipped recipe's data)
+    plain = td.persona_pairs(400, seed=3)
+    assert not any(how in p.source for p in plain for how in ("never-been", "never-did", "no-job", "dressed"))
+
+
+def test_extended_age_phrasing_agrees_with_the_number():
+    rng = random.Random(0)
+    said = {td.realize(td.Fact("age", "", 45), rng, extended=True) for _ in range(60)}
+    assert "i'm in my forties." in said and all("45" in s or "forties" in s for s in said)
+    for _ in range(50):  # a numeric swap in the extended recipe never lands in the same decade
+        other, _how = td._contradicting_fact(td.Fact("age", "", 45), rng, td.ENTITIES, extended=True)
+        assert other.number // 10 != 4
+
+
+def test_neutral_negations_about_another_entity():
+    """'never been to Miami' says nothing about living in Boston: many shared words, still neutral."""
+    rng = random.Random(2)
+    kinds = Counter()
+    for _ in range(40):
+        other, how = td._neutral_fact(td.Fact("live_in", "Boston", category="city"), rng, td.ENTITIES, extended=True)
+        kinds[how] += 1
+        if how == "negated-other-entity":
+            assert other.relation == "never_been" and other.entity != "Boston"
+    assert kinds["negated-other-entity"] > 0
+
+
+def test_dressed_persona_pairs_keep_entailment_hypotheses_bare():
+    fillers = ["we went to the lake yesterday.", "that movie was so long lol"]
+    pairs = td.persona_pairs(500, seed=4, extended=True, fillers=fillers, dress=1.0)
+    assert all(p.source.endswith("+dressed") for p in pairs)
+    assert any(f in p.premise for p in pairs for f in fillers)
+    for p in pairs:
+        if p.label == "entailment":  # an extra sentence in the hypothesis would not follow from the premise
+            assert not any(f in p.hypothesis for f in fillers)
+    again = td.persona_pairs(500, seed=4, extended=True, fillers=fillers, dress=1.0)
+    assert [(p.premise, p.hypothesis) for p in again] == [(p.premise, p.hypothesis) for p in pairs]
+
+
+def test_overlap_neutral_pairs_are_one_speaker_sharing_content_words():
+    convs = [td.ChitchatConversation("c", ["a", "b", "a", "b", "a"], [
+        "I teach math at the middle school downtown.", "Do you like teaching math there?",
+        "In the summer I get a break from teaching math at school.", "That sounds really nice honestly.",
+        "Yeah the weather is really nice here today."])]
+    pairs = td.overlap_neutral_pairs(convs, 10, seed=0)
+    assert len(pairs) == 1 and pairs[0].label == "neutral"
+    assert {pairs[0].premise, pairs[0].hypothesis} == {convs[0].utterances[0], convs[0].utterances[2]}
+    # the other speaker's question shares the words too, but pairs are within one speaker only
+    assert all("Do you like" not in p.premise + p.hypothesis for p in pairs)
