@@ -173,6 +173,31 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
     return rows
 
 
+RECALL_KS = (1, 3, 8, 16, 32, 64)
+
+
+def k_needed(verdict, detector: ContradictionDetector) -> dict[int, int]:
+    """For each turn an exhaustive verdict cites: the smallest prefilter k that would still cite it.
+
+    A turn stays in the evidence at k when one of its pairs scoring >= tau has its premise sentence
+    among the k most similar to that candidate sentence (the rule of ``_pair_plan``), so one exhaustive
+    run gives the recall at every k.
+    """
+    by_cand: dict[str, list] = {}
+    for ps in verdict.pair_scores:
+        if ps.turn_id >= 0:
+            by_cand.setdefault(ps.hypothesis, []).append(ps)
+    needed: dict[int, int] = {}
+    for cand, pairs in by_cand.items():
+        sims = detector._embed([ps.premise for ps in pairs]) @ detector._embed([cand])[0]
+        rank = np.empty(len(pairs), dtype=int)
+        rank[np.argsort(-sims, kind="stable")] = np.arange(1, len(pairs) + 1)
+        for ps, r in zip(pairs, rank):
+            if ps.score >= detector.threshold:
+                needed[ps.turn_id] = min(needed.get(ps.turn_id, r), int(r))
+    return needed
+
+
 def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
     full = ContradictionDetector(scorer, categories=False)
     pre = ContradictionDetector(scorer, embedder=embedder, prefilter_k=args.prefilter_k, categories=False)
@@ -181,6 +206,8 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
         sampler = Sampler(conversations, seed=args.seed + 1000 + length)
         kept = total = planted_full = planted_pre = 0
         flagged_full = flagged_pre = 0
+        needed_all: list[int] = []
+        needed_planted: list[int] = []
         for _ in range(args.recall_dialogues):
             history, candidates, contra_at, planted = sampler.sample(length)
             if not args.recall_all_candidates:  # the planted contradiction only (4x cheaper)
@@ -191,6 +218,10 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
                 ev_full, ev_pre = set(a.evidence_turn_ids), set(b.evidence_turn_ids)
                 total += len(ev_full)
                 kept += len(ev_full & ev_pre)
+                needed = k_needed(a, pre)
+                needed_all.extend(needed.values())
+                if planted in needed:
+                    needed_planted.append(needed[planted])
             planted_full += planted in v_full[contra_at].evidence_turn_ids
             planted_pre += planted in v_pre[contra_at].evidence_turn_ids
             flagged_full += v_full[contra_at].contradiction
@@ -206,6 +237,11 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
             "planted_turn_in_evidence_prefilter": round(planted_pre / n, 4),
             "contradicting_candidate_flagged_exhaustive": round(flagged_full / n, 4),
             "contradicting_candidate_flagged_prefilter": round(flagged_pre / n, 4),
+            # recall against exhaustive evidence had the prefilter kept k sentences (one exhaustive run)
+            "evidence_recall_at_k": {k: round(float(np.mean(np.array(needed_all) <= k)), 4) if needed_all else None
+                                     for k in RECALL_KS},
+            "planted_turn_recall_at_k": {k: round(float(np.mean(np.array(needed_planted) <= k)), 4)
+                                         if needed_planted else None for k in RECALL_KS},
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -346,6 +382,14 @@ def render_markdown(results: dict) -> str:
                        f"| {r['planted_turn_in_evidence_exhaustive']:.0%} / {r['planted_turn_in_evidence_prefilter']:.0%} "
                        f"| {r['contradicting_candidate_flagged_exhaustive']:.0%} / "
                        f"{r['contradicting_candidate_flagged_prefilter']:.0%} |")
+        out += ["", "Share of the exhaustive evidence a prefilter keeping k sentences per candidate sentence would keep "
+                "(from the same exhaustive runs):", "",
+                "| history turns | evidence | " + " | ".join(f"k = {k}" for k in RECALL_KS) + " |",
+                "|---|---|" + "---|" * len(RECALL_KS)]
+        for r in results["recall"]:
+            for what, key in (("all cited turns", "evidence_recall_at_k"), ("planted turn", "planted_turn_recall_at_k")):
+                cells = [("n/a" if r[key][k] is None else f"{r[key][k]:.0%}") for k in RECALL_KS]
+                out.append(f"| {r['history_turns']} | {what} | " + " | ".join(cells) + " |")
     if "categories" in results:
         c = results["categories"]
         out.append(f"\nFull guard (categories on, prefilter k={c['prefilter_k']}), {c['dialogues']} dialogues of "
