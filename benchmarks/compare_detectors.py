@@ -24,6 +24,9 @@ def main(argv=None) -> int:
     parser.add_argument("first", help="'embedded' or a checkpoint folder")
     parser.add_argument("second", help="'embedded' or a checkpoint folder")
     parser.add_argument("--suite", default=str(REPO / "guard" / "data" / "probe_suite.jsonl"))
+    parser.add_argument("--set-aside", type=int, nargs="*", default=[], metavar="FACT_ID",
+                        help="also report accuracy without these facts' dialogues (e.g. fact kinds a training "
+                             "recipe imitates, which are no longer a fair test of it)")
     args = parser.parse_args(argv)
 
     from guard.datasets import read_dataset
@@ -37,6 +40,13 @@ def main(argv=None) -> int:
         verdicts[name] = [detector.detect(d) for d in records]
     right = {name: sum(v.contradiction == bool(d.label) for v, d in zip(vs, records)) for name, vs in verdicts.items()}
     print(f"{len(records)} dialogues; right: " + ", ".join(f"{n} {k}" for n, k in right.items()))
+    if args.set_aside:
+        aside = set(args.set_aside)
+        keep = [i for i, d in enumerate(records) if d.meta.get("fact_id") not in aside]
+        caught = {name: sum(verdicts[name][i].contradiction == bool(records[i].label) for i in keep)
+                  for name in verdicts}
+        print(f"without facts {sorted(aside)}: {len(keep)} dialogues; right: "
+              + ", ".join(f"{n} {k} ({k / len(keep):.1%})" for n, k in caught.items()))
     for d, a, b in zip(records, verdicts[args.first], verdicts[args.second]):
         if a.contradiction == b.contradiction:
             continue

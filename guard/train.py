@@ -303,15 +303,23 @@ def train(args) -> Path:
     log(f"trained {step} steps ({step * args.batch_size} examples) in {train_seconds:.0f}s"
         + (" (stopped by time budget)" if stopped_by_budget else ""), logfile)
 
-    model.eval()
-    model.save_pretrained(out / "checkpoint")
-    tokenizer.save_pretrained(out / "checkpoint")
-
-    scorer = NLIScorer(model, tokenizer, LabelLayout.from_id2label(model.config.id2label),
-                       max_length=args.max_length, batch_size=128, name=str(out))
     metrics: dict = {"steps": step, "examples_seen": step * args.batch_size, "train_seconds": round(train_seconds),
                      "device": device, "threads": torch.get_num_threads(), "base": args.base, "bf16_autocast": use_bf16,
                      "stopped_by_time_budget": stopped_by_budget, "seed": args.seed}
+    save_and_evaluate(model, tokenizer, out, args, dev_pairs, calib, metrics, logfile)
+    logfile.close()
+    return out
+
+
+def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, metrics: dict, logfile) -> None:
+    """Save the checkpoint, then SNLI test, held-out dialogue pairs and threshold calibration into metrics.json."""
+    import embedded
+
+    model.eval()
+    model.save_pretrained(out / "checkpoint")
+    tokenizer.save_pretrained(out / "checkpoint")
+    scorer = NLIScorer(model, tokenizer, LabelLayout.from_id2label(model.config.id2label),
+                       max_length=args.max_length, batch_size=128, name=str(out))
     t1 = time.time()
     snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.split_seed)
     metrics["snli_test"] = nli_accuracy(scorer, snli_test)
@@ -321,6 +329,35 @@ def train(args) -> Path:
     log(f"metrics: {json.dumps(metrics)}", logfile)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     (out / "args.json").write_text(json.dumps(vars(args), indent=2))
+
+
+def average(args) -> Path:
+    """A weight average ("model soup") of two checkpoints fine-tuned from the same base, evaluated and
+    calibrated like a trained run (``--average A B --average-weight w``: w * A + (1 - w) * B).
+
+    Averaging fine-tuned models that share their pre-trained start tends to keep what each learned
+    (Wortsman et al. 2022, model soups); here it trades a short run's transfer against a long run's NLI.
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    logfile = open(out / "train.log", "a", encoding="utf-8")
+    torch.set_num_threads(args.threads)
+    first, second = (resolve_base(name) for name in args.average)
+    models = [AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32) for path in (first, second)]
+    for m in models[1:]:
+        if m.config.id2label != models[0].config.id2label:
+            raise SystemExit(f"--average: label layouts differ ({models[0].config.id2label} vs {m.config.id2label})")
+    w = args.average_weight
+    state = {k: w * v + (1 - w) * models[1].state_dict()[k] if v.is_floating_point() else v
+             for k, v in models[0].state_dict().items()}
+    models[0].load_state_dict(state)
+    log(f"averaged {w} x {first} + {1 - w} x {second}", logfile)
+    _, dev_pairs, calib, counts = build_data(args)  # with --snli/--persona/--chitchat 0 only the held-out sets
+    (out / "data_counts.json").write_text(json.dumps({"averaged": [first, second], "weight": w} | counts, indent=2))
+    metrics = {"averaged": [first, second], "average_weight": w, "seed": args.seed}
+    save_and_evaluate(models[0], AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, metrics, logfile)
     logfile.close()
     return out
 
@@ -402,6 +439,9 @@ def parse_args(argv=None):
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--cpu", action="store_true", help="ignore a GPU")
     parser.add_argument("--export", default=None, help="after training, export the checkpoint here (fp16)")
+    parser.add_argument("--average", nargs=2, metavar=("A", "B"), default=None,
+                        help="no training: average two checkpoints' weights (same base), then evaluate and calibrate")
+    parser.add_argument("--average-weight", type=float, default=0.5, help="weight of A in --average")
     parser.add_argument("--export-only", default=None, help="skip training; export this run folder to --export")
     return parser.parse_args(argv)
 
@@ -414,7 +454,7 @@ def main(argv=None) -> None:
             raise SystemExit("--export-only needs --export <target folder>")
         export(Path(args.export_only), Path(args.export))
         return
-    run_dir = train(args)
+    run_dir = average(args) if args.average else train(args)
     if args.export:
         export(run_dir, Path(args.export))
 

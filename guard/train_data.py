@@ -323,7 +323,7 @@ def _contradicting_fact(fact: Fact, rng: random.Random, entities: dict[str, list
         if fact.number is not None and rng.random() < 0.6:
             other = rng.choice([k for k in range(1, 9) if k != fact.number])
             return Fact("have", fact.entity, other, fact.category), "numeric"
-        if fact.category in _SUPERTYPES and rng.random() < 0.4:  # "two dogs" vs "no pets": other words, same fact
+        if extended and fact.category in _SUPERTYPES and rng.random() < 0.4:  # "two dogs" vs "no pets"
             return Fact("not_have_any", _SUPERTYPES[fact.category], category=fact.category), "supertype"
         return Fact("not_have", fact.entity, category=fact.category), "relation"
     if r == "not_have":
@@ -387,7 +387,7 @@ def _neutral_fact(fact: Fact, rng: random.Random, entities: dict[str, list[str]]
         flip = {"live_in": "never_been", "been_to": "never_been", "never_been": "been_to", "did": "never_did",
                 "never_did": "did"}[r]
         return Fact(flip, rng.choice(pool), category=cat), "negated-other-entity"
-    if r == "have" and rng.random() < 0.3:  # a negation about another kind of thing says nothing about this one
+    if extended and r == "have" and rng.random() < 0.3:  # "no kids" says nothing about a dog
         others = [c for c in _SUPERTYPES if c != fact.category]
         cat = rng.choice(others)
         return Fact("not_have_any", _SUPERTYPES[cat], category=cat), "negated-other-kind"
@@ -429,8 +429,9 @@ def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None =
     """DNLI-style pairs: about 1/3 each of contradiction (relation/entity/numeric swaps),
     entailment (two phrasings of one fact) and neutral (independent facts).
 
-    ``extended`` adds relations and phrasings whose contradictions share few words ("I live in Boston"
-    vs "I've never set foot in Boston", "I'm 45" vs "I'm in my twenties"); ``dress`` is the share of pairs
+    ``extended`` adds relations and phrasings whose contradictions share few words ("two dogs" vs "no pets",
+    "I live in Boston" vs "I've never set foot in Boston", "I'm 45" vs "I'm in my twenties"); off, the data
+    are exactly the shipped checkpoint's (tests check its model card's counts); ``dress`` is the share of pairs
     made to look like chat replies (``dress_as_reply`` with real ``fillers``). Both off: the shipped recipe.
     """
     rng = random.Random(seed)
