@@ -331,6 +331,22 @@ def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, metri
     (out / "args.json").write_text(json.dumps(vars(args), indent=2))
 
 
+def average_weights(model_a, model_b, weight: float):
+    """``model_a`` with every floating-point tensor set to weight * a + (1 - weight) * b (same architecture
+    and label layout required; integer buffers such as position ids are kept)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the weight must be between 0 and 1, got {weight}")
+    if model_a.config.id2label != model_b.config.id2label:
+        raise ValueError(f"label layouts differ ({model_a.config.id2label} vs {model_b.config.id2label})")
+    state_b = model_b.state_dict()
+    state_a = model_a.state_dict()
+    if state_a.keys() != state_b.keys() or any(v.shape != state_b[k].shape for k, v in state_a.items()):
+        raise ValueError("the two checkpoints have different architectures")
+    model_a.load_state_dict({k: weight * v + (1 - weight) * state_b[k] if v.is_floating_point() else v
+                             for k, v in state_a.items()})
+    return model_a
+
+
 def average(args) -> Path:
     """A weight average ("model soup") of two checkpoints fine-tuned from the same base, evaluated and
     calibrated like a trained run (``--average A B --average-weight w``: w * A + (1 - w) * B).
@@ -345,19 +361,18 @@ def average(args) -> Path:
     logfile = open(out / "train.log", "a", encoding="utf-8")
     torch.set_num_threads(args.threads)
     first, second = (resolve_base(name) for name in args.average)
-    models = [AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32) for path in (first, second)]
-    for m in models[1:]:
-        if m.config.id2label != models[0].config.id2label:
-            raise SystemExit(f"--average: label layouts differ ({models[0].config.id2label} vs {m.config.id2label})")
+    model_a, model_b = (AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
+                        for path in (first, second))
     w = args.average_weight
-    state = {k: w * v + (1 - w) * models[1].state_dict()[k] if v.is_floating_point() else v
-             for k, v in models[0].state_dict().items()}
-    models[0].load_state_dict(state)
+    try:
+        soup = average_weights(model_a, model_b, w)
+    except ValueError as exc:
+        raise SystemExit(f"--average: {exc}") from None
     log(f"averaged {w} x {first} + {1 - w} x {second}", logfile)
     _, dev_pairs, calib, counts = build_data(args)  # with --snli/--persona/--chitchat 0 only the held-out sets
     (out / "data_counts.json").write_text(json.dumps({"averaged": [first, second], "weight": w} | counts, indent=2))
     metrics = {"averaged": [first, second], "average_weight": w, "seed": args.seed}
-    save_and_evaluate(models[0], AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, metrics, logfile)
+    save_and_evaluate(soup, AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, metrics, logfile)
     logfile.close()
     return out
 
