@@ -91,8 +91,9 @@ class ContradictionDetector:
         pairing: str | None = None,
         role_threshold: float = 0.5,
         max_clauses: int = 6,
+        intra_threshold: float | None = None,
     ) -> None:
-        from guard.loading import default_pairing, default_threshold
+        from guard.loading import default_intra_threshold, default_pairing, default_threshold
 
         if pairing is None:  # the pairing the checkpoint's threshold was calibrated for
             pairing = default_pairing(scorer.name) if scorer.name else "sentence"
@@ -108,9 +109,14 @@ class ContradictionDetector:
             threshold = default_threshold(scorer.name, pairing=pairing) if scorer.name else 0.5
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
+        if intra_threshold is None:  # the checkpoint's own (calibrated on human replies), else the history one
+            intra_threshold = (default_intra_threshold(scorer.name, threshold) if scorer.name else None) or threshold
+        if not threshold <= intra_threshold < 1.0:
+            raise ValueError(f"intra_threshold must lie in [threshold, 1), got {intra_threshold} (threshold {threshold})")
         self.scorer = scorer
         self.method = method
         self.threshold = float(threshold)
+        self.intra_threshold = float(intra_threshold)
         self.embedder = embedder
         self.prefilter_k = prefilter_k
         self.categories = categories
@@ -297,6 +303,7 @@ class ContradictionDetector:
                 details["clauses"] = list(clauses)
                 details["intra_pairs"] = intra_pairs
                 details["intra_score"] = intra_score
+                details["intra_threshold"] = self.intra_threshold
             verdicts.append(Verdict(
                 contradiction=False, score=history_score, category="none",
                 evidence=history_evidence, pair_scores=pair_scores, details=details,
@@ -307,13 +314,15 @@ class ContradictionDetector:
     def _decide_categories(self, verdicts: list[Verdict], history: list[Turn],
                            candidates: list[str], speaker: str) -> None:
         """CDConv's order: intra-sentence, then role confusion, then history contradiction."""
-        tau = self.threshold
+        tau, intra_tau = self.threshold, self.intra_threshold
         role_todo = []
         for i, v in enumerate(verdicts):
             intra_score = v.details.get("intra_score", 0.0)
-            v.score = max(v.details["history_score"], intra_score)  # contradiction == score >= tau
-            if self.categories and intra_score >= tau:
-                intra_evidence = sorted((p for p in v.details["intra_pairs"] if p.score >= tau),
+            intra_fires = self.categories and intra_score >= intra_tau
+            # contradiction == score >= tau: a clause pair counts only once it passes its own, stricter threshold
+            v.score = max(v.details["history_score"], intra_score if intra_fires else 0.0)
+            if intra_fires:
+                intra_evidence = sorted((p for p in v.details["intra_pairs"] if p.score >= intra_tau),
                                         key=lambda p: -p.score)
                 v.contradiction, v.category = True, "intra"
                 v.evidence = intra_evidence + v.evidence

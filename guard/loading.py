@@ -125,6 +125,26 @@ def default_threshold(name_or_path: str | Path = "embedded", pairing: str | None
     return value
 
 
+def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: float | None = None) -> float | None:
+    """The checkpoint's threshold for the intra-utterance clause check (``intra_threshold`` in its
+    guard_config.json), never below the history ``threshold``; None when the config has none.
+
+    Clause pairs inside one reply are mostly elaborations ("I hate tea, I never drink it") that an NLI
+    model trained on negations calls contradictory, so they get their own, stricter threshold.
+    """
+    config = _config_file(name_or_path)
+    raw = guard_config(name_or_path).get("intra_threshold")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError) as exc:
+        raise ModelLoadError(f"{config}: 'intra_threshold' must be a number: {exc}") from exc
+    if not 0.0 < value < 1.0:
+        raise ModelLoadError(f"{config}: intra_threshold {value} must lie strictly between 0 and 1")
+    return max(value, threshold) if threshold is not None else value
+
+
 @functools.lru_cache(maxsize=1)
 def load_embedder():
     """all-MiniLM-L6-v2 from the installed package, offline; used to prefilter long histories."""

@@ -42,8 +42,10 @@ def log(message: str, handle=None) -> None:
 # Data
 # --------------------------------------------------------------------------------------------
 
-def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.SyntheticDialogue], dict]:
-    """Training pairs, a held-out dialogue-domain pair set, and held-out calibration dialogues."""
+def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.SyntheticDialogue], dict,
+                              list[td.ChitchatConversation]]:
+    """Training pairs, a held-out dialogue-domain pair set, held-out calibration dialogues, counts, and the
+    held-out conversations themselves (the intra threshold is set on their real messages)."""
     import embedded
 
     nlp, wn = embedded.spacy_nlp(), embedded.wordnet()
@@ -88,7 +90,7 @@ def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.Synthe
         "calibration_positive": sum(d.label for d in calib),
         "chitchat_conversations_train": len(train_convs), "chitchat_conversations_heldout": len(held_convs),
     }
-    return train, dev_pairs, calib, counts
+    return train, dev_pairs, calib, counts, held_convs
 
 
 def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, group: int = 50
@@ -192,6 +194,62 @@ def calibrate(scorer: NLIScorer, calib: Sequence[td.SyntheticDialogue], nlp) -> 
     return result
 
 
+def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[td.ChitchatConversation], threshold: float,
+                    n_utterances: int = 1500, false_alarm: float = 0.01, seed: int = 13) -> dict:
+    """Threshold for the intra-utterance clause check: the score only ``false_alarm`` of real human replies reach.
+
+    People rarely contradict themselves inside one chat message, yet an NLI model reads many of their
+    clause pairs ("I hate tea, I never drink it") as contradictions: on held-out chit-chat the history
+    threshold fired on 6.5% of multi-clause messages. So the intra check gets the (1 - false_alarm)
+    quantile of the max clause-pair score over held-out human messages, never below ``threshold``.
+    """
+    from guard import text as textsplit
+
+    rng = random.Random(seed)
+    texts = [u for c in held_convs for u in c.utterances if td.usable_utterance(u)]
+    texts = rng.sample(texts, min(n_utterances, len(texts)))
+    textsplit.prepare(texts)
+    pairs, owner = [], []
+    for k, text in enumerate(texts):
+        clauses = textsplit.clauses(text)[:6]  # the detector's max_clauses
+        for i in range(len(clauses)):
+            for j in range(i + 1, len(clauses)):
+                pairs.append((clauses[i], clauses[j]))
+                owner.append(k)
+    best = np.zeros(len(texts), dtype=np.float32)
+    if pairs:
+        np.maximum.at(best, np.array(owner), scorer.contradiction_proba(pairs))
+    multi = best[sorted(set(owner))] if owner else best[:0]
+    if not len(multi):
+        return {"threshold": threshold, "messages": 0}
+    value = max(float(np.quantile(multi, 1.0 - false_alarm)), threshold)
+    return {"threshold": value, "false_alarm_target": false_alarm, "messages": len(texts),
+            "multi_clause_messages": int(len(multi)),
+            "fire_rate_at_history_threshold": float(np.mean(multi >= threshold)),
+            "fire_rate_at_intra_threshold": float(np.mean(multi >= value)),
+            "calibrated_on": "real multi-clause messages of held-out chit-chat conversations (never trained on)"}
+
+
+def recalibrate_intra(folder: Path, args) -> dict:
+    """Add an intra threshold to an existing checkpoint's guard_config.json (``--calibrate-intra FOLDER``)."""
+    from guard.loading import default_threshold, load_scorer
+
+    folder = Path(folder)
+    config_path = folder / "guard_config.json"
+    if not config_path.is_file():
+        raise SystemExit(f"--calibrate-intra: {config_path} not found (export the run first)")
+    torch.set_num_threads(args.threads)
+    convs = td.load_chitchat()
+    _, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.split_seed)
+    result = calibrate_intra(load_scorer(str(folder)), held_convs, default_threshold(str(folder)), seed=args.split_seed)
+    config = json.loads(config_path.read_text())
+    config["intra_threshold"] = round(result["threshold"], 4)
+    config.setdefault("calibration", {})["intra"] = result
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
+    log(f"intra threshold for {folder}: {json.dumps(result)}")
+    return result
+
+
 # --------------------------------------------------------------------------------------------
 # Training
 # --------------------------------------------------------------------------------------------
@@ -220,7 +278,7 @@ def train(args) -> Path:
     import embedded
 
     t0 = time.time()
-    train_pairs, dev_pairs, calib, counts = build_data(args)
+    train_pairs, dev_pairs, calib, counts, held_convs = build_data(args)
     log(f"data built in {time.time() - t0:.0f}s: {json.dumps(counts)}", logfile)
     (out / "data_counts.json").write_text(json.dumps(counts, indent=2))
 
@@ -306,12 +364,13 @@ def train(args) -> Path:
     metrics: dict = {"steps": step, "examples_seen": step * args.batch_size, "train_seconds": round(train_seconds),
                      "device": device, "threads": torch.get_num_threads(), "base": args.base, "bf16_autocast": use_bf16,
                      "stopped_by_time_budget": stopped_by_budget, "seed": args.seed}
-    save_and_evaluate(model, tokenizer, out, args, dev_pairs, calib, metrics, logfile)
+    save_and_evaluate(model, tokenizer, out, args, dev_pairs, calib, held_convs, metrics, logfile)
     logfile.close()
     return out
 
 
-def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, metrics: dict, logfile) -> None:
+def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, held_convs, metrics: dict,
+                      logfile) -> None:
     """Save the checkpoint, then SNLI test, held-out dialogue pairs and threshold calibration into metrics.json."""
     import embedded
 
@@ -325,6 +384,9 @@ def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, metri
     metrics["snli_test"] = nli_accuracy(scorer, snli_test)
     metrics["dialogue_dev_pairs"] = nli_accuracy(scorer, dev_pairs)
     metrics["calibration"] = calibrate(scorer, calib, embedded.spacy_nlp())
+    chosen = metrics["calibration"]["chosen"]
+    metrics["calibration"]["intra"] = calibrate_intra(scorer, held_convs, metrics["calibration"][chosen]["threshold"],
+                                                      seed=args.split_seed)
     metrics["eval_seconds"] = round(time.time() - t1)
     log(f"metrics: {json.dumps(metrics)}", logfile)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
@@ -369,10 +431,11 @@ def average(args) -> Path:
     except ValueError as exc:
         raise SystemExit(f"--average: {exc}") from None
     log(f"averaged {w} x {first} + {1 - w} x {second}", logfile)
-    _, dev_pairs, calib, counts = build_data(args)  # with --snli/--persona/--chitchat 0 only the held-out sets
+    _, dev_pairs, calib, counts, held_convs = build_data(args)  # --snli/--persona/--chitchat 0: held-out sets only
     (out / "data_counts.json").write_text(json.dumps({"averaged": [first, second], "weight": w} | counts, indent=2))
     metrics = {"averaged": [first, second], "average_weight": w, "seed": args.seed}
-    save_and_evaluate(soup, AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, metrics, logfile)
+    save_and_evaluate(soup, AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, held_convs, metrics,
+                      logfile)
     logfile.close()
     return out
 
@@ -402,6 +465,8 @@ def export(run_dir: Path, target: Path) -> None:
                          "(conversations never used for training; never rgm)",
         "calibration": calibration,
     }
+    if "intra" in calibration:
+        config["intra_threshold"] = round(max(calibration["intra"]["threshold"], config["threshold"]), 4)
     (target / "guard_config.json").write_text(json.dumps(config, indent=2) + "\n")
     shutil.copy(run_dir / "metrics.json", target / "training_metrics.json")
     shutil.copy(run_dir / "data_counts.json", target / "training_data_counts.json")
@@ -457,6 +522,8 @@ def parse_args(argv=None):
     parser.add_argument("--average", nargs=2, metavar=("A", "B"), default=None,
                         help="no training: average two checkpoints' weights (same base), then evaluate and calibrate")
     parser.add_argument("--average-weight", type=float, default=0.5, help="weight of A in --average")
+    parser.add_argument("--calibrate-intra", default=None, metavar="FOLDER",
+                        help="no training: set FOLDER's intra-utterance threshold on held-out human messages")
     parser.add_argument("--export-only", default=None, help="skip training; export this run folder to --export")
     return parser.parse_args(argv)
 
@@ -464,6 +531,9 @@ def parse_args(argv=None):
 def main(argv=None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = parse_args(argv)
+    if args.calibrate_intra:
+        recalibrate_intra(Path(args.calibrate_intra), args)
+        return
     if args.export_only:
         if not args.export:
             raise SystemExit("--export-only needs --export <target folder>")

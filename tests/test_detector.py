@@ -93,6 +93,45 @@ def test_intra_sentence_category_comes_first_and_cites_the_two_clauses():
     assert verdict.evidence_turn_ids == [0]  # the history evidence stays available
 
 
+def test_clause_pairs_need_the_stricter_intra_threshold():
+    """Human messages pair clauses like "I hate tea, I never drink it" that NLI scores as contradictions."""
+    candidate = "I hate tea, I never drink it."
+    clauses = textsplit.clauses(candidate)
+    assert len(clauses) == 2
+    scorer = ScriptedScorer({clauses: (0.05, 0.05, 0.9)})
+    lenient = ContradictionDetector(scorer, threshold=0.5).detect(_dialogue(candidate))
+    assert (lenient.contradiction, lenient.category) == (True, "intra")  # no intra threshold: the history one
+    strict = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
+    assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", [])
+    assert strict.score < 0.5 and strict.details["intra_score"] == pytest.approx(0.9)  # kept for the evidence view
+    blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98)})
+    verdict = ContradictionDetector(blatant, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
+    assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))
+    with pytest.raises(ValueError, match="intra_threshold"):
+        ContradictionDetector(scorer, threshold=0.8, intra_threshold=0.6)
+
+
+def test_intra_threshold_comes_from_the_checkpoint_config_and_never_undercuts_the_history_one(tmp_path):
+    import json
+
+    from guard.loading import default_intra_threshold
+
+    (tmp_path / "guard_config.json").write_text(json.dumps({"threshold": 0.8, "intra_threshold": 0.97}))
+    assert default_intra_threshold(tmp_path) == pytest.approx(0.97)
+    assert default_intra_threshold(tmp_path, threshold=0.99) == pytest.approx(0.99)
+    (tmp_path / "guard_config.json").write_text(json.dumps({"threshold": 0.8}))
+    assert default_intra_threshold(tmp_path) is None
+
+
+def test_shipped_detector_has_a_calibrated_intra_threshold():
+    from guard.loading import default_intra_threshold, default_threshold, guard_config
+
+    tau, intra = default_threshold("embedded"), default_intra_threshold("embedded")
+    assert intra is not None and tau < intra < 1.0
+    note = guard_config("embedded")["calibration"]["intra"]
+    assert note["fire_rate_at_intra_threshold"] <= 0.011 < note["fire_rate_at_history_threshold"]
+
+
 def test_role_confusion_when_the_user_entails_a_history_contradiction():
     scorer = ScriptedScorer({
         ("I have two dogs.", "I have no pets."): CONTRA,
@@ -172,7 +211,8 @@ def test_real_tiny_model_path_end_to_end(tiny_nli_model_dir):
     pair = next(p for p in verdicts[1].pair_scores if p.premise == "I have two dogs.")
     assert pair.score == pytest.approx(float(expected), abs=1e-5)  # batched = one-at-a-time
     for v in verdicts:
-        assert v.score == pytest.approx(max(max(p.score for p in v.pair_scores), v.details["intra_score"]))
+        intra = v.details["intra_score"] if v.details["intra_score"] >= detector.intra_threshold else 0.0
+        assert v.score == pytest.approx(max(max(p.score for p in v.pair_scores), intra))
         assert all(0.0 <= p.score <= 1.0 for p in v.pair_scores)
         assert v.contradiction == (v.score >= 0.5)
 

@@ -66,8 +66,11 @@ def show_category_checks(verdict) -> None:
     clauses = details.get("clauses")
     if clauses is not None:
         intra = details.get("intra_pairs") or []
+        bar = details.get("intra_threshold")
         st.markdown(f"**Intra-sentence check** · {len(clauses)} clause(s), best clash "
-                    f"p = {details.get('intra_score', 0.0):.2f}")
+                    f"p = {details.get('intra_score', 0.0):.2f}"
+                    + (f" (flags at ≥ {bar:.3f}: clauses of one human message clash that often only 1% of the time)"
+                       if bar is not None else ""))
         if intra:
             st.dataframe(pd.DataFrame([{"clause A": p.premise, "clause B": p.hypothesis, "score": round(p.score, 3)}
                                        for p in intra]), hide_index=True)
