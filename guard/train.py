@@ -42,6 +42,11 @@ def log(message: str, handle=None) -> None:
 # Data
 # --------------------------------------------------------------------------------------------
 
+# The options that say how many training pairs of each kind build_data makes.
+TRAINING_PAIR_COUNTS = ("snli", "persona", "chitchat", "overlap_neutral", "negated_neutral", "restatements",
+                        "negated_entailment")
+
+
 def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.SyntheticDialogue], dict,
                               list[td.ChitchatConversation]]:
     """Training pairs, a held-out dialogue-domain pair set, held-out calibration dialogues, counts, and the
@@ -202,24 +207,16 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[td.ChitchatConversat
     clause pairs ("I hate tea, I never drink it") as contradictions: on held-out chit-chat the history
     threshold fired on 6.5% of multi-clause messages. So the intra check gets the (1 - false_alarm)
     quantile of the max clause-pair score over held-out human messages, never below ``threshold``.
+    The scores come from the guard's own detector (same clauses, same pairs), with no history.
     """
-    from guard import text as textsplit
+    from guard.detector import ContradictionDetector
 
     rng = random.Random(seed)
-    texts = [u for c in held_convs for u in c.utterances if td.usable_utterance(u)]
+    texts = td.usable_pool(held_convs)
     texts = rng.sample(texts, min(n_utterances, len(texts)))
-    textsplit.prepare(texts)
-    pairs, owner = [], []
-    for k, text in enumerate(texts):
-        clauses = textsplit.clauses(text)[:6]  # the detector's max_clauses
-        for i in range(len(clauses)):
-            for j in range(i + 1, len(clauses)):
-                pairs.append((clauses[i], clauses[j]))
-                owner.append(k)
-    best = np.zeros(len(texts), dtype=np.float32)
-    if pairs:
-        np.maximum.at(best, np.array(owner), scorer.contradiction_proba(pairs))
-    multi = best[sorted(set(owner))] if owner else best[:0]
+    detector = ContradictionDetector(scorer, threshold=threshold, pairing="sentence", categories=True)
+    verdicts = detector.detect_candidates([], texts, "bot")
+    multi = np.array([v.details["intra_score"] for v in verdicts if len(v.details["clauses"]) >= 2])
     if not len(multi):
         return {"threshold": threshold, "messages": 0}
     value = max(float(np.quantile(multi, 1.0 - false_alarm)), threshold)
@@ -431,7 +428,9 @@ def average(args) -> Path:
     except ValueError as exc:
         raise SystemExit(f"--average: {exc}") from None
     log(f"averaged {w} x {first} + {1 - w} x {second}", logfile)
-    _, dev_pairs, calib, counts, held_convs = build_data(args)  # --snli/--persona/--chitchat 0: held-out sets only
+    # only the held-out sets are needed: no training pairs, whatever the counts on the command line say
+    heldout_only = argparse.Namespace(**{**vars(args), **{name: 0 for name in TRAINING_PAIR_COUNTS}})
+    _, dev_pairs, calib, counts, held_convs = build_data(heldout_only)
     (out / "data_counts.json").write_text(json.dumps({"averaged": [first, second], "weight": w} | counts, indent=2))
     metrics = {"averaged": [first, second], "average_weight": w, "seed": args.seed}
     save_and_evaluate(soup, AutoTokenizer.from_pretrained(first), out, args, dev_pairs, calib, held_convs, metrics,
@@ -465,8 +464,8 @@ def export(run_dir: Path, target: Path) -> None:
                          "(conversations never used for training; never rgm)",
         "calibration": calibration,
     }
-    if "intra" in calibration:
-        config["intra_threshold"] = round(max(calibration["intra"]["threshold"], config["threshold"]), 4)
+    if "intra" in calibration:  # calibrate_intra keeps it >= the history threshold
+        config["intra_threshold"] = round(calibration["intra"]["threshold"], 4)
     (target / "guard_config.json").write_text(json.dumps(config, indent=2) + "\n")
     shutil.copy(run_dir / "metrics.json", target / "training_metrics.json")
     shutil.copy(run_dir / "data_counts.json", target / "training_data_counts.json")

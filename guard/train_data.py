@@ -636,6 +636,16 @@ def antonym_sentence(doc, wn, rng: random.Random) -> str | None:
     return _join(tokens, spaces)
 
 
+def usable_pool(convs: Sequence[ChitchatConversation]) -> list[str]:
+    """Every usable utterance (``usable_utterance``) of the conversations, in order."""
+    return [u for c in convs for u in c.utterances if usable_utterance(u)]
+
+
+def _replace_sentence(doc, sent, changed: str) -> str:
+    """The utterance ``doc`` with its sentence ``sent`` replaced by ``changed``."""
+    return (doc.text[:sent.start_char] + changed + doc.text[sent.end_char:]).strip()
+
+
 def _statement_sentences(doc) -> list:
     return [s for s in doc.sents if not s.text.strip().endswith("?") and len(s) >= 3]
 
@@ -654,7 +664,7 @@ def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, se
     Counters the shortcut "negation word => contradiction" that the negation perturbations alone teach.
     """
     rng = random.Random(seed)
-    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    pool = usable_pool(convs)
     if not pool:
         return []
     pairs: list[NLIPair] = []
@@ -679,7 +689,7 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
     premise is no contradiction (the neutral pairs alone made the model fire on consistent restatements).
     """
     rng = random.Random(seed)
-    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    pool = usable_pool(convs)
     if not pool:
         return []
     pairs: list[NLIPair] = []
@@ -690,7 +700,7 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
         changed = negate_sentence(target.as_doc())
         if not changed:
             continue
-        premise = (doc.text[:target.start_char] + changed + doc.text[target.end_char:]).strip()
+        premise = _replace_sentence(doc, target, changed)
         pairs.append(NLIPair(premise, changed, "entailment", "chitchat-negated-restated"))
     return pairs
 
@@ -746,7 +756,7 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
     from guard.probes import synonym
 
     rng = random.Random(seed)
-    pool = [u for c in convs for u in c.utterances if usable_utterance(u)]
+    pool = usable_pool(convs)
     if not pool:
         return []
     pairs: list[NLIPair] = []
@@ -760,7 +770,7 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
             changed, kind = synonym(sent.text.strip(), rng), "synonym"
         if not changed or changed.lower() == sent.text.strip().lower():
             continue
-        whole = (doc.text[:sent.start_char] + changed + doc.text[sent.end_char:]).strip()
+        whole = _replace_sentence(doc, sent, changed)
         premise, hypothesis = doc.text, changed if rng.random() < 0.5 else whole
         if kind == "synonym" and hypothesis == whole and rng.random() < 0.5:  # same content: entails both ways
             premise, hypothesis = hypothesis, premise
@@ -868,7 +878,7 @@ def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed:
         if rng.random() < 0.5:
             hypothesis = changed
         else:
-            hypothesis = (doc.text[:sent.start_char] + changed + doc.text[sent.end_char:]).strip()
+            hypothesis = _replace_sentence(doc, sent, changed)
         premise = doc.text
         if rng.random() < 0.5:  # either order: the contradiction is symmetric
             premise, hypothesis = hypothesis, premise
