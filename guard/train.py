@@ -205,7 +205,7 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[td.ChitchatConversat
 
     People rarely contradict themselves inside one chat message, yet an NLI model reads many of their
     clause pairs ("I hate tea, I never drink it") as contradictions: on held-out chit-chat the history
-    threshold fired on 6.5% of multi-clause messages. So the intra check gets the (1 - false_alarm)
+    threshold fired on 7.0% of 1,093 multi-clause messages. So the intra check gets the (1 - false_alarm)
     quantile of the max clause-pair score over held-out human messages, never below ``threshold``.
     The scores come from the guard's own detector (same clauses, same pairs), with no history.
     """
