@@ -5,8 +5,8 @@
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_bots first     # fresh process, empty cache (converts GGUF)
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_bots mutual [--limit N]
 
-Each prints one JSON line. The CPU is shared with other jobs while these run: read latency next to
-the load average the script records.
+Each prints one JSON line. Latency depends on what else runs on the CPU: read it next to the load
+average the script records.
 """
 
 from __future__ import annotations
