@@ -40,6 +40,7 @@ browser:
 	else echo "chromium not found and not root: the browser tests will be skipped"; fi
 
 test: setup browser
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: setup

@@ -26,14 +26,15 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import numpy as np
+import torch
+
+from embedded import shared_data_dir
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-RGM = Path(os.environ.get("GUARD_SHARED_DIR", REPO.parent / "shared")) / "data" / "rgm" / "topical_dev.jsonl"
+SHARED_DATA = shared_data_dir()
+RGM = SHARED_DATA / "rgm" / "topical_dev.jsonl" if SHARED_DATA else None
+SHARED_DATA_HINT = "../shared/data beside the checkout, or GUARD_SHARED_DATA"
 PUBLISHED = {  # Sato et al. 2024, Table 6c (accuracy on the same three subsets)
     "blender3-3B": {"decode_roberta_large": 0.68, "model_generated_trained": 0.73},
     "blender3-30B": {"decode_roberta_large": 0.67, "model_generated_trained": 0.82},
@@ -300,13 +301,13 @@ def main(argv=None) -> int:
         results["snli"] = snli_accuracy(scorer, args.snli_n)
         print("snli", results["snli"], flush=True)
     if not args.skip_rgm:
-        if RGM.exists():
+        if RGM is not None and RGM.exists():
             results["rgm"] = rgm_eval(scorer, threshold, pairing)
             r = results["rgm"]
             print("rgm", json.dumps({k: {"acc": v["accuracy"], "auc": v["auc"]} for k, v in r["rows"].items()}),
                   flush=True)
         else:
-            results["rgm_skipped"] = f"{RGM} not found"
+            results["rgm_skipped"] = f"rgm/topical_dev.jsonl not found in the shared data ({SHARED_DATA_HINT})"
     if not args.skip_probes:
         results["probes"] = probe_eval(scorer, threshold, pairing)
         print("probes", results["probes"], flush=True)

@@ -30,11 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
 # measured in docs/app.md. Must run before torch loads its OpenMP runtime.
-from embedded import configure_openmp  # noqa: E402
+from embedded import configure_openmp
 
 configure_openmp()
 

@@ -48,6 +48,17 @@ def cache_dir() -> Path:
     return path
 
 
+def shared_data_dir() -> Path | None:
+    """The evaluation data that is not part of the repository (rgm, MuTual), or None when absent.
+
+    ``GUARD_SHARED_DATA`` names the folder; otherwise it is ``../shared/data`` beside the checkout.
+    Benchmarks and a few tests read it and skip what needs it when it is missing.
+    """
+    configured = os.environ.get("GUARD_SHARED_DATA")
+    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "data"
+    return path if path.is_dir() else None
+
+
 def _package_file(package: str, relative: str, pip_name: str) -> Path:
     """A file inside an installed package, found without importing the package.
 

@@ -1,8 +1,8 @@
 """Built-in dialogues for the playground and the learn page.
 
-Each says where it comes from: quoted from a paper in /work/shared/papers (with the table or
-figure), or written for this app to illustrate a category. ``expected`` is what a person would
-judge, not what the detector says; the pages run the detector live and show both.
+Each says where it comes from: quoted from a paper (named, with the table or figure), or written
+for this app to illustrate a category. ``expected`` is what a person would judge, not what the
+detector says; the pages run the detector live and show both.
 """
 
 from __future__ import annotations
