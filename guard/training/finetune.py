@@ -20,9 +20,8 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 #: the detector's three-way head, in this order (a checkpoint's own order is read from its config)
 THREE_WAY: tuple[str, ...] = ("contradiction", "entailment", "neutral")
@@ -50,11 +50,12 @@ class LabelledPair:
 
 
 def shared_nli_dir() -> Path | None:
-    """``$GUARD_SHARED_DATA/nli`` if that variable is set, else ``../shared/data/nli`` beside the checkout."""
-    root = os.environ.get("GUARD_SHARED_DATA")
-    base = Path(root) if root else Path(__file__).resolve().parents[3] / "shared" / "data"
-    folder = base / "nli"
-    return folder if folder.is_dir() else None
+    """``<shared data>/nli`` (``embedded.shared_data_dir()``: ``$GUARD_SHARED_DATA`` or ``../shared/data``), or None."""
+    from embedded import shared_data_dir
+
+    base = shared_data_dir()
+    folder = base / "nli" if base else None
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def read_nli_file(path: Path, source: str, two_way: bool) -> list[LabelledPair]:
