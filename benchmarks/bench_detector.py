@@ -94,7 +94,7 @@ def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
         t0 = time.time()
         verdicts = [detector.detect(d) for d in records]
         timings[pair_mode] = round(time.time() - t0, 1)
-        history = np.array([v.details["history_score"] for v in verdicts])
+        history = np.array([v.details.history_score for v in verdicts])
         combined = np.array([v.score for v in verdicts])
         add(f"{pair_mode} pairs, history only, tau=0.5", history, 0.5, "DECODE structured, default threshold")
         add(f"{pair_mode} pairs, history only, calibrated tau", history, threshold, "")

@@ -20,9 +20,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterator, Sequence, TextIO
 
+from guard.vocabulary import Method
+
 EXIT_BAD_INPUT = 2
-#: guard.detector.METHODS, repeated so that commands without a model never import torch.
-METHODS = ("structured", "unstructured")
+#: guard.vocabulary.Method as plain strings: argparse names the choices with repr() in its errors.
+METHODS = tuple(m.value for m in Method)
 #: Below this many records a progress bar is noise.
 _PROGRESS_MIN = 20
 
@@ -89,10 +91,9 @@ def build_detector(args: argparse.Namespace):
 
 
 def verdict_row(record_id: str, verdict) -> dict:
-    """The fixed ``score`` output shape; evidence lists earlier turn_ids, persona lines as -1-i."""
+    """The fixed ``score`` output shape; evidence lists earlier turn_ids, persona line i (0-based) as -1-i."""
     ids = list(verdict.evidence_turn_ids)
-    own = verdict.details.get("turn_id")
-    persona = sorted({p.turn_id for p in verdict.evidence if p.turn_id < 0 and p.turn_id != own}, reverse=True)
+    persona = [-1 - line for line in verdict.evidence_persona_lines]
     return {"record_id": record_id, "contradiction": bool(verdict.contradiction),
             "score": round(float(verdict.score), 6), "evidence": ids + persona, "category": verdict.category}
 
@@ -126,7 +127,7 @@ def evaluate_detection(records, verdicts) -> dict:
     scores = [float(v.score) for _, v in labelled]
     result: dict = {"overall": metrics.binary_report(y, pred, scores)}
     with_evidence = [(d, v) for d, v in labelled if d.evidence is not None]
-    if with_evidence and any(v.details.get("method") == "structured" for _, v in with_evidence):
+    if with_evidence and any(v.details.method == Method.STRUCTURED for _, v in with_evidence):
         gold_ev = [d.evidence for d, _ in with_evidence]
         pred_ev = [v.evidence_turn_ids if v.contradiction else [] for _, v in with_evidence]
         result["overall"]["strict_accuracy"] = metrics.strict_accuracy(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from embedded import DETECTOR_DIR, REPO_ROOT, MissingAssetError, cache_dir, detector_path, embedder_path
 from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
+from guard.vocabulary import PAIRINGS, Pairing
 
 #: DECODE's default decision threshold (Nie et al. 2021, "Thresholding").
 FALLBACK_THRESHOLD = 0.5
@@ -196,10 +197,10 @@ def guard_config(name_or_path: str | Path = "embedded") -> dict:
     return data
 
 
-def default_pairing(name_or_path: str | Path = "embedded") -> str:
+def default_pairing(name_or_path: str | Path = "embedded") -> Pairing:
     """The pairing the checkpoint's threshold was calibrated for ("sentence" unless its config says)."""
-    pairing = guard_config(name_or_path).get("pairing", "sentence")
-    return pairing if pairing in ("sentence", "utterance") else "sentence"
+    pairing = guard_config(name_or_path).get("pairing", Pairing.SENTENCE)
+    return Pairing(pairing) if pairing in PAIRINGS else Pairing.SENTENCE
 
 
 def default_threshold(name_or_path: str | Path = "embedded", pairing: str | None = None) -> float:

@@ -216,7 +216,7 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[td.ChitchatConversat
     texts = rng.sample(texts, min(n_utterances, len(texts)))
     detector = ContradictionDetector(scorer, threshold=threshold, pairing="sentence", categories=True)
     verdicts = detector.detect_candidates([], texts, "bot")
-    multi = np.array([v.details["intra_score"] for v in verdicts if len(v.details["clauses"]) >= 2])
+    multi = np.array([v.details.intra.score for v in verdicts if len(v.details.intra.clauses) >= 2])
     if not len(multi):
         return {"threshold": threshold, "messages": 0}
     value = max(float(np.quantile(multi, 1.0 - false_alarm)), threshold)
