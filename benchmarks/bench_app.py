@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ui.server import CHROMIUM, chromium, send, streamlit_server, turn  # noqa: E402
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn  # noqa: E402
 
 # Ordinary chit-chat that makes a persona-less bot state facts about itself, then ask about them
 # again (CDConv's "inquiring history" trigger), so the guard has something to check.

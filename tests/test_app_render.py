@@ -7,13 +7,13 @@ import json
 import pytest
 
 from bots.base import PRESETS, BotError, Message
+from bots.scripted import ScriptedBot
 from guard.detector import PairScore, Verdict
 from guard.records import Turn
 from ui.chat import BOT, USER, Conversation, GuardSettings, candidate_marks, guarded_reply
 from ui.examples import EXAMPLES
 from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
                        locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
-from ui.scripted_bot import ScriptedBot
 
 
 def test_escape_markdown_neutralises_markup():
