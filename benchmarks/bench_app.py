@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ui.server import CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
 
 # Ordinary chit-chat that makes a persona-less bot state facts about itself, then ask about them
 # again (CDConv's "inquiring history" trigger), so the guard has something to check.

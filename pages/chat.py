@@ -35,7 +35,8 @@ with st.sidebar:
     st.subheader("Bot")
     bots = registry.available_bots()
     bot_name = st.selectbox("Generator", bots, key="bot_name",
-                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU",
+                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU; 'scripted' plays a "
+                                 "demo script whose third reply contradicts its first",
                             **initial("bot_name", index=bots.index(base.bot) if base.bot in bots else 0))
     presets = list(PRESETS)
     preset_name = st.selectbox("Decoding preset", presets, key="preset",

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bots.base import PRESETS, BotError, Message
+from bots.scripted import ScriptedBot
 from guard.detector import PairScore, Verdict, VerdictDetails
 from guard.records import Turn
 from guard.vocabulary import Category, Method, PremiseSource
@@ -14,7 +15,6 @@ from ui.chat import BOT, USER, BotTurnReport, Conversation, GuardSettings, candi
 from ui.examples import EXAMPLES
 from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
                        locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
-from ui.scripted_bot import ScriptedBot
 
 
 def test_escape_markdown_neutralises_markup():
