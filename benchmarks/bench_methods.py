@@ -33,9 +33,9 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from guard import metrics  # noqa: E402
-from guard.cli import evaluate_detection, evaluate_mutual, progress  # noqa: E402
 from guard.datasets import read_dataset  # noqa: E402
 from guard.detector import ContradictionDetector  # noqa: E402
+from guard.evaluation import evaluate_detection, evaluate_mutual, progress  # noqa: E402
 from guard.loading import default_threshold, load_scorer  # noqa: E402
 from guard.probes import ProbeCase, report  # noqa: E402
 

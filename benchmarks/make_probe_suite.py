@@ -32,8 +32,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from guard.cli import atomic_writer  # noqa: E402
 from guard.datasets import dialogue_to_decode  # noqa: E402
+from guard.files import atomic_writer  # noqa: E402
 from guard.probes import apply_probe, make_probe  # noqa: E402
 from guard.records import Dialogue, Turn  # noqa: E402
 
