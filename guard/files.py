@@ -189,6 +189,7 @@ def _size(n: int) -> str:
 # ---------------------------------------------------------------------------- JSON
 def parse_json(path: str | Path, line: int, text: str) -> Any:
     """One JSON value from ``text`` (a line or an item), every failure an InputError naming ``line``."""
+    text = text.rstrip("\r\n")  # an error at the line's end is on that line, not the next
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
