@@ -86,6 +86,8 @@ def check_input_file(path: str | Path) -> Path:
         raise InputError(path, None, None, "no such file") from None
     except OSError as exc:
         raise InputError(path, None, None, f"cannot read it: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL character in the name
+        raise InputError(path, None, None, "not a usable file name") from None
     if stat.S_ISDIR(mode):
         raise InputError(path, None, None, "is a folder, not a file")
     if not stat.S_ISREG(mode):
