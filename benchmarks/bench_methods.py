@@ -28,9 +28,9 @@ import torch
 
 from embedded import shared_data_dir
 from guard import metrics
-from guard.cli import evaluate_detection, evaluate_mutual, progress
 from guard.datasets import read_dataset
 from guard.detector import ContradictionDetector
+from guard.evaluation import evaluate_detection, evaluate_mutual, progress
 from guard.loading import default_threshold, load_scorer
 from guard.probes import ProbeCase, report
 

@@ -26,8 +26,8 @@ import json
 import random
 from pathlib import Path
 
-from guard.cli import atomic_writer
 from guard.datasets import dialogue_to_decode
+from guard.files import atomic_writer
 from guard.probes import apply_probe, make_probe
 from guard.records import Dialogue, Turn
 
