@@ -55,10 +55,10 @@ BEGIN, END = "<!-- BENCH:BEGIN -->", "<!-- BENCH:END -->"
 
 def snli_accuracy(scorer, n: int | None) -> dict:
     import embedded
-    from guard import train_data as td
-    from guard.train import nli_accuracy
+    from guard.training.run import nli_accuracy
+    from guard.training.sources import load_snli
 
-    pairs = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=n, seed=0)
+    pairs = load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=n, seed=0)
     t0 = time.time()
     out = nli_accuracy(scorer, pairs)
     out["seconds"] = round(time.time() - t0, 1)

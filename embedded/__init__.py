@@ -161,7 +161,7 @@ def detector_path() -> Path:
     if not (DETECTOR_DIR / "config.json").exists():
         raise MissingAssetError(
             f"the embedded detector checkpoint is missing at {DETECTOR_DIR}; "
-            "it is committed to the repository (train it again with `python -m guard.train`)"
+            "it is committed to the repository (train it again with `python -m guard.training`)"
         )
     return DETECTOR_DIR
 

@@ -1,11 +1,11 @@
-"""The threshold search used to calibrate detectors on held-out DECODE pairs."""
+"""The threshold search that calibrates detectors (synthetic dialogues, held-out DECODE pairs)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from guard.training.decode_calibration import best_threshold
+from guard.training.calibration import best_threshold
 
 
 @pytest.mark.parametrize(("scores", "labels", "expected_accuracy"), [

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from guard.training import real_data as rd
+from guard.training.calibration import best_threshold
 
 
 def decode_dev_halves() -> tuple[list[rd.LabelledPair], list[rd.LabelledPair]]:
@@ -35,24 +36,6 @@ def detector_scores(scorer, pairs: Sequence[rd.LabelledPair], pairing: str = "se
         (verdict,) = detector.detect_candidates([Turn(0, "speaker", pair.premise)], [pair.hypothesis], "speaker")
         scores.append(verdict.score)
     return np.array(scores)
-
-
-def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """The accuracy-maximising threshold (midpoint between neighbouring scores) and its accuracy."""
-    order = np.argsort(scores)
-    sorted_scores, sorted_labels = scores[order], labels[order]
-    # predicting "contradiction" for scores >= t: accuracy for t just above each sorted score
-    positives_above = np.concatenate([[labels.sum()], labels.sum() - np.cumsum(sorted_labels)])
-    negatives_below = np.concatenate([[0], np.cumsum(~sorted_labels)])
-    accuracy = (positives_above + negatives_below) / len(labels)
-    best = int(np.argmax(accuracy))
-    if best == 0:
-        threshold = float(sorted_scores[0]) / 2
-    elif best == len(scores):
-        threshold = (float(sorted_scores[-1]) + 1.0) / 2
-    else:
-        threshold = (float(sorted_scores[best - 1]) + float(sorted_scores[best])) / 2
-    return min(max(threshold, 1e-4), 1 - 1e-4), float(accuracy[best])
 
 
 def calibrate(folder: Path, write: bool = True) -> dict:
@@ -81,7 +64,7 @@ def calibrate(folder: Path, write: bool = True) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m guard.training calibrate-decode", description=__doc__.splitlines()[0])
     parser.add_argument("folder", help="a detector checkpoint folder (its guard_config.json gets the threshold)")
     parser.add_argument("--dry-run", action="store_true", help="print the threshold without writing it")
     args = parser.parse_args(argv)

@@ -72,15 +72,10 @@ def build_pairs(args) -> list[rd.LabelledPair]:
 def synthetic_persona_pairs(count: int, seed: int) -> list[rd.LabelledPair]:
     """DNLI-style persona pairs whose contradictions share few words ("two dogs" vs "no pets")."""
     import embedded
+    from guard.training import persona, sources
 
-    try:
-        from guard.training import pairs as builders  # the training package's pair builders
-        from guard.training import sources
-        entities = sources.wordnet_entities(embedded.wordnet())
-    except ImportError:
-        from guard import train_data as builders  # type: ignore[no-redef]
-        entities = builders.wordnet_entities(embedded.wordnet())
-    made = builders.persona_pairs(count, seed=seed + 7, entities=entities, extended=True)
+    entities = sources.wordnet_entities(embedded.wordnet())
+    made = persona.persona_pairs(count, seed=seed + 7, entities=entities, extended=True)
     return [rd.LabelledPair(p.premise, p.hypothesis, p.label, "persona-synthetic") for p in made]
 
 
@@ -356,7 +351,7 @@ def export(args) -> Path:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m guard.training finetune", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="run folder (data, checkpoint, log)")
     parser.add_argument("--base", default="mpnet", help="mpnet | minilm | detector | a local folder")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
