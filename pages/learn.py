@@ -9,7 +9,14 @@ from guard.vocabulary import Method
 from ui import resources
 from ui.examples import BY_KEY
 from ui.render import parse_dialogue_text
-from ui.widgets import example_judgements, judgement_text, show_agreement, show_category_checks, show_dialogue, verdict_line
+from ui.widgets import (
+    example_judgements,
+    judgement_text,
+    show_agreement,
+    show_category_checks,
+    show_dialogue,
+    verdict_line,
+)
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))

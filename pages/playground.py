@@ -11,8 +11,16 @@ from guard.vocabulary import METHODS, Method, category_name
 from ui import resources
 from ui.examples import BY_KEY, EXAMPLES, chitchat_pool, inserted_turns_note
 from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
-from ui.widgets import (example_judgements, heatmap, judgement_text, show_agreement, show_category_checks,
-                        show_dialogue, show_evidence_table, verdict_line)
+from ui.widgets import (
+    example_judgements,
+    heatmap,
+    judgement_text,
+    show_agreement,
+    show_category_checks,
+    show_dialogue,
+    show_evidence_table,
+    verdict_line,
+)
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
@@ -56,6 +64,9 @@ with right:
         st.caption(escape_markdown(example.note))
     if example.key in judgements and state["pg_text"].strip() == example.text.strip():
         st.markdown(judgement_text(judgements[example.key]))
+    st.number_input("A2T seed", min_value=0, step=1, key="pg_a2t_seed",
+                    help="Which real chit-chat pair A2T inserts (drawn from the chitchat-dataset package's "
+                         "conversations); each A2T moves it on by one, so the next one draws another pair.")
 with left:
     st.text_area("Dialogue — one turn a line, `Speaker: text`; the last line is judged", key="pg_text",
                  height=220)
@@ -63,14 +74,12 @@ with left:
 if judgements:
     show_agreement(list(judgements.values()))
 
-buttons = st.columns(5)
+buttons = st.columns(4)
 run_detect = buttons[0].button("Detect", type="primary", icon="🔎", width="stretch")
 run_a2t = buttons[1].button("Apply A2T", icon="➕", width="stretch",
                             help="DECODE's Add Two Turns: insert two real chit-chat turns between the evidence "
                                  "and the judged turn. A contradiction should stay a contradiction.")
-buttons[4].number_input("A2T seed", min_value=0, step=1, key="pg_a2t_seed",
-                        help="Which real chit-chat pair A2T inserts (drawn from the chitchat-dataset package's "
-                             "conversations); each A2T moves it on by one, so the next one draws another pair.")
+
 run_rct = buttons[2].button("Apply RCT", icon="✂️", width="stretch",
                             help="DECODE's Remove Contradicting Turns: delete the evidence turns (with their "
                                  "partner utterances). The contradiction should disappear.")

@@ -383,13 +383,13 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
              PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I plan to marry.", 0.3)]
     spec = pair_heatmap(pair_score_frame(pairs), threshold=0.86, title="history").to_dict()
     cells, labels = spec["layer"]
-    assert spec["height"] == 2 * ROW_HEIGHT and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
-    assert cells["encoding"]["color"]["scale"]["domain"] == [0, 0.86, 1]
-    assert cells["encoding"]["stroke"]["scale"]["domain"] == ["≥ τ = 0.86: evidence", "< τ = 0.86"]
+    assert spec["height"] == {"step": ROW_HEIGHT} and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
+    assert cells["encoding"]["color"]["scale"]["domain"] == [0, 0.86, 1]  # the colours break at τ
+    assert 0.86 in cells["encoding"]["color"]["legend"]["values"]
+    assert cells["encoding"]["stroke"]["condition"]["test"] == "datum.score >= 0.86"  # evidence cells outlined
     assert {t["field"] for t in cells["encoding"]["tooltip"]} == {"where", "earlier_text", "judged", "score"}
     data = next(iter(spec["datasets"].values()))
     assert {row["earlier_text"] for row in data} == {pairs[0].premise, "I like rice."}  # full, not shortened
-    assert {row["band"] for row in data if row["score"] >= 0.86} == {"≥ τ = 0.86: evidence"}
 
 
 def test_turn_score_chart_draws_tau_as_a_rule():
@@ -418,3 +418,12 @@ def test_example_agreement_is_counted_from_live_verdicts():
     assert by_key["consistent_written"].mark() == "✘ wrong"
     assert by_key["dnli_dog"].mark() == "✔ right"
     assert by_key["role_written"].mark().startswith("✔ right (calls it history contradiction")
+
+
+def test_scripted_bot_cuts_a_long_reply_like_a_generator():
+    long = "I have a dog named Max. " + "He loves running after every single ball in the whole park " * 4
+    bot = ScriptedBot({"replies": [[long]]})
+    [reply] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=12))
+    assert reply.text == "I have a dog named Max."
+    [short] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=200))
+    assert short.text == long

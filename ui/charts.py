@@ -21,33 +21,31 @@ import pandas as pd
 SVG = {"embedOptions": {"renderer": "svg"}}
 #: Colours below τ stay pale; from τ on they turn red, so the colour legend shows the break at τ.
 BELOW_TAU, AT_TAU, CERTAIN = "#f2f2f2", "#f7a35c", "#9e0000"
-SENT, NOT_SENT = "sent reply", "candidates not sent (highest)"
+SENT, NOT_SENT = "sent reply", "best candidate not sent"
+TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
 ROW_HEIGHT = 44  # px per judged sentence: room for the score printed in each cell
 
 
 def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.LayerChart:
     """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances)."""
-    frame = frame.assign(
-        band=[_band(score, threshold) for score in frame["score"]],
-        dark=frame["score"] >= (threshold + 1) / 2,
-    )
+    frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
     order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     rows = frame.drop_duplicates("candidate")["candidate"].tolist()
     base = alt.Chart(frame).encode(
         x=alt.X("earlier:N", sort=order, title=None,
-                axis=alt.Axis(orient="top", labelAngle=-25, labelLimit=200, labelFontSize=12)),
+                axis=alt.Axis(orient="bottom", labelAngle=-30, labelLimit=220, labelFontSize=12)),
         y=alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12)),
     )
     tooltip = [alt.Tooltip("where:N", title="compared with"), alt.Tooltip("earlier_text:N", title="earlier text"),
                alt.Tooltip("judged:N", title="judged sentence"), alt.Tooltip("score:Q", title="P(contradiction)",
                                                                              format=".3f")]
-    bands = [_band(1.0, threshold), _band(0.0, threshold)]
+    ticks = [0.0, 0.5, round(threshold, 2), 1.0]
+    ticks = [t for t in ticks if t == round(threshold, 2) or abs(t - threshold) >= 0.1]  # no overlapping labels
     cells = base.mark_rect(strokeWidth=3).encode(
-        color=alt.Color("score:Q", title="P(contradiction)",
+        color=alt.Color("score:Q", title=f"P(contradiction) · τ = {threshold:.2f}",
                         scale=alt.Scale(domain=[0, threshold, 1], range=[BELOW_TAU, AT_TAU, CERTAIN]),
-                        legend=alt.Legend(orient="bottom", gradientLength=260, values=[0, round(threshold, 2), 1])),
-        stroke=alt.Stroke("band:N", title=None, scale=alt.Scale(domain=bands, range=["#000000", "#ffffff"]),
-                          legend=alt.Legend(orient="bottom", symbolType="square", symbolStrokeWidth=3)),
+                        legend=alt.Legend(orient="bottom", gradientLength=300, values=ticks, format=".2f")),
+        stroke=alt.condition(f"datum.score >= {threshold}", alt.value("#000000"), alt.value("#ffffff")),
         tooltip=tooltip,
     )
     labels = base.mark_text(baseline="middle", fontSize=13).encode(
@@ -55,14 +53,10 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
         tooltip=tooltip,
     )
-    chart = alt.layer(cells, labels).properties(height=ROW_HEIGHT * max(1, len(rows)), usermeta=SVG)
-    if title:
-        chart = chart.properties(title=alt.TitleParams(title, anchor="start"))
-    return chart
-
-
-def _band(score: float, threshold: float) -> str:
-    return f"≥ τ = {threshold:.2f}: evidence" if score >= threshold else f"< τ = {threshold:.2f}"
+    return alt.layer(cells, labels).properties(
+        height=alt.Step(ROW_HEIGHT), usermeta=SVG,
+        title=alt.TitleParams(title, anchor="start", subtitle=f"outlined: at or over τ = {threshold:.2f}, "
+                                                                 "the evidence; hover a cell for the full sentences"))
 
 
 def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
@@ -70,9 +64,9 @@ def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
     frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
     frame["flagged"] = frame["score"] >= threshold
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0))
-    y = alt.Y("score:Q", title="highest P(contradiction)", scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]))
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[SENT, NOT_SENT], range=["#1f5fbf", "#e07b00"]),
-                       legend=alt.Legend(orient="bottom"))
+                       legend=alt.Legend(orient="bottom", labelLimit=0))
     lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=80, filled=True)).encode(
         x=x, y=y, color=colour,
         tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
@@ -82,4 +76,4 @@ def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
     rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
     label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=13).encode(
         y="tau:Q", text="label:N", x=alt.value(0))
-    return alt.layer(lines, rule, label).properties(height=220, usermeta=SVG)
+    return alt.layer(lines, rule, label).properties(height=TURN_CHART_HEIGHT, usermeta=SVG)

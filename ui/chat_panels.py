@@ -9,9 +9,21 @@ import pandas as pd
 import streamlit as st
 
 from guard.vocabulary import GuardMode, category_name
-from ui.charts import turn_score_chart
-from ui.chat import (BOT, STATUS_ICONS, BotTurnReport, ChatTurn, Conversation, GuardSettings, candidate_marks,
-                     candidate_table, evidence_context_html, evidence_rows, rejudge, turn_scores)
+from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
+from ui.chat import (
+    BOT,
+    STATUS_ICONS,
+    BotTurnReport,
+    ChatTurn,
+    Conversation,
+    GuardSettings,
+    candidate_marks,
+    candidate_table,
+    evidence_context_html,
+    evidence_rows,
+    rejudge,
+    turn_scores,
+)
 from ui.render import escape_markdown, turn_html
 
 
@@ -65,7 +77,7 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
     if not rows:
         return
     st.markdown("**Contradiction score per bot turn**")
-    st.altair_chart(turn_score_chart(rows, threshold), width="stretch")
+    st.altair_chart(turn_score_chart(rows, threshold), width="stretch", height=TURN_CHART_HEIGHT)
     st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
                "is the guard at work: a contradicting candidate was not sent.")
 

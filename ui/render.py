@@ -47,6 +47,7 @@ mark.cg-evidence {{ background: #ffb8b8 !important; color: #000000; border-botto
 mark.cg-clause {{ background: #ffd23f !important; color: #000000; border-bottom: 3px solid #7a5200 !important; }}
 mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 3px solid #4b1fa0 !important; }}
 .cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
+[data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
 </style>"""
 
 

@@ -11,6 +11,8 @@ with no generator randomness. The script is JSON:
 Bot turn k (0-based, counted in the history) gets candidate list k; past the end, the last list is
 reused. ``{user}`` in a text is replaced by the user's last message. Scores are the generator
 scores the guard sees (mean log-probabilities in a real bot); missing scores count down from -1.
+Like a real generator, a reply longer than the decoding preset's ``max_new_tokens`` (counted in
+words here) is cut there and ends at its last complete sentence (``bots.base.complete_sentences``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message
+from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, complete_sentences
 
 
 class ScriptedBot(Bot):
@@ -62,5 +64,14 @@ class ScriptedBot(Bot):
         options = self.turns[min(bot_turns, len(self.turns) - 1)]
         last_user = next((m.text for m in reversed(history) if m.speaker == "user"), "")
         chosen = options[:num_candidates]
-        out = [Candidate(text=c.text.replace("{user}", last_user), score=c.score) for c in chosen]
+        limit = (decoding or self.default_decoding).max_new_tokens
+        out = [Candidate(text=_within(c.text.replace("{user}", last_user), limit), score=c.score) for c in chosen]
         return sorted(out, key=lambda c: -c.score)
+
+
+def _within(text: str, max_words: int) -> str:
+    """The reply as a generator with a ``max_words`` token limit would return it."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    return complete_sentences(" ".join(words[:max_words]), cut=True)

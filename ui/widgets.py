@@ -86,7 +86,6 @@ def heatmap(pair_scores, threshold: float, title: str = "") -> None:
         st.caption("no earlier same-speaker sentences to pair with")
         return
     st.altair_chart(pair_heatmap(frame, threshold, title), width="stretch")
-    st.caption("Hover a cell for the full sentences. Outlined cells reach τ: they are the evidence.")
 
 
 def example_judgements(detector_name: str, threshold: float, detector) -> list[ExampleJudgement]:
