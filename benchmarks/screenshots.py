@@ -48,9 +48,34 @@ def save(page, path: Path) -> None:
     page.wait_for_timeout(1500)
     raw = path.with_suffix(".raw.png")
     page.screenshot(path=str(raw))
-    Image.open(raw).convert("RGB").quantize(colors=256).save(path, optimize=True)
+    collapse_blank_rows(Image.open(raw).convert("RGB")).quantize(colors=256).save(path, optimize=True)
     raw.unlink()
     print(f"saved {path} ({path.stat().st_size // 1024} KB)")
+
+
+def collapse_blank_rows(image, left: int = 360, keep: int = 48):
+    """Shorten the longest run of blank rows right of the sidebar (the gap Streamlit leaves above the
+    pinned chat input) to ``keep`` px."""
+    from PIL import Image
+
+    main = image.crop((left, 0, image.width - 20, image.height)).convert("L")
+    width = main.width
+    pixels = main.load()
+    blank = [all(pixels[x, y] >= 250 for x in range(0, width, 4)) for y in range(main.height)]
+    best, start = (0, 0), None
+    for y, empty in enumerate(blank + [False]):
+        if empty and start is None:
+            start = y
+        elif not empty and start is not None:
+            best = max(best, (y - start, start))
+            start = None
+    length, top = best
+    if length <= keep:
+        return image
+    out = Image.new("RGB", (image.width, image.height - length + keep))
+    out.paste(image.crop((0, 0, image.width, top + keep // 2)), (0, 0))
+    out.paste(image.crop((0, top + length - keep // 2, image.width, image.height)), (0, top + keep // 2))
+    return out
 
 
 def chat(browser, url: str, out: Path, presentation: bool = False) -> int:
