@@ -243,10 +243,11 @@ def run(args) -> Path:
     config_path, data_path = out / "run_config.json", out / "train_pairs.jsonl.gz"
     fixed = {k: getattr(args, k) for k in FIXED_ON_RESUME}
     if args.resume:
+        if not config_path.exists() or not (out / "checkpoint").exists():
+            raise SystemExit(f"--resume: {out} holds no started run (run_config.json and checkpoint/ are missing)")
         saved = json.loads(config_path.read_text())
-        changed = {k: (saved.get(k), v) for k, v in fixed.items() if saved.get(k) != v}
-        if changed:
-            raise SystemExit(f"--resume with other settings than the run was started with: {changed}")
+        for key, value in saved.items():  # the run's own settings fix data, order and schedule
+            setattr(args, key, value)
         pairs = rd.load_pairs(data_path)
     else:
         if (out / "checkpoint").exists():
@@ -354,7 +355,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python -m guard.training finetune", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="run folder (data, checkpoint, log)")
     parser.add_argument("--base", default="mpnet", help="mpnet | minilm | detector | a local folder")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --out from its checkpoint, with the settings it was started with")
     parser.add_argument("--export", help="write the trained model of --out to this folder and exit")
     parser.add_argument("--decode", type=int, default=-1, help="DECODE train pairs (-1: all 28,874)")
     parser.add_argument("--mnli", type=int, default=-1, help="MNLI train pairs (-1: all 9,888)")
