@@ -50,7 +50,7 @@ def test_calibration_scores_like_the_guard():
     assert result["chosen"] == "sentence"
 
 
-def test_export_writes_the_config_keys_the_shipped_checkpoint_has(tmp_path, tiny_nli_model_dir):
+def test_export_writes_the_config_keys_the_guard_reads(tmp_path, tiny_nli_model_dir):
     calibration = calibrate(ScriptedScorer(TABLE), DIALOGUES)
     calibration["intra"] = {"threshold": 0.97, "messages": 10}
     run = tmp_path / "run"
@@ -60,7 +60,9 @@ def test_export_writes_the_config_keys_the_shipped_checkpoint_has(tmp_path, tiny
     (run / "data_counts.json").write_text("{}")
     export(run, tmp_path / "exported")
     config = json.loads((tmp_path / "exported" / "guard_config.json").read_text())
-    assert list(config) == list(json.loads(SHIPPED_CONFIG.read_text()))
+    read_by_the_guard = {"threshold", "pairing", "label_names", "max_length", "calibration", "intra_threshold"}
+    assert read_by_the_guard <= set(config)
+    assert read_by_the_guard <= set(json.loads(SHIPPED_CONFIG.read_text()))  # the shipped checkpoint has them too
     exported = str(tmp_path / "exported")
     assert default_threshold(exported) == 0.5 and default_pairing(exported) == "sentence"
     assert default_intra_threshold(exported, 0.5) == 0.97 and config["max_length"] == 64
