@@ -44,6 +44,7 @@ METHOD_LABELS = {
     "paraphrase": "paraphrase",
     "short": "short utterance",
     "typed": "typed by the user",
+    "opener": "opening question (self-play)",
 }
 METHOD_HELP = {
     "inquire_bot": "asks about something the bot already said (CDConv: Inquiring History, Bot)",
