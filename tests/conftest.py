@@ -70,3 +70,11 @@ def tiny_nli2_model_dir(tmp_path_factory) -> Path:
     return build_tiny_nli_model(
         tmp_path_factory.mktemp("tiny_nli2"), id2label={0: "contradiction", 1: "non_contradiction"}, seed=1
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def studio_database(tmp_path_factory) -> str:
+    """The goading studio's database for the whole test run: a fresh SQLite file, never the user's cache."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('studio') / 'studio.db'}"
+    os.environ["GUARD_STUDIO_DB"] = url
+    return url
