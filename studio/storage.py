@@ -164,6 +164,8 @@ def _schema_2(conn: Connection) -> None:
 #: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2}
 SCHEMA_VERSION = max(MIGRATIONS)
+#: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
+MIGRATION_LOCK_KEY = 0x5757D10
 
 
 def _current_version(conn: Connection) -> int:
@@ -179,6 +181,8 @@ def _current_version(conn: Connection) -> int:
 def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
     """Bring the schema up to ``target``, one recorded step at a time; returns the version reached."""
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE does it)
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         version = _current_version(conn)
         if version > SCHEMA_VERSION:
             raise StoreError(f"the database has schema version {version}, newer than this program's "
