@@ -63,11 +63,11 @@ def _percentiles(values: list[float]) -> dict:
 
 
 def bench_suggest(args: argparse.Namespace) -> dict:
-    from studio.goading import refine_follow_ups, suggest
+    from studio.goading import refine_follow_ups, suggest, warm_up
 
     histories = chitchat_histories(args.conversations)
     started = time.perf_counter()
-    suggest(histories[0][:2])  # warm-up: spaCy and WordNet load
+    warm_up()  # spaCy and WordNet load (the app does this in the background when it starts)
     warmup = time.perf_counter() - started
     template, refine, counts = [], [], []
     scorer = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ FAMILIES = (("inquire_bot", "inquire_user"), ("follow_up",), ("perturb_negation"
 #: CDConv's short utterances were <= 3 Chinese characters; these are their English counterparts.
 SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure", "cool", "what?",
                     "huh?", "me too", "oh", "yes", "no")
+#: NLTK's WordNet reader seeks and reads shared file handles: one thread at a time (Streamlit sessions are threads).
+_WORDNET_LOCK = threading.Lock()
 #: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
 RECENT_TURNS = 3
 _PRONOUN_SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "am": "are",
@@ -287,7 +290,8 @@ def _perturb(history: Sequence[Turn], rng: random.Random) -> list[Suggestion]:
             statement, was_question = converted
             statement = statement.rstrip(".!?") + "."
             for method, function in functions.items():
-                changed = function(statement)
+                with _WORDNET_LOCK:
+                    changed = function(statement)
                 if not changed or changed.strip().lower() == statement.lower():
                     continue
                 changed = changed.strip().rstrip(".!")
@@ -483,6 +487,16 @@ def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
             leftovers.append(method)
     return SuggestionSet(chosen, ranking if "follow_up" in methods else "",
                          round(time.perf_counter() - started, 4), considered)
+
+
+def warm_up() -> None:
+    """Load spaCy and WordNet's noun, verb and adjective indexes now, not on the first suggestion."""
+    statement = "I like the small red car."
+    with _WORDNET_LOCK:
+        negate(statement)
+        antonym(statement, random.Random(0))
+        synonym(statement, random.Random(0))
+    suggest([Turn(0, USER, "Do you like cars?"), Turn(1, BOT, statement)])
 
 
 def refine_follow_ups(result: SuggestionSet, history: Sequence[Turn], scorer: ContinuationScorer,

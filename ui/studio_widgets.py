@@ -7,6 +7,7 @@ suggestions still work and the page says what is not being saved.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
@@ -158,6 +159,16 @@ def import_upload(data: bytes, name: str) -> None:
 
 
 # ---------------------------------------------------------------------------- suggestions
+@st.cache_resource(show_spinner=False)
+def _warm_up_in_background() -> threading.Thread:
+    """spaCy and WordNet load once per server process, off the request path (~5-15 s on first use)."""
+    from studio.goading import warm_up
+
+    thread = threading.Thread(target=warm_up, name="studio-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def _pick(text: str, method: str, suggestion_id: int | None, edited: bool) -> None:
     st.session_state[PENDING_KEY] = Picked(text, method, suggestion_id, edited)
 
@@ -213,6 +224,7 @@ def suggestions(conversation, bot=None, lock=None) -> None:
     The set is computed once per bot turn, with the template ranking first so it shows at once; when
     the bot has a local LM the follow-up question is then re-ranked by FQness and the panel redrawn.
     """
+    _warm_up_in_background()
     if not st.session_state.get("studio_suggest", True) or not conversation.turns \
             or conversation.turns[-1].speaker != "bot":
         return
