@@ -56,7 +56,7 @@ def test_goading_session_suggestion_annotation_reload_export(studio_app):
         page.goto(url)
         send(page, "Do you have any pets?")
         sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
-        sync_api.expect(page.get_by_text("Goading assistant")).to_be_visible(timeout=60_000)
+        sync_api.expect(page.get_by_text("Edit a suggestion, then send")).to_be_visible(timeout=120_000)
         page.wait_for_function("() => window.location.search.includes('session=')", timeout=60_000)
         session_id = parse_qs(urlparse(page.url).query)["session"][0]
         offered = Store(db).suggestions(session_id)
