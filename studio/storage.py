@@ -486,10 +486,14 @@ class Store:
 
     # ------------------------------------------------------------------ suggestions
     def save_suggestions(self, session_id: str, after_turn_index: int, suggestions: Sequence,
-                         ranking: str = "") -> list[int]:
-        """Record what the assistant offered after a bot turn; returns the row ids (in order)."""
+                         ranking: str = "", positions: Sequence[int] | None = None) -> list[int]:
+        """Record what the assistant offered after a bot turn; returns the row ids (in order).
+
+        ``positions``: where each suggestion sits in the panel (default 0, 1, 2...).
+        """
+        positions = list(positions) if positions is not None else list(range(len(suggestions)))
         with self._session("saving suggestions") as session:
-            rows = [SuggestionRow(session_id=session_id, after_turn_index=after_turn_index, position=i,
+            rows = [SuggestionRow(session_id=session_id, after_turn_index=after_turn_index, position=positions[i],
                                   method=s.method, text=s.text, source_turn_index=s.source_turn_id,
                                   score=s.score, note=s.note, ranking=ranking, created_at=_now())
                     for i, s in enumerate(suggestions)]

@@ -84,6 +84,24 @@ def test_follow_ups_are_ranked_by_the_scorer_when_given():
     assert calls and calls[0] % 2 == 0  # with and without the referent for each candidate
 
 
+def test_refine_replaces_only_the_follow_up():
+    from studio.goading import refine_follow_ups
+
+    first = suggest(HISTORY)
+    assert "template ranking" in first.ranking
+
+    def scorer(contexts, messages):  # prefers questions about the city hospital
+        return [float("hospital" in m) * (1.0 if any("hospital" in c.text for c in ctx) else 0.0)
+                for ctx, m in zip(contexts, messages)]
+
+    refined = refine_follow_ups(first, HISTORY, scorer)
+    assert refined.ranking.startswith("FQness under")
+    pairs = list(zip(first.suggestions, refined.suggestions))
+    assert all(a == b for a, b in pairs if a.method != "follow_up")
+    [follow_up] = [b for _, b in pairs if b.method == "follow_up"]
+    assert "hospital" in follow_up.text and follow_up.score == 1.0
+
+
 def _tiny_causal_lm(folder: Path):
     """A tiny random GPT-2 with a word-level fast tokenizer built locally (no hub)."""
     import torch

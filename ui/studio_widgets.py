@@ -251,7 +251,8 @@ def suggestions(conversation, bot=None, lock=None) -> None:
                         refined = refine_follow_ups(entry["result"], history_of(conversation.turns), scorer)
                 else:
                     refined = refine_follow_ups(entry["result"], history_of(conversation.turns), scorer)
-                entry["result"], entry["ids"] = refined, _record(conversation, refined) or entry["ids"]
+                entry["ids"] = _record_replaced(conversation, entry["result"], refined, entry["ids"])
+                entry["result"] = refined
                 with panel.container():
                     _draw(refined, entry["ids"], f"sg::{key}::1")
         st.text_input("Edit a suggestion, then send", key=EDIT_KEY, placeholder="✏️ puts a suggestion here")
@@ -270,6 +271,23 @@ def _record(conversation, result: SuggestionSet) -> list[int | None]:
                                    result.ranking)
     except StoreError:
         return [None] * len(result.suggestions)
+
+
+def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, ids: list) -> list:
+    """Store only the suggestions the FQness re-ranking changed; the others keep their rows."""
+    changed = [i for i, (a, b) in enumerate(zip(before.suggestions, after.suggestions)) if a.text != b.text]
+    db = store()
+    if not changed or db is None:
+        return ids
+    try:
+        new_ids = db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id,
+                                      [after.suggestions[i] for i in changed], after.ranking, positions=changed)
+    except StoreError:
+        return ids
+    ids = list(ids)
+    for i, new_id in zip(changed, new_ids):
+        ids[i] = new_id
+    return ids
 
 
 # ---------------------------------------------------------------------------- annotations
