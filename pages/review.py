@@ -20,6 +20,12 @@ with st.sidebar:
 db = studio_widgets.store()
 if db is None:
     st.stop()
+with st.expander("Self-play red-teaming: the goading assistant talks to a bot", icon="🤖"):
+    st.caption("Each session opens with a question, then sends the assistant's suggestion of its method every "
+               "turn; replies go through the guard as on the chat page and are judged by the guard's detector "
+               "and by its unstructured reading. Same as `python -m studio redteam`.")
+    detector_name, threshold = st.session_state.get("detector_choice", ("embedded", 0.5))
+    studio_widgets.self_play_form(detector_name, threshold)
 try:
     infos = db.list_sessions()
     annotations = db.annotations()
@@ -30,8 +36,8 @@ except StoreError as exc:
 st.caption(escape_markdown(f"{len(sessions)} sessions · {len(annotations)} annotations · {db.display_url} "
                            f"(schema {db.schema_version})"))
 if not sessions:
-    st.info("No sessions yet: chat on the Guarded chat page (every conversation is saved), or run "
-            "`python -m studio redteam ...`.")
+    st.info("No sessions yet: chat on the Guarded chat page (every conversation is saved), run self-play "
+            "above, or `python -m studio redteam ...`.")
     st.stop()
 
 sources = sorted({s.info.source for s in sessions})

@@ -59,6 +59,7 @@ class RedteamSettings:
     persona: list[str] = field(default_factory=list)
     seed: int = 0
     use_lm: bool = True
+    player: str | None = None  # who started the run (the page's name); default "self-play:<method>"
 
 
 @dataclass
@@ -128,7 +129,8 @@ def run_redteam(settings: RedteamSettings, store: Store, bot, guard_detector, gu
             info = SessionInfo(id=conversation.record_id, bot=settings.bot, preset=settings.preset,
                                guard_mode=settings.guard_mode, detector=settings.detector,
                                threshold=settings.threshold, num_candidates=settings.num_candidates,
-                               persona=list(settings.persona), player=f"self-play:{method}", source="redteam",
+                               persona=list(settings.persona),
+                               player=settings.player or f"self-play:{method}", source="redteam",
                                meta={"run_id": run.run_id, "method": method, "guard_judge": guard_judge.name,
                                      "judge": judge.name, "judgements": {}})
             store.save_session(info)

@@ -159,3 +159,18 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     assert any("kappa" in f.columns for f in frames)
     [download] = at.get("download_button")
     assert "2 records" in download.proto.label
+
+
+def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    at.number_input[0].set_value(2)  # sessions
+    at.number_input[1].set_value(2)  # bot turns each
+    [run] = [b for b in at.button if b.label == "Run self-play"]
+    run.click().run()
+    assert not at.exception, at.exception
+    assert any("4 bot replies in 2 sessions" in s.value for s in at.success)
+    sessions = Store(db_url).list_sessions(source="redteam")
+    assert len(sessions) == 2 and {s.bot for s in sessions} == {"scripted"}
+    assert any("judge_rate" in d.value.columns for d in at.dataframe)

@@ -340,3 +340,61 @@ def _annotations(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
         except StoreError:
             return []
     return [a for a in cached if a.turn_index == turn_id]
+
+
+# ---------------------------------------------------------------------------- self-play from the page
+def self_play_form(detector_name: str, threshold: float) -> None:
+    """Run studio.redteam from the Review page: the assistant goads a bot, sessions are stored."""
+    import pandas as pd
+
+    from bots import registry
+    from bots.base import PRESETS
+    from studio.goading import METHODS
+    from studio.redteam import Judge, RedteamSettings, run_redteam
+    from ui import resources
+
+    bots = registry.available_bots()
+    default_bot = resources.defaults().bot
+    with st.form("studio_redteam"):
+        left, right = st.columns(2)
+        bot_name = left.selectbox("Bot", bots, index=bots.index(default_bot) if default_bot in bots else 0)
+        mode = right.selectbox("Guard mode", ["off", "flag", "rerank", "block"], index=2)
+        methods = st.multiselect("Trigger methods (session k uses method k mod n)", list(METHODS),
+                                 default=list(METHODS), format_func=lambda m: METHOD_LABELS.get(m, m))
+        sessions = left.number_input("Sessions", 1, 200, 2)
+        turns = right.number_input("Bot turns per session", 1, 10, 2)
+        go = st.form_submit_button("Run self-play", icon="🤖")
+    if not go:
+        return
+    if not methods:
+        st.warning("Pick at least one trigger method.")
+        return
+    db = store()
+    bot = resources.get_bot(bot_name)
+    guard = resources.make_detector(detector_name, threshold, prefilter_k=8)
+    judge = resources.make_detector(detector_name, threshold, method="unstructured")
+    if db is None or bot is None or guard is None or judge is None:
+        return
+    settings = RedteamSettings(bot=bot_name, guard_mode=mode, methods=list(methods), sessions=int(sessions),
+                               turns=int(turns), detector=detector_name, threshold=float(threshold),
+                               num_candidates=resources.defaults().num_candidates, player=player_name())
+    bar = st.progress(0.0, text="self-play…")
+    done = [0]
+
+    def step() -> None:
+        done[0] += 1
+        bar.progress(min(1.0, done[0] / (settings.sessions * settings.turns)), text=f"{done[0]} bot replies")
+
+    try:
+        with resources.model_lock("bot", bot_name):
+            run = run_redteam(settings, db, bot, guard, Judge(f"{detector_name}:structured (the guard's own)", guard),
+                              Judge(f"{detector_name}:unstructured", judge),
+                              PRESETS.get(resources.defaults().preset, PRESETS["fast"]), on_turn=step)
+    except (StoreError, RuntimeError, ValueError) as exc:
+        st.error(f"Self-play stopped: {exc}. The turns played so far are stored.", icon="🤖")
+        return
+    report = run.report()
+    st.success(f"{report['bot_replies']} bot replies in {report['sessions']} sessions ({report['seconds']} s), "
+               f"stored with source 'redteam'.")
+    st.caption(escape_markdown(f"judges: {report['guard_judge']} and {report['judge']}"))
+    st.dataframe(pd.DataFrame(report["per_method"]), hide_index=True)
