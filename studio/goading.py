@@ -206,7 +206,8 @@ def _inquiries(sent) -> list[_Inquiry]:
                     continue
                 place = _span_text(pobj)
                 if lemma == "be":
-                    where = "Where are you from?" if child.lower_ == "from" else ("Where were you?" if past else "Where are you?")
+                    at = "Where were you?" if past else "Where are you?"
+                    where = "Where are you from?" if child.lower_ == "from" else at
                     embedded = "where I am from" if child.lower_ == "from" else "where I am"
                 else:
                     tail = " from" if child.lower_ == "from" else ""
@@ -256,8 +257,8 @@ def _inquire(history: Sequence[Turn], about: str) -> list[Suggestion]:
 
 
 # ---------------------------------------------------------------------------- perturbation and paraphrase
-_YES_NO = re.compile(r"^(do|does|did|are|is|was|were|can|could|will|would|have|has)\s+(you|he|she|they|we|i)\b\s*(.*?)\s*\?*$",
-                     re.IGNORECASE)
+_YES_NO = re.compile(r"^(do|does|did|are|is|was|were|can|could|will|would|have|has)\s+"
+                     r"(you|he|she|they|we|i)\b\s*(.*?)\s*\?*$", re.IGNORECASE)
 
 
 def _as_statement(text: str) -> tuple[str, bool] | None:

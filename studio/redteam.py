@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from guard.records import Turn
-from studio.goading import METHODS, history_of, suggest
+from studio.goading import METHODS, suggest
 from studio.storage import SessionInfo, Store
 
 #: Opening questions in the spirit of CDConv's u_1 (second person, a question about the bot).

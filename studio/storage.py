@@ -458,7 +458,8 @@ class Store:
                     session.add(CandidateRow(
                         turn_id=row.id, position=cand.index, text=cand.text,
                         generator_score=float(cand.generator_score),
-                        contradiction_score=None if cand.contradiction_score is None else float(cand.contradiction_score),
+                        contradiction_score=None if cand.contradiction_score is None
+                        else float(cand.contradiction_score),
                         contradicts=bool(cand.contradicts), category=str(cand.category), chosen=bool(cand.chosen),
                         reason=str(cand.reason),
                         verdict=_jsonable({"evidence": cand.evidence, "details": cand.details,
@@ -548,8 +549,9 @@ class Store:
                                                    AnnotationRow.annotator)
             if session_id:
                 query = query.where(AnnotationRow.session_id == session_id)
-            return [Annotation(r.session_id, r.turn_index, r.annotator, r.contradiction, list(r.contradicted_turns or []),
-                               r.category, r.guard_right, r.note) for r in session.scalars(query)]
+            return [Annotation(r.session_id, r.turn_index, r.annotator, r.contradiction,
+                               list(r.contradicted_turns or []), r.category, r.guard_right, r.note)
+                    for r in session.scalars(query)]
 
     # ------------------------------------------------------------------ bookkeeping
     def counts(self) -> dict[str, int]:

@@ -38,7 +38,8 @@ def _decode_text(data: bytes | str, name: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise TranscriptError(f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at position {exc.start})") from None
+        raise TranscriptError(f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at position {exc.start})") \
+            from None
 
 
 def _speakers(raw: list[str], name: str) -> dict[str, str]:
@@ -107,7 +108,7 @@ def read_transcripts(data: bytes | str, name: str = "transcript") -> list[Transc
             objects = parsed if isinstance(parsed, list) else [parsed]
         except json.JSONDecodeError as whole:
             objects = []
-            for number, line in enumerate(text.splitlines(), start=1):
+            for line in text.splitlines():
                 if not line.strip():
                     continue
                 try:

@@ -306,11 +306,13 @@ def annotation_box(conversation, turn) -> None:
                        key=f"{key}::yes", index=1 if previous and previous.contradiction else 0)
         earlier = [t.turn_id for t in conversation.turns if t.turn_id < turn.turn_id]
         contradicted = st.multiselect("Turns it contradicts", earlier, key=f"{key}::turns",
-                                      default=[i for i in (previous.contradicted_turns if previous else []) if i in earlier],
+                                      default=[i for i in (previous.contradicted_turns if previous else [])
+                                               if i in earlier],
                                       format_func=lambda i: f"turn {i}", disabled=yes == "no")
         categories = [c for c in CATEGORIES if c != "none"]
         category = st.selectbox("CDConv category", categories, key=f"{key}::category",
-                                index=categories.index(previous.category) if previous and previous.category in categories else 2,
+                                index=categories.index(previous.category)
+                                if previous and previous.category in categories else 2,
                                 format_func=CATEGORY_NAMES.get, disabled=yes == "no")
         right = st.radio("Was the guard right?", ["yes", "no", "not sure"], horizontal=True, key=f"{key}::right",
                          index={True: 0, False: 1, None: 2}[previous.guard_right] if previous else 2)
