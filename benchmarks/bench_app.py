@@ -6,7 +6,7 @@ pressing Enter until the bot's turn is visible in the transcript. The first ``--
 (model loading, first spaCy parse, first generate call) are reported separately. The app's own
 split (generation vs guard seconds, from each turn's candidate panel) is read from the page too.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_app.py --turns 12 --warmup 2 --json runs/bench_app.json
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --turns 12 --warmup 2 --json runs/bench_app.json
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from ui.server import CHROMIUM, chromium, send, streamlit_server, turn  # noqa: E402
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
 
 # Ordinary chit-chat that makes a persona-less bot state facts about itself, then ask about them
 # again (CDConv's "inquiring history" trigger), so the guard has something to check.

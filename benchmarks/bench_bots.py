@@ -5,8 +5,8 @@
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_bots first     # fresh process, empty cache (converts GGUF)
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_bots mutual [--limit N]
 
-Each prints one JSON line. The CPU is shared with other jobs while these run: read latency next to
-the load average the script records.
+Each prints one JSON line. Latency depends on what else runs on the CPU: read it next to the load
+average the script records.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-from embedded import configure_openmp  # noqa: E402
+from embedded import configure_openmp, shared_data_dir
 
 configure_openmp()  # as the app and CLI do; before torch loads
-MUTUAL_DIR = REPO.parent / "shared" / "data" / "mutual"
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA_HINT = "../shared/data beside the checkout, or GUARD_SHARED_DATA"
 HISTORY = [
     ("user", "Hi! I just moved to Leeds and I'm looking for things to do."),
     ("bot", "Welcome! I love the parks here. Do you like walking?"),
@@ -104,11 +103,13 @@ def mutual(args: argparse.Namespace) -> dict:
     from bots.mutual import evaluate_ranker, read_mutual
     from bots.plato import EmbeddingCoherence, NLICoherence
 
-    if not (MUTUAL_DIR / "mutual_dev.jsonl").exists():
-        return {"bench": "mutual", "skipped": f"{MUTUAL_DIR} not found"}
+    shared = shared_data_dir()
+    mutual_dir = shared / "mutual" if shared else None
+    if mutual_dir is None or not (mutual_dir / "mutual_dev.jsonl").exists():
+        return {"bench": "mutual", "skipped": f"MuTual not found in the shared data ({SHARED_DATA_HINT})"}
     scorer = EmbeddingCoherence.embedded()
     # the context window is chosen on (a slice of) the train split, then dev is scored once
-    train = read_mutual(MUTUAL_DIR / "mutual_train.jsonl", limit=args.limit)
+    train = read_mutual(mutual_dir / "mutual_train.jsonl", limit=args.limit)
     windows = [int(w) for w in args.windows.split(",")]
     if len(windows) == 1:
         train = []
@@ -119,7 +120,7 @@ def mutual(args: argparse.Namespace) -> dict:
                "train_r_at_1_by_window": {str(k): v if v is None else round(v, 3) for k, v in by_window.items()},
                "window": best, "train_items": len(train)}
     for split in ("mutual_dev", "mutual_plus_dev"):
-        metrics = evaluate_ranker(EmbeddingCoherence(scorer.embedder, best), read_mutual(MUTUAL_DIR / f"{split}.jsonl"))
+        metrics = evaluate_ranker(EmbeddingCoherence(scorer.embedder, best), read_mutual(mutual_dir / f"{split}.jsonl"))
         results[split] = {"r_at_1": round(metrics.r_at_1, 3), "r_at_2": round(metrics.r_at_2, 3),
                           "mrr": round(metrics.mrr, 3), "n": metrics.n}
     if args.no_nli:
@@ -128,11 +129,11 @@ def mutual(args: argparse.Namespace) -> dict:
         from guard.loading import load_scorer
 
         nli = NLICoherence(load_scorer(), best)
-    except Exception as exc:  # the detector is trained by another part of the project; report why it is absent
+    except Exception as exc:  # no usable detector checkpoint: report why instead of failing the benchmark
         results["nli"] = f"skipped: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     else:
         for split in ("mutual_dev", "mutual_plus_dev"):
-            metrics = evaluate_ranker(nli, read_mutual(MUTUAL_DIR / f"{split}.jsonl"))
+            metrics = evaluate_ranker(nli, read_mutual(mutual_dir / f"{split}.jsonl"))
             results[f"nli_{split}"] = {"r_at_1": round(metrics.r_at_1, 3), "r_at_2": round(metrics.r_at_2, 3),
                                        "mrr": round(metrics.mrr, 3), "n": metrics.n}
     return results

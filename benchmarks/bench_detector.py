@@ -26,14 +26,15 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import numpy as np
+import torch
+
+from embedded import shared_data_dir
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-RGM = Path(os.environ.get("GUARD_SHARED_DIR", REPO.parent / "shared")) / "data" / "rgm" / "topical_dev.jsonl"
+SHARED_DATA = shared_data_dir()
+RGM = SHARED_DATA / "rgm" / "topical_dev.jsonl" if SHARED_DATA else None
+SHARED_DATA_HINT = "../shared/data beside the checkout, or GUARD_SHARED_DATA"
 PUBLISHED = {  # Sato et al. 2024, Table 6c (accuracy on the same three subsets)
     "blender3-3B": {"decode_roberta_large": 0.68, "model_generated_trained": 0.73},
     "blender3-30B": {"decode_roberta_large": 0.67, "model_generated_trained": 0.82},
@@ -54,10 +55,10 @@ BEGIN, END = "<!-- BENCH:BEGIN -->", "<!-- BENCH:END -->"
 
 def snli_accuracy(scorer, n: int | None) -> dict:
     import embedded
-    from guard import train_data as td
-    from guard.train import nli_accuracy
+    from guard.training.run import nli_accuracy
+    from guard.training.sources import load_snli
 
-    pairs = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=n, seed=0)
+    pairs = load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=n, seed=0)
     t0 = time.time()
     out = nli_accuracy(scorer, pairs)
     out["seconds"] = round(time.time() - t0, 1)
@@ -93,7 +94,7 @@ def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
         t0 = time.time()
         verdicts = [detector.detect(d) for d in records]
         timings[pair_mode] = round(time.time() - t0, 1)
-        history = np.array([v.details["history_score"] for v in verdicts])
+        history = np.array([v.details.history_score for v in verdicts])
         combined = np.array([v.score for v in verdicts])
         add(f"{pair_mode} pairs, history only, tau=0.5", history, 0.5, "DECODE structured, default threshold")
         add(f"{pair_mode} pairs, history only, calibrated tau", history, threshold, "")
@@ -300,13 +301,13 @@ def main(argv=None) -> int:
         results["snli"] = snli_accuracy(scorer, args.snli_n)
         print("snli", results["snli"], flush=True)
     if not args.skip_rgm:
-        if RGM.exists():
+        if RGM is not None and RGM.exists():
             results["rgm"] = rgm_eval(scorer, threshold, pairing)
             r = results["rgm"]
             print("rgm", json.dumps({k: {"acc": v["accuracy"], "auc": v["auc"]} for k, v in r["rows"].items()}),
                   flush=True)
         else:
-            results["rgm_skipped"] = f"{RGM} not found"
+            results["rgm_skipped"] = f"rgm/topical_dev.jsonl not found in the shared data ({SHARED_DATA_HINT})"
     if not args.skip_probes:
         results["probes"] = probe_eval(scorer, threshold, pairing)
         print("probes", results["probes"], flush=True)

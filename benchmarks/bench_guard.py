@@ -30,11 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
 # measured in docs/app.md. Must run before torch loads its OpenMP runtime.
-from embedded import configure_openmp  # noqa: E402
+from embedded import configure_openmp
 
 configure_openmp()
 
@@ -45,6 +43,7 @@ from guard import text as textsplit  # noqa: E402
 from guard.detector import ContradictionDetector  # noqa: E402
 from guard.loading import load_embedder, load_scorer  # noqa: E402
 from guard.records import Turn  # noqa: E402
+from guard.vocabulary import PremiseSource  # noqa: E402
 
 # (planted fact, contradicting sentence): first-person persona facts, written for this benchmark.
 PLANTS = [
@@ -158,7 +157,7 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
                     continue  # warm-up (first call allocates)
                 warm_times.append(elapsed)
                 cpu_times.append(cpu)
-                pairs.append(sum(v.details["n_pairs"] for v in verdicts))
+                pairs.append(sum(v.details.n_pairs for v in verdicts))
                 if rep <= args.cold_reps:
                     textsplit.clear_caches()
                     detector._embeddings.clear()
@@ -185,7 +184,7 @@ def k_needed(verdict, detector: ContradictionDetector) -> dict[int, int]:
     """
     by_cand: dict[str, list] = {}
     for ps in verdict.pair_scores:
-        if ps.turn_id >= 0:
+        if ps.source == PremiseSource.HISTORY:  # persona lines are always paired
             by_cand.setdefault(ps.hypothesis, []).append(ps)
     needed: dict[int, int] = {}
     for cand, pairs in by_cand.items():
@@ -264,7 +263,7 @@ def bench_categories(scorer, embedder, args, conversations) -> dict:
         verdicts = detector.detect_candidates(history, candidates, "bot")
         for i, v in enumerate(verdicts):
             bucket = planted_cats if i == contra_at else filler_cats
-            bucket[v.category] = bucket.get(v.category, 0) + 1
+            bucket[v.category.value] = bucket.get(v.category.value, 0) + 1
         planted_hit_turn += planted in verdicts[contra_at].evidence_turn_ids
     n = args.category_dialogues
     row = {

@@ -19,28 +19,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+import torch
+
+from embedded import shared_data_dir
+from guard import metrics
+from guard.datasets import read_dataset
+from guard.detector import ContradictionDetector
+from guard.evaluation import evaluate_detection, evaluate_mutual, progress
+from guard.loading import default_threshold, load_scorer
+from guard.probes import ProbeCase, report
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import torch  # noqa: E402
-
-from guard import metrics  # noqa: E402
-from guard.cli import evaluate_detection, evaluate_mutual, progress  # noqa: E402
-from guard.datasets import read_dataset  # noqa: E402
-from guard.detector import ContradictionDetector  # noqa: E402
-from guard.loading import default_threshold, load_scorer  # noqa: E402
-from guard.probes import ProbeCase, report  # noqa: E402
-
-RGM = Path("/work/shared/data/rgm/topical_dev.jsonl")
-MUTUAL = Path("/work/shared/data/mutual/mutual_dev.jsonl")
+SHARED_DATA = shared_data_dir()
+RGM = SHARED_DATA / "rgm" / "topical_dev.jsonl" if SHARED_DATA else None
+MUTUAL = SHARED_DATA / "mutual" / "mutual_dev.jsonl" if SHARED_DATA else None
 DATA = REPO / "guard" / "data"
 PROBE_SETS = [  # (file, what the set checks)
     ("probe_suite.jsonl", "planted history contradictions + consistent continuations"),
@@ -143,7 +140,7 @@ def main() -> None:
 
     scorer = load_scorer(args.detector)
     threshold = args.threshold if args.threshold is not None else default_threshold(args.detector)
-    sets = ([("rgm topical_dev", RGM, "model-generated replies (Sato et al. 2024)")] if RGM.is_file() else []) + \
+    sets = ([("rgm topical_dev", RGM, "model-generated replies (Sato et al. 2024)")] if RGM and RGM.is_file() else []) + \
         [(f.replace(".jsonl", ""), DATA / f, note) for f, note in PROBE_SETS]
     if args.sets is not None:
         sets = [s for s in sets if any(s[0].startswith(prefix) for prefix in args.sets)]
@@ -165,7 +162,7 @@ def main() -> None:
         for method in detectors:
             checklist([r for r in rows if r["method"] == method])
         write(args, rows, mutual, meta)
-    if args.mutual and MUTUAL.is_file():
+    if args.mutual and MUTUAL and MUTUAL.is_file():
         records = read_dataset("mutual", MUTUAL, limit=args.mutual)
         for method in detectors:
             mutual.append({"method": method, **evaluate_mutual(scorer, records, method, quiet=False)})

@@ -16,12 +16,8 @@ import argparse
 import multiprocessing
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 FILLER = [("user", "I just got back from a long trip to the mountains with my sister and her kids."),
           ("bot", "That sounds lovely! I like hiking too, mostly on weekends with my dog.")]
 

@@ -10,13 +10,9 @@ the best-scoring pair, so a training change can be read example by example, not 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 
 def main(argv=None) -> int:

@@ -23,19 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from guard.datasets import dialogue_to_decode
+from guard.files import atomic_writer
+from guard.probes import apply_probe, make_probe
+from guard.records import Dialogue, Turn
 
-from guard.cli import atomic_writer  # noqa: E402
-from guard.datasets import dialogue_to_decode  # noqa: E402
-from guard.probes import apply_probe, make_probe  # noqa: E402
-from guard.records import Dialogue, Turn  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 OUT_DIR = REPO / "guard" / "data"
 MADE_BY = "benchmarks/make_probe_suite.py"

@@ -127,6 +127,28 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def persona_lines(persona: Sequence[str]) -> list[str]:
+    """The persona's non-empty lines, stripped (every backend words them into its prompt its own way)."""
+    return [line.strip() for line in persona if line.strip()]
+
+
+def chat_messages(history: Sequence[Message], persona: Sequence[str] = (),
+                  system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
+    """The conversation as chat messages: a system prompt carrying the persona, then user/assistant turns.
+
+    One builder for every chat-style backend (a local chat template, an OpenAI-compatible server), so
+    they all see the same prompt.
+    """
+    system = system_prompt
+    lines = persona_lines(persona)
+    if lines:
+        system += " Your persona: " + " ".join(lines)
+    roles = {"user": "user", "bot": "assistant"}
+    return [{"role": "system", "content": system}] + [
+        {"role": roles[m.speaker], "content": m.text} for m in history
+    ]
+
+
 def check_history(history: Sequence[Message]) -> list[Message]:
     """Reject malformed histories early with a message that says what to fix."""
     checked = []

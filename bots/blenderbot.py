@@ -10,12 +10,12 @@ the model's 128-token context. The weights are not shipped: the hub names need i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
+from transformers import AutoModelForSeq2SeqLM, PreTrainedModel, PreTrainedTokenizerBase
 
-from bots.base import first_line, Bot, BotError, Candidate, DecodingConfig, Message, check_history
-from bots.hf import generate_candidates
+from bots.base import BotError, Message, persona_lines
+from bots.local import LocalTransformersBot
 
 DEFAULT_MODEL = "facebook/blenderbot-400M-distill"
 KNOWN_MODELS = (
@@ -30,7 +30,7 @@ CONTEXT_TOKENS = 128
 
 def encoder_text(history: Sequence[Message], persona: Sequence[str]) -> list[str]:
     """The pieces of the encoder input, oldest first: persona lines, then turns (user turns get a leading space)."""
-    pieces = [f"your persona: {line.strip()}" for line in persona if line.strip()]
+    pieces = [f"your persona: {line}" for line in persona_lines(persona)]
     for message in history:
         text = " ".join(message.text.split())
         # BlenderbotTokenizer prefixes user turns with a space (byte-level BPE "Ġ" word start)
@@ -38,60 +38,35 @@ def encoder_text(history: Sequence[Message], persona: Sequence[str]) -> list[str
     return pieces
 
 
-class BlenderBot(Bot):
+class BlenderBot(LocalTransformersBot):
     """BlenderBot-style seq2seq model; ``model``/``tokenizer`` are already loaded."""
 
-    def __init__(self, model, tokenizer, name: str = "blenderbot", context_tokens: int = CONTEXT_TOKENS):
+    model_class = AutoModelForSeq2SeqLM
+    kind = "BlenderBot"
+    default_model = DEFAULT_MODEL
+    load_hint = (f"hub names need internet once; offline, pass a local folder; known names: "
+                 f"{', '.join(KNOWN_MODELS)}")
+
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str = "blenderbot",
+                 context_tokens: int = CONTEXT_TOKENS):
         if not model.config.is_encoder_decoder:
             raise BotError(f"{name}: not an encoder-decoder model; use the 'causal' bot")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.name = name
-        self.context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
+        context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
+        super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens)
 
-    @classmethod
-    def from_pretrained(cls, model: str | Path = DEFAULT_MODEL, name: str | None = None,
-                        dtype: str = "float32", **options) -> "BlenderBot":
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+        return self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)), return_tensors="pt")["input_ids"]
 
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(model)
-            seq2seq = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=getattr(torch, dtype)).eval()
-        except (OSError, ValueError) as exc:
-            raise BotError(
-                f"could not load BlenderBot {model}: {first_line(exc)} (hub names need internet once; offline, pass a "
-                f"local folder; known names: {', '.join(KNOWN_MODELS)})"
-            ) from exc
-        return cls(seq2seq, tokenizer, name=name or Path(str(model)).name, **options)
+    def prompt_ids(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+        """Persona lines first, then the newest whole turns that fit the context.
 
-    def encoder_ids(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
-        """Keep persona lines and the newest turns whose tokens fit; cut inside a turn only if one turn is too long."""
-        persona_pieces = encoder_text([], persona)
-        turn_pieces = encoder_text(history, ())
-        kept: list[str] = []
-        for piece in reversed(turn_pieces):
-            candidate = persona_pieces + [piece] + kept
-            if self._length(TURN_SEPARATOR.join(candidate)) > self.context_tokens and kept:
-                break
-            kept.insert(0, piece)
-        pieces = persona_pieces + kept
-        # persona lines go first; if even they plus the last turn overflow, drop persona lines before the turn
-        while len(pieces) > 1 and self._length(TURN_SEPARATOR.join(pieces)) > self.context_tokens and persona_pieces:
-            persona_pieces = persona_pieces[1:]
-            pieces = persona_pieces + kept
-        ids = self.tokenizer(TURN_SEPARATOR.join(pieces), return_tensors="pt")["input_ids"]
-        if ids.shape[1] > self.context_tokens:  # a single turn longer than the context: keep its end
-            ids = ids[:, -self.context_tokens:]
-        return ids
-
-    def _length(self, text: str) -> int:
-        return len(self.tokenizer(text)["input_ids"])
-
-    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = ()) -> list[Candidate]:
-        history = check_history(history)
-        input_ids = self.encoder_ids(history, persona)
-        inputs = {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
-        return generate_candidates(
-            self.model, self.tokenizer, inputs, decoding or self.default_decoding, num_candidates
-        )
+        When even the persona and the last turn overflow, persona lines are dropped before the turn;
+        a single turn longer than the context keeps its end.
+        """
+        persona = persona_lines(persona)
+        ids = super().prompt_ids(history, persona)
+        last_turn = list(history[-1:])  # all that is left of the history when the prompt still overflows
+        while ids.shape[1] > self.max_prompt_tokens and len(persona) + len(last_turn) > 1:
+            persona = persona[1:]
+            ids = self.encode_prompt(last_turn, persona)
+        return ids[:, -self.max_prompt_tokens:]

@@ -1,7 +1,8 @@
 """Command line: ``python -m bots generate --bot NAME --num-candidates N --history FILE.json ...``.
 
 Prints {"candidates": [{"text": ..., "score": ...}, ...]} on stdout. Any failure (unknown bot,
-unreadable history, a backend that cannot answer) is one line on stderr and exit status 2.
+a history or persona file that is missing, not UTF-8, not JSON or of the wrong shape, a backend
+that cannot answer) is one line on stderr naming what to fix, and exit status 2.
 """
 
 from __future__ import annotations
@@ -12,35 +13,47 @@ import os
 import sys
 from pathlib import Path
 
-from bots.base import PRESETS, BotError, Message, preset
+from bots.base import PRESETS, SPEAKERS, BotError, Message, preset
 from bots.registry import available_bots, describe_bot, make_bot
+from guard.datasets import iter_json_array
+from guard.files import InputError, iter_text_lines
 
 
-def read_history(path: str) -> list[Message]:
-    """A JSON list of {"speaker": "user"|"bot", "text": ...}."""
+def read_history(path: str | Path) -> list[Message]:
+    """A JSON list of {"speaker": "user"|"bot", "text": ...}; anything else is an InputError naming the item."""
+    path = Path(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BotError(f"cannot read history file {path}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise BotError(f"history file {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, list):
-        raise BotError(f'history file {path} must hold a JSON list of {{"speaker": ..., "text": ...}} objects')
-    messages = []
-    for index, item in enumerate(data):
-        if not isinstance(item, dict) or item.get("speaker") not in ("user", "bot") or not isinstance(item.get("text"), str):
-            raise BotError(f'history item {index} in {path} must be {{"speaker": "user"|"bot", "text": "..."}}')
-        messages.append(Message(item["speaker"], item["text"]))
-    return messages
+        items = list(iter_json_array(path))
+    except InputError as exc:
+        raise InputError(exc.path, exc.line, exc.field, f"cannot read history: {exc.problem}") from None
+    return [parse_history_item(path, line, index, item) for index, (line, item) in enumerate(items)]
 
 
-def read_persona(path: str | None) -> list[str]:
+def parse_history_item(path: Path, line: int, index: int, item: dict) -> Message:
+    """History item ``index`` (a JSON object starting on ``line``) as a Message."""
+    speaker, text = item.get("speaker"), item.get("text")
+    if speaker not in SPEAKERS:
+        raise InputError(path, line, f"[{index}].speaker",
+                         f'history item {index} needs "speaker": "user" or "bot", got {_show(speaker)}')
+    if not isinstance(text, str):
+        raise InputError(path, line, f"[{index}].text",
+                         f'history item {index} needs "text": a string, got {_show(text)}')
+    return Message(speaker, text)
+
+
+def read_persona(path: str | Path | None) -> list[str]:
+    """Persona lines of a UTF-8 text file, one a line (blank lines skipped)."""
     if not path:
         return []
     try:
-        return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError as exc:
-        raise BotError(f"cannot read persona file {path}: {exc.strerror or exc}") from None
+        return [text.strip() for _, text in iter_text_lines(path) if text.strip()]
+    except InputError as exc:
+        raise InputError(exc.path, exc.line, exc.field, f"cannot read persona: {exc.problem}") from None
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         persona = read_persona(args.persona)
         bot = make_bot(args.bot, **_bot_options(args))
         candidates = bot.generate(history, args.num_candidates, decoding, persona)
-    except BotError as exc:
+    except (BotError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a backend failing in a way it did not foresee still gets one line

@@ -1,8 +1,8 @@
 """MuTual response selection (Cui et al. 2020, 004_*.txt) as a test of a coherence ranker.
 
 Each item has a context ("m : ... f : ...") and four options; the ranker scores the options and
-R@1, R@2 and MRR come from ``guard.metrics.response_selection`` (scikit-learn). The file is read by
-``guard.datasets.read_mutual``, the one MuTual reader, so malformed lines get its file/line/field errors.
+R@1, R@2 and MRR come from ``guard.metrics.response_selection`` (scikit-learn). Items are parsed by
+``guard.datasets.parse_mutual_record``, the one MuTual parser, so malformed lines get its file/line/field errors.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from guard.datasets import read_mutual as read_mutual_dialogues
-from guard.datasets import split_mutual_speakers
+from guard.datasets import iter_objects, parse_mutual_record, split_mutual_speakers
+from guard.files import InputError
 from guard.metrics import response_selection
 
 
@@ -31,12 +31,17 @@ def split_turns(article: str) -> list[str]:
 
 
 def read_mutual(path: str | Path, limit: int | None = None) -> list[MutualItem]:
-    """The labelled items of a MuTual / MuTual-plus jsonl file (the test split has no answers: refused)."""
+    """The labelled items of a MuTual / MuTual-plus jsonl file (the test split has no answers: refused).
+
+    Malformed or unlabelled items raise ``guard.files.InputError`` naming the file, line and field.
+    """
+    path = Path(path)
     items = []
-    for dialogue in islice(read_mutual_dialogues(Path(path)), limit):
+    for line, obj in islice(iter_objects(path), limit):
+        dialogue = parse_mutual_record(path, line, obj)
         answer = dialogue.meta["answer"]
         if answer is None:
-            raise ValueError(f"{path}: item {dialogue.record_id} has no answer; use a labelled split (train/dev)")
+            raise InputError(path, line, "answers", "missing; use a labelled split (train/dev)")
         items.append(MutualItem(dialogue.record_id, [t.text for t in dialogue.turns],
                                 list(dialogue.meta["options"]), int(answer)))
     return items

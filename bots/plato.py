@@ -10,7 +10,7 @@ ranker as response selection on MuTual (see benchmarks/bench_bots.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -122,11 +122,12 @@ def _sampling_method(decoding: DecodingConfig) -> str:
     return "top_k" if decoding.method == "sample_rank" else decoding.method
 
 
-def make_plato_bot(base: str = "embedded", ranker: str = "embedder", num_samples: int = DEFAULT_NUM_SAMPLES,
-                   window: int = 2, **base_options) -> PlatoBot:
-    """Build a PLATO-style bot over a registered base bot; ranker "embedder" (MiniLM) or "nli" (models/detector)."""
-    from bots.registry import make_bot
+def make_plato_bot(base: Callable[[], Bot], ranker: str = "embedder", num_samples: int = DEFAULT_NUM_SAMPLES,
+                   window: int = 2) -> PlatoBot:
+    """A PLATO-style bot over the bot ``base()`` builds; ranker "embedder" (MiniLM) or "nli" (models/detector).
 
+    ``base`` is called only once the ranker is known to be valid, so a typo fails before a model loads.
+    """
     if ranker == "embedder":
         scorer: CoherenceScorer = EmbeddingCoherence.embedded(window)
     elif ranker == "nli":
@@ -135,4 +136,4 @@ def make_plato_bot(base: str = "embedded", ranker: str = "embedder", num_samples
         scorer = NLICoherence(load_scorer(), window)
     else:
         raise BotError(f"unknown PLATO ranker {ranker!r}; choose 'embedder' or 'nli'")
-    return PlatoBot(make_bot(base, **base_options), scorer, num_samples=num_samples)
+    return PlatoBot(base(), scorer, num_samples=num_samples)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from bots.base import Bot, BotError
 
@@ -51,10 +52,10 @@ def _embedded(**options) -> Bot:
     return make_embedded_bot(**options)
 
 
-def _chat(model: str, **options) -> Bot:
+def _chat(**options) -> Bot:
     from bots.embedded import ChatTemplateBot
 
-    return ChatTemplateBot.from_pretrained(model, **options)
+    return ChatTemplateBot.from_pretrained(**options)
 
 
 def _blenderbot(**options) -> Bot:
@@ -75,16 +76,25 @@ def _gemma3(**options) -> Bot:
     return make_gemma3_bot(**options)
 
 
-def _plato(**options) -> Bot:
+def _plato(base: str = "embedded", **options) -> Bot:
+    """The options make_plato_bot names (ranker, num_samples, window) are PLATO's; the rest configure the base bot."""
     from bots.plato import make_plato_bot
 
-    return make_plato_bot(**options)
+    own = set(inspect.signature(make_plato_bot).parameters) - {"base"}
+    plato_options = {key: options.pop(key) for key in list(options) if key in own}
+    return make_plato_bot(lambda: make_bot(base, **options), **plato_options)
 
 
 def _remote(**options) -> Bot:
     from bots.remote import RemoteChatBot
 
     return RemoteChatBot(**options)
+
+
+def _scripted(script: str | Path | dict | None = None) -> Bot:
+    from bots.scripted import ScriptedBot
+
+    return ScriptedBot(script)
 
 
 register_bot("embedded", _embedded, "SmolLM2-135M-Instruct (shipped GGUF, chat template) — the default")
@@ -94,3 +104,4 @@ register_bot("causal", _causal, "OPT-style base LM on a Person 1/Person 2 transc
 register_bot("gemma3", _gemma3, "Gemma 3 270M base (shipped GGUF) on a Person 1/Person 2 transcript")
 register_bot("plato", _plato, "PLATO-style: K diverse samples ranked by a coherence scorer (base=embedded)")
 register_bot("remote", _remote, "OpenAI-compatible chat server (base_url=..., model=...)")
+register_bot("scripted", _scripted, "scripted demo: replies from a script, for classes (script=JSON file)")

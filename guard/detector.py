@@ -29,27 +29,69 @@ import numpy as np
 from guard import text as textsplit
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
+from guard.vocabulary import METHODS, PAIRINGS, Category, Method, Pairing, PremiseSource
 
-METHODS = ("structured", "unstructured")
-PAIRINGS = ("utterance", "sentence")
-CATEGORIES = ("none", "intra", "role", "history")
-#: turn_id of the single pair the unstructured baseline scores (the whole history, no one turn).
-WHOLE_HISTORY_TURN_ID = -1_000_000
 _EMBED_CACHE_LIMIT = 50_000
 
 
 @dataclass
 class PairScore:
-    """One scored (premise, hypothesis) pair: exact texts compared and P(contradiction).
+    """One scored (premise, hypothesis) pair: exact texts compared, P(contradiction), and where the
+    premise comes from.
 
-    ``turn_id`` is the earlier turn the premise comes from; persona line i is ``-1 - i``; for an
-    intra-sentence pair it is the judged turn's own id.
+    ``turn_id`` goes with ``source``: the earlier turn's id for ``history``, the persona line's
+    0-based index for ``persona``, the judged turn's own id for ``intra`` (a clause pair inside it),
+    None for ``whole_history`` (the unstructured method's one pair).
     """
 
-    turn_id: int
+    source: PremiseSource
+    turn_id: int | None
     premise: str
     hypothesis: str
     score: float
+
+
+@dataclass
+class IntraCheck:
+    """What the intra-sentence check compared: the judged turn's clauses, every clause pair scored
+    (earlier clause as premise), the best pair's score and the threshold it had to reach."""
+
+    clauses: list[str]
+    pairs: list[PairScore]
+    score: float
+    threshold: float
+
+
+@dataclass
+class RoleCheck:
+    """The role-confusion reading of a history contradiction (CDConv's "role"): P(entailment) of the
+    turn as the other speaker's words vs as its own speaker's, from the best premise of each side."""
+
+    decided: bool
+    why: str = ""  # why it could not be decided (a 2-way checkpoint has no entailment class)
+    signal: str = "nli-entailment"
+    user_reading: float = 0.0
+    bot_reading: float = 0.0
+    user_pair: PairScore | None = None  # the other speaker's sentence that entails the turn best
+    role_threshold: float = 0.5
+
+
+@dataclass
+class VerdictDetails:
+    """What a verdict rests on besides its evidence: the settings it was judged with and each check's numbers."""
+
+    method: Method
+    turn_id: int  # the judged turn's id (for a candidate reply, the id it would get)
+    threshold: float
+    n_pairs: int  # pairs scored for this turn: history, persona and clause pairs
+    history_score: float  # best history/persona pair (unstructured: its one whole-history pair)
+    pairing: Pairing | None = None  # structured only
+    paired_turn_ids: list[int] = field(default_factory=list)  # earlier turns paired (after the prefilter)
+    same_speaker_turns: int = 0  # earlier turns of the judged speaker
+    # best P(entailment) from the speaker's own record: the role check's "own words" reading (None: 2-way checkpoint)
+    bot_entailment: float | None = None
+    intra: IntraCheck | None = None  # structured with categories=True
+    role: RoleCheck | None = None  # history contradictions, structured with categories=True
 
 
 @dataclass
@@ -58,20 +100,25 @@ class Verdict:
 
     contradiction: bool
     score: float
-    category: str  # "none" | "intra" | "role" | "history"
+    category: Category
     evidence: list[PairScore]  # pairs >= threshold, best first
     pair_scores: list[PairScore]  # every history/persona pair scored (for the heatmap)
-    details: dict = field(default_factory=dict)
+    details: VerdictDetails
 
     @property
     def evidence_turn_ids(self) -> list[int]:
         """Earlier turns (not persona lines, not the utterance itself) the evidence points at."""
-        own = self.details.get("turn_id")
-        return sorted({p.turn_id for p in self.evidence if p.turn_id >= 0 and p.turn_id != own})
+        return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.HISTORY})
+
+    @property
+    def evidence_persona_lines(self) -> list[int]:
+        """0-based indices of the persona lines the evidence points at."""
+        return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.PERSONA})
 
 
 @dataclass
 class _Premise:
+    source: PremiseSource
     turn_id: int
     text: str
     units: tuple[str, ...]
@@ -83,12 +130,12 @@ class ContradictionDetector:
     def __init__(
         self,
         scorer: NLIScorer,
-        method: str = "structured",
+        method: Method | str = Method.STRUCTURED,
         threshold: float | None = None,
         embedder=None,
         prefilter_k: int | None = None,
         categories: bool = True,
-        pairing: str | None = None,
+        pairing: Pairing | str | None = None,
         role_threshold: float = 0.5,
         max_clauses: int = 6,
         intra_threshold: float | None = None,
@@ -96,11 +143,11 @@ class ContradictionDetector:
         from guard.loading import default_intra_threshold, default_pairing, default_threshold
 
         if pairing is None:  # the pairing the checkpoint's threshold was calibrated for
-            pairing = default_pairing(scorer.name) if scorer.name else "sentence"
+            pairing = default_pairing(scorer.name) if scorer.name else Pairing.SENTENCE
         if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if pairing not in PAIRINGS:
-            raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
+            raise ValueError(f"pairing must be one of {', '.join(PAIRINGS)}, got {pairing!r}")
         if prefilter_k is not None and prefilter_k < 1:
             raise ValueError(f"prefilter_k must be a positive number of turns or None, got {prefilter_k}")
         if prefilter_k is not None and embedder is None:
@@ -114,13 +161,13 @@ class ContradictionDetector:
         if not threshold <= intra_threshold < 1.0:
             raise ValueError(f"intra_threshold must lie in [threshold, 1), got {intra_threshold} (threshold {threshold})")
         self.scorer = scorer
-        self.method = method
+        self.method = Method(method)
         self.threshold = float(threshold)
         self.intra_threshold = float(intra_threshold)
         self.embedder = embedder
         self.prefilter_k = prefilter_k
         self.categories = categories
-        self.pairing = pairing
+        self.pairing = Pairing(pairing)
         self.role_threshold = role_threshold
         self.max_clauses = max_clauses  # intra pairs grow quadratically; 6 clauses = 15 pairs
         self._embeddings: dict[str, np.ndarray] = {}
@@ -157,7 +204,7 @@ class ContradictionDetector:
     def _units(self, text: str) -> tuple[str, ...]:
         if not text.strip():
             return ()  # an empty candidate has nothing to contradict with
-        if self.pairing == "sentence":
+        if self.pairing == Pairing.SENTENCE:
             return textsplit.sentences(text) or (text,)
         return (text,)
 
@@ -187,8 +234,8 @@ class ContradictionDetector:
         return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
     def _pair_plan(self, candidate_units: tuple[str, ...], premises: list[_Premise]
-                   ) -> list[tuple[int, str, str]]:
-        """(turn_id, premise unit, candidate unit) pairs to score for one candidate.
+                   ) -> list[tuple[_Premise, str, str]]:
+        """(premise, premise unit, candidate unit) pairs to score for one candidate.
 
         Exhaustive: every premise unit with every candidate unit (DECODE pairs every earlier
         utterance). With a prefilter: for each candidate unit, only the ``prefilter_k`` most
@@ -196,9 +243,9 @@ class ContradictionDetector:
         grows with the history. With ``pairing="utterance"`` a unit is a whole turn, i.e. the
         ``prefilter_k`` most similar earlier utterances.
         """
-        flat = [(p.turn_id, u) for p in premises for u in p.units]
+        flat = [(p, u) for p in premises for u in p.units]
         if self.prefilter_k is None or len(flat) <= self.prefilter_k:
-            return [(tid, u, cu) for tid, u in flat for cu in candidate_units]
+            return [(p, u, cu) for p, u in flat for cu in candidate_units]
         sims = self._embed([u for _, u in flat]) @ self._embed(list(candidate_units)).T
         plan = []
         for j, cu in enumerate(candidate_units):
@@ -211,7 +258,7 @@ class ContradictionDetector:
         for c in candidates:
             if not isinstance(c, str):
                 raise TypeError(f"each candidate must be a string, got {type(c).__name__}")
-        if self.method == "unstructured":
+        if self.method == Method.UNSTRUCTURED:
             return self._judge_unstructured(history, candidates, persona, own_turn_id)
         return self._judge_structured(history, candidates, speaker, persona, own_turn_id)
 
@@ -221,13 +268,13 @@ class ContradictionDetector:
         scores = self._score_pairs(pairs)[:, self.scorer.layout.contradiction] if pairs else []
         verdicts = []
         for (context, cand), s in zip(pairs, scores):
-            pair = PairScore(WHOLE_HISTORY_TURN_ID, context, cand, float(s))
+            pair = PairScore(PremiseSource.WHOLE_HISTORY, None, context, cand, float(s))
             hit = float(s) >= self.threshold
             verdicts.append(Verdict(
-                contradiction=hit, score=float(s), category="history" if hit else "none",
+                contradiction=hit, score=float(s), category=Category.HISTORY if hit else Category.NONE,
                 evidence=[], pair_scores=[pair],
-                details={"method": "unstructured", "turn_id": own_turn_id, "threshold": self.threshold,
-                         "n_pairs": 1},
+                details=VerdictDetails(method=Method.UNSTRUCTURED, turn_id=own_turn_id, threshold=self.threshold,
+                                       n_pairs=1, history_score=float(s)),
             ))
         return verdicts
 
@@ -251,23 +298,24 @@ class ContradictionDetector:
                           persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
         same = [t for t in history if t.agent_id == speaker and t.text.strip()]
         textsplit.prepare([t.text for t in same] + list(persona) + candidates)
-        turns = [_Premise(t.turn_id, t.text, self._units(t.text)) for t in same]
-        persona_premises = [_Premise(-1 - i, p, self._units(p)) for i, p in enumerate(persona) if p.strip()]
+        turns = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in same]
+        persona_premises = [_Premise(PremiseSource.PERSONA, i, p, self._units(p))
+                            for i, p in enumerate(persona) if p.strip()]
         contra, ent = self.scorer.layout.contradiction, self.scorer.layout.entailment
 
         # Collect every candidate's pairs, then score them in one batch.
         pairs: list[tuple[str, str]] = []
-        plan = []  # per candidate: (history pair slots, intra pair slots, clauses, kept turn ids)
+        plan = []  # per candidate: (history/persona pair slots, intra pair slots, clauses, kept turn ids)
         for cand in candidates:
             cand_units = self._units(cand)
             # persona lines are few and always paired; the history is prefiltered
             planned = self._pair_plan(cand_units, turns) + [
-                (p.turn_id, u, cu) for p in persona_premises for u in p.units for cu in cand_units]
+                (p, u, cu) for p in persona_premises for u in p.units for cu in cand_units]
             slots = []
-            for tid, pu, cu in planned:
-                slots.append((tid, pu, cu, len(pairs)))
+            for premise, pu, cu in planned:
+                slots.append((premise, pu, cu, len(pairs)))
                 pairs.append((pu, cu))
-            kept = sorted({tid for tid, _, _ in planned if tid >= 0})
+            kept = sorted({p.turn_id for p, _, _ in planned if p.source == PremiseSource.HISTORY})
             intra_slots, clauses = [], ()
             if self.categories:
                 clauses = textsplit.clauses(cand)[: self.max_clauses]
@@ -280,32 +328,33 @@ class ContradictionDetector:
 
         verdicts = []
         for cand, (slots, intra_slots, clauses, kept_ids) in zip(candidates, plan):
-            pair_scores = [PairScore(tid, pu, cu, float(probs[k, contra])) for tid, pu, cu, k in slots]
-            best_per_turn: dict[int, PairScore] = {}
+            pair_scores = [PairScore(premise.source, premise.turn_id, pu, cu, float(probs[k, contra]))
+                           for premise, pu, cu, k in slots]
+            best_per_premise: dict[tuple[PremiseSource, int | None], PairScore] = {}
             for ps in pair_scores:
-                if ps.turn_id not in best_per_turn or ps.score > best_per_turn[ps.turn_id].score:
-                    best_per_turn[ps.turn_id] = ps
+                key = (ps.source, ps.turn_id)
+                if key not in best_per_premise or ps.score > best_per_premise[key].score:
+                    best_per_premise[key] = ps
             history_score = max((p.score for p in pair_scores), default=0.0)
             history_evidence = sorted(
-                (p for p in best_per_turn.values() if p.score >= self.threshold), key=lambda p: -p.score
+                (p for p in best_per_premise.values() if p.score >= self.threshold), key=lambda p: -p.score
             )
-            intra_pairs = [PairScore(own_turn_id, a, b, float(probs[k, contra])) for a, b, k in intra_slots]
-            intra_score = max((p.score for p in intra_pairs), default=0.0)
-            details = {
-                "method": "structured", "pairing": self.pairing, "turn_id": own_turn_id,
-                "threshold": self.threshold, "history_score": history_score,
-                "paired_turn_ids": kept_ids, "same_speaker_turns": len(turns), "n_pairs": len(slots) + len(intra_slots),
+            details = VerdictDetails(
+                method=Method.STRUCTURED, pairing=self.pairing, turn_id=own_turn_id, threshold=self.threshold,
+                history_score=history_score, paired_turn_ids=kept_ids, same_speaker_turns=len(turns),
+                n_pairs=len(slots) + len(intra_slots),
                 # the bot's own statements that support the candidate (used by the role reading)
-                "bot_entailment": max((float(probs[k, ent]) for _, _, _, k in slots), default=0.0)
+                bot_entailment=max((float(probs[k, ent]) for _, _, _, k in slots), default=0.0)
                 if ent is not None else None,
-            }
+            )
             if self.categories:
-                details["clauses"] = list(clauses)
-                details["intra_pairs"] = intra_pairs
-                details["intra_score"] = intra_score
-                details["intra_threshold"] = self.intra_threshold
+                intra_pairs = [PairScore(PremiseSource.INTRA, own_turn_id, a, b, float(probs[k, contra]))
+                               for a, b, k in intra_slots]
+                details.intra = IntraCheck(clauses=list(clauses), pairs=intra_pairs,
+                                           score=max((p.score for p in intra_pairs), default=0.0),
+                                           threshold=self.intra_threshold)
             verdicts.append(Verdict(
-                contradiction=False, score=history_score, category="none",
+                contradiction=False, score=history_score, category=Category.NONE,
                 evidence=history_evidence, pair_scores=pair_scores, details=details,
             ))
         self._decide_categories(verdicts, history, candidates, speaker)
@@ -317,17 +366,16 @@ class ContradictionDetector:
         tau, intra_tau = self.threshold, self.intra_threshold
         role_todo = []
         for i, v in enumerate(verdicts):
-            intra_score = v.details.get("intra_score", 0.0)
-            intra_fires = self.categories and intra_score >= intra_tau
+            intra = v.details.intra  # None without categories
+            intra_fires = intra is not None and intra.score >= intra_tau
             # contradiction == score >= tau: a clause pair counts only once it passes its own, stricter threshold
-            v.score = max(v.details["history_score"], intra_score if intra_fires else 0.0)
+            v.score = max(v.details.history_score, intra.score if intra_fires else 0.0)
             if intra_fires:
-                intra_evidence = sorted((p for p in v.details["intra_pairs"] if p.score >= intra_tau),
-                                        key=lambda p: -p.score)
-                v.contradiction, v.category = True, "intra"
+                intra_evidence = sorted((p for p in intra.pairs if p.score >= intra_tau), key=lambda p: -p.score)
+                v.contradiction, v.category = True, Category.INTRA
                 v.evidence = intra_evidence + v.evidence
-            elif v.details["history_score"] >= tau:
-                v.contradiction, v.category = True, "history"
+            elif v.details.history_score >= tau:
+                v.contradiction, v.category = True, Category.HISTORY
                 if self.categories:
                     role_todo.append(i)
         if role_todo:
@@ -346,31 +394,29 @@ class ContradictionDetector:
         ent = self.scorer.layout.entailment
         if ent is None:
             for i in todo:
-                verdicts[i].details["role"] = {"decided": False,
-                                               "why": "a 2-way checkpoint has no entailment class"}
+                verdicts[i].details.role = RoleCheck(decided=False, why="a 2-way checkpoint has no entailment class",
+                                                     role_threshold=self.role_threshold)
             return
         others = [t for t in history if t.agent_id != speaker and t.text.strip()]
         textsplit.prepare([t.text for t in others])
-        user_premises = [_Premise(t.turn_id, t.text, self._units(t.text)) for t in others]
+        user_premises = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in others]
         pairs, slots = [], []
         for i in todo:
-            for tid, pu, cu in self._pair_plan(self._units(candidates[i]), user_premises):
-                slots.append((i, tid, pu, cu, len(pairs)))
+            for premise, pu, cu in self._pair_plan(self._units(candidates[i]), user_premises):
+                slots.append((i, premise, pu, cu, len(pairs)))
                 pairs.append((pu, cu))
         probs = self._score_pairs(pairs)
         best: dict[int, PairScore] = {}
-        for i, tid, pu, cu, k in slots:
+        for i, premise, pu, cu, k in slots:
             s = float(probs[k, ent])
             if i not in best or s > best[i].score:
-                best[i] = PairScore(tid, pu, cu, s)
+                best[i] = PairScore(premise.source, premise.turn_id, pu, cu, s)
         for i in todo:
             v = verdicts[i]
             user_reading = best[i].score if i in best else 0.0
-            bot_reading = v.details.get("bot_entailment") or 0.0
+            bot_reading = v.details.bot_entailment or 0.0
             is_role = user_reading >= self.role_threshold and user_reading > bot_reading
-            v.details["role"] = {
-                "decided": True, "signal": "nli-entailment", "user_reading": user_reading,
-                "bot_reading": bot_reading, "user_pair": best.get(i), "role_threshold": self.role_threshold,
-            }
+            v.details.role = RoleCheck(decided=True, user_reading=user_reading, bot_reading=bot_reading,
+                                       user_pair=best.get(i), role_threshold=self.role_threshold)
             if is_role:
-                v.category = "role"
+                v.category = Category.ROLE

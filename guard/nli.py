@@ -169,3 +169,77 @@ class NLIScorer:
         if self.layout.entailment is None:
             return None
         return self.predict_proba(pairs)[:, self.layout.entailment]
+
+
+class CascadeScorer:
+    """A fast scorer judges every pair; a strong one re-judges the pairs that matter.
+
+    The pairs that matter are those the fast scorer gives at least ``escalate_at`` probability of
+    contradiction, at most ``max_escalated`` of them per call (the highest first), so the strong model's
+    cost per guard turn stays bounded however long the history. Probabilities come back in the fast
+    scorer's label layout; both scorers must be three-way (or both two-way) so the columns mean the same.
+    The detector, its evidence and its categories work on a cascade exactly as on one scorer.
+    """
+
+    def __init__(self, fast: NLIScorer, strong: NLIScorer, escalate_at: float = 0.1,
+                 max_escalated: int = 24, name: str = "") -> None:
+        if fast.layout.num_labels != strong.layout.num_labels:
+            raise LabelLayoutError(
+                f"a cascade needs two scorers with the same classes; fast has {fast.layout.num_labels}, "
+                f"strong has {strong.layout.num_labels}")
+        if not 0.0 <= escalate_at < 1.0:
+            raise ValueError(f"escalate_at must lie in [0, 1), got {escalate_at}")
+        if max_escalated < 1:
+            raise ValueError(f"max_escalated must be at least 1, got {max_escalated}")
+        self.fast, self.strong = fast, strong
+        self.escalate_at, self.max_escalated = escalate_at, max_escalated
+        self.name = name
+        # strong column feeding each fast column, matched by class
+        fl, sl = fast.layout, strong.layout
+        self._columns = np.arange(fl.num_labels)
+        for role in ("contradiction", "entailment", "neutral", "non_contradiction"):
+            f_idx, s_idx = getattr(fl, role, None), getattr(sl, role, None)
+            if f_idx is not None and s_idx is not None:
+                self._columns[f_idx] = s_idx
+        if fl.num_labels == 2:  # the other class of a two-way detector, whatever its name
+            self._columns[1 - fl.contradiction] = 1 - sl.contradiction
+        self.last_escalated = 0  # pairs the strong model judged in the latest call (for benchmarks)
+
+    # the detector reads these from its scorer
+    @property
+    def layout(self) -> LabelLayout:
+        return self.fast.layout
+
+    @property
+    def tokenizer(self):
+        return self.fast.tokenizer
+
+    @property
+    def max_length(self) -> int:
+        return self.fast.max_length
+
+    @property
+    def model(self):
+        return self.fast.model
+
+    def predict_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        probs = self.fast.predict_proba(pairs)
+        if len(pairs) == 0:
+            self.last_escalated = 0
+            return probs
+        contra = probs[:, self.fast.layout.contradiction]
+        candidates = np.flatnonzero(contra >= self.escalate_at)
+        chosen = candidates[np.argsort(-contra[candidates], kind="stable")][: self.max_escalated]
+        self.last_escalated = len(chosen)
+        if len(chosen):
+            strong = self.strong.predict_proba([pairs[i] for i in chosen])
+            probs[chosen] = strong[:, self._columns]
+        return probs
+
+    def contradiction_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        return self.predict_proba(pairs)[:, self.layout.contradiction]
+
+    def entailment_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray | None:
+        if self.layout.entailment is None:
+            return None
+        return self.predict_proba(pairs)[:, self.layout.entailment]

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from guard.detector import Verdict
+from guard.vocabulary import GUARD_MODES, Category, GuardMode, describe_source
 
-MODES = ("off", "flag", "rerank", "penalty", "block")
+MODES = GUARD_MODES  # the modes choose() takes
 #: One of MuTual-plus's safe responses (Cui et al. 2020, §3).
 DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
 
@@ -41,32 +42,30 @@ class PolicyDecision:
 
 def describe_verdict(verdict: Verdict) -> str:
     """One plain sentence on what the detector found, with the strongest evidence."""
-    tau = verdict.details.get("threshold")
-    limit = f" (threshold {tau:.2f})" if tau is not None else ""
+    limit = f" (threshold {verdict.details.threshold:.2f})"
     if not verdict.contradiction:
         return f"no contradiction found: highest contradiction probability {verdict.score:.2f}{limit}"
     top = verdict.evidence[0] if verdict.evidence else None
-    if verdict.category == "intra":
+    if verdict.category == Category.INTRA:
         where = f': "{top.premise}" vs "{top.hypothesis}"' if top else ""
         return f"contradicts itself with probability {verdict.score:.2f}{limit}{where}"
     if top is None:
         return f"contradicts the conversation with probability {verdict.score:.2f}{limit}"
-    source = f"persona line {-top.turn_id}" if top.turn_id < 0 else f"turn {top.turn_id}"
-    what = "role confusion: reads as the user's reply and contradicts" if verdict.category == "role" \
+    what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
-    return (f'{what} {source} ("{top.premise}") with probability {top.score:.2f}{limit}'
+    return (f'{what} {describe_source(top)} ("{top.premise}") with probability {top.score:.2f}{limit}'
             + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
 
 
-def _check(candidates: Sequence[tuple[str, float]], verdicts: Sequence[Verdict] | None, mode: str) -> None:
+def _check(candidates: Sequence[tuple[str, float]], verdicts: Sequence[Verdict] | None, mode: GuardMode | str) -> None:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if len(candidates) == 0:
         raise ValueError("no candidates to choose from: generate at least one candidate reply")
     for c in candidates:
         if len(c) != 2 or not isinstance(c[0], str) or not isinstance(c[1], (int, float)) or math.isnan(c[1]):
             raise ValueError(f"each candidate must be a (text, generator score) pair, got {c!r}")
-    if mode != "off" and (verdicts is None or len(verdicts) != len(candidates)):
+    if mode != GuardMode.OFF and (verdicts is None or len(verdicts) != len(candidates)):
         n = 0 if verdicts is None else len(verdicts)
         raise ValueError(f"mode {mode!r} needs one verdict per candidate: {len(candidates)} candidates, {n} verdicts")
 
@@ -74,7 +73,7 @@ def _check(candidates: Sequence[tuple[str, float]], verdicts: Sequence[Verdict] 
 def choose(
     candidates: Sequence[tuple[str, float]],
     verdicts: list[Verdict],
-    mode: str,
+    mode: GuardMode | str,
     penalty_lambda: float = 1.0,
     fallback: str = DEFAULT_SAFE_REPLY,
     penalty_k: int | None = None,
@@ -84,19 +83,19 @@ def choose(
     scores = [float(s) for _, s in candidates]
     n = len(candidates)
     best_gen = max(range(n), key=lambda i: scores[i])  # first of equals wins
-    flagged = [bool(v.contradiction) for v in verdicts] if mode != "off" else [False] * n
+    flagged = [bool(v.contradiction) for v in verdicts] if mode != GuardMode.OFF else [False] * n
 
-    if mode in ("off", "flag"):
+    if mode in (GuardMode.OFF, GuardMode.FLAG):
         reasons = []
         for i in range(n):
             head = "chosen: the generator's best" if i == best_gen else "not chosen: a lower generator score"
             line = f"{head} ({scores[i]:.3f})"
-            if mode == "flag":
+            if mode == GuardMode.FLAG:
                 line += ("; FLAGGED, " if flagged[i] else "; ") + describe_verdict(verdicts[i])
             reasons.append(line)
         return PolicyDecision(best_gen, candidates[best_gen][0], False, reasons, scores)
 
-    if mode == "penalty":
+    if mode == GuardMode.PENALTY:
         if penalty_lambda < 0:
             raise ValueError(f"penalty_lambda must be >= 0, got {penalty_lambda}")
         k = n if penalty_k is None else penalty_k
@@ -122,7 +121,7 @@ def choose(
     clean = [i for i in range(n) if not flagged[i]]
     if clean:
         chosen = max(clean, key=lambda i: scores[i])
-    elif mode == "rerank":
+    elif mode == GuardMode.RERANK:
         chosen = best_gen
     else:
         chosen = None

@@ -12,7 +12,7 @@ got the expected label and how many predictions moved as expected relative to th
 * ``Negation`` / ``Antonym`` / ``Synonym``: CDConv's perturbations (Zheng et al. 2022, §4.1),
   applied to a restatement of something the speaker said earlier: negating it or swapping a word
   for its antonym makes it contradict (flip); a noun swapped for a synonym keeps it consistent.
-  spaCy finds the verb to negate and the words to swap; WordNet supplies antonyms and synonyms.
+  The perturbations themselves are ``guard.perturb``'s (spaCy finds the clause, WordNet the words).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from guard.perturb import antonym, first_statement, negate, synonym
 from guard.records import Dialogue, Turn
 
 EXPECTATIONS = ("invariant", "flip")
@@ -149,141 +150,7 @@ def rct(dialogue: Dialogue) -> list[ProbeCase]:
     return [_variant(dialogue, "rct", kept, False, [], "rct", "flip", removed_turn_ids=removed_ids)]
 
 
-# ---------------------------------------------------------------------------- text perturbations
-_DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do", "VB": "do"}
-#: What spaCy leaves of an auxiliary when it splits off "n't" ("ca|n't", "wo|n't").
-_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}
-
-
-def _parse_sentence(text: str):
-    from embedded import spacy_nlp
-
-    doc = spacy_nlp()(text)
-    for sent in doc.sents:
-        root = sent.root
-        if root.pos_ in ("VERB", "AUX") and not sent.text.strip().endswith("?") and \
-                any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in root.children):
-            return doc, sent
-    return doc, None
-
-
-def _rebuild(doc, replacements: dict[int, str]) -> str:
-    return "".join(replacements.get(t.i, t.text_with_ws) for t in doc).strip()
-
-
-def negate(text: str) -> str | None:
-    """Negate the main clause of the first declarative sentence, or remove its negation.
-
-    "I am a nurse" -> "I am not a nurse"; "I like dogs" -> "I do not like dogs" (do-support by
-    the verb's tag); "I don't eat meat" -> "I do eat meat". None when no such clause exists.
-    """
-    doc, sent = _parse_sentence(text)
-    if sent is None:
-        return None
-    root = sent.root
-    heads = [root] + [c for c in root.children if c.dep_ in ("aux", "auxpass")]
-    negations = [c for h in heads for c in h.children if c.dep_ == "neg"]
-    if negations:
-        replacements: dict[int, str] = {}
-        for n in negations:
-            replacements[n.i] = ""
-            if n.text.lower() in ("n't", "nt") and n.i > 0:  # "don't" -> "do", "can't" -> "can"
-                prev = doc[n.i - 1]
-                replacements[prev.i] = _CONTRACTED.get(prev.text.lower(), prev.text) + n.whitespace_
-        return _rebuild(doc, replacements).replace("  ", " ") or None
-    auxiliaries = sorted((c for c in root.children if c.dep_ in ("aux", "auxpass")), key=lambda t: t.i)
-    if auxiliaries and auxiliaries[0].lemma_.lower() != "to":
-        aux = auxiliaries[0]
-        return _rebuild(doc, {aux.i: f"{aux.text} not{aux.whitespace_ or ' '}"})
-    if root.pos_ == "AUX" or root.lemma_.lower() == "be":  # copula: "I am a nurse"
-        return _rebuild(doc, {root.i: f"{root.text} not{root.whitespace_ or ' '}"})
-    do = _DO_FORMS.get(root.tag_)
-    if do is None:
-        return None
-    lemma = root.lemma_.lower() if root.text[:1].islower() else root.lemma_
-    return _rebuild(doc, {root.i: f"{do} not {lemma}{root.whitespace_}"})
-
-
-def _match_case(word: str, template: str) -> str:
-    return word[:1].upper() + word[1:] if template[:1].isupper() else word
-
-
-def antonym(text: str, rng: random.Random | None = None) -> str | None:
-    """Swap one adjective or base-form verb of the first declarative sentence for its WordNet antonym.
-
-    Among the words that have a direct antonym, one is picked at random (as CDConv does); the
-    antonym must belong to the word's most frequent sense (fewer wrong-sense swaps such as
-    "short" -> "long" for a person). None when no word has one.
-    """
-    from embedded import wordnet
-
-    wn = wordnet()
-    doc, sent = _parse_sentence(text)
-    if sent is None:
-        return None
-    options: list[tuple[int, str]] = []
-    for tok in sent:
-        if tok.tag_ == "JJ":
-            if any(c.dep_ == "npadvmod" for c in tok.children) or tok.head.dep_ == "npadvmod":
-                continue  # a measure or a time ("twenty years old", "last year"), not a property
-            pos = "a"
-        elif tok.pos_ == "VERB" and tok.tag_ in ("VB", "VBP") and not any(c.dep_ == "prt" for c in tok.children):
-            pos = "v"  # not phrasal verbs: "wake up" -> "sleep up"
-        else:
-            continue
-        synsets = wn.synsets(tok.lemma_.lower(), pos=pos)[:1]  # the most frequent sense only
-        names = [a.name() for synset in synsets for lemma in synset.lemmas()
-                 if lemma.name().lower() == tok.lemma_.lower() for a in lemma.antonyms()]
-        if names:
-            options.append((tok.i, names[0].replace("_", " ")))
-    if not options:
-        return None
-    index, word = (rng or random.Random(0)).choice(options)
-    return _rebuild(doc, _swap(doc, index, word))
-
-
-def synonym(text: str, rng: random.Random | None = None) -> str | None:
-    """Swap one singular common noun of the first declarative sentence for a WordNet synonym.
-
-    The synonym is the most frequent other lemma (by WordNet's sense counts, which must be
-    non-zero) of the noun's most frequent sense; nouns whose first sense has no such lemma, and
-    nouns modifying another noun, are left alone.
-    """
-    from embedded import wordnet
-
-    wn = wordnet()
-    doc, sent = _parse_sentence(text)
-    if sent is None:
-        return None
-    options: list[tuple[int, str]] = []
-    for tok in sent:
-        if tok.tag_ != "NN" or tok.pos_ != "NOUN" or tok.dep_ in ("compound", "npadvmod"):
-            continue  # a noun modifying another ("city hospital") changes sense when swapped
-        synsets = wn.synsets(tok.lemma_.lower(), pos="n")
-        if not synsets:
-            continue
-        word = tok.lemma_.lower()
-        others = [lemma for lemma in synsets[0].lemmas()  # "poodle" -> "poodle dog" is no swap
-                  if lemma.name().islower() and word not in lemma.name().lower().split("_")
-                  and "-" not in lemma.name() and lemma.count() > 0]  # attested in use, not a rarity
-        if others:
-            best = max(others, key=lambda lemma: lemma.count())
-            options.append((tok.i, best.name().replace("_", " ")))
-    if not options:
-        return None
-    index, word = (rng or random.Random(0)).choice(options)
-    return _rebuild(doc, _swap(doc, index, word))
-
-
-def _swap(doc, index: int, word: str) -> dict[int, str]:
-    """Replace token ``index`` by ``word``, fixing a preceding "a"/"an" to agree with it."""
-    replacements = {index: _match_case(word, doc[index].text) + doc[index].whitespace_}
-    if index > 0 and doc[index - 1].lower_ in ("a", "an"):
-        article = "an" if word[:1].lower() in "aeiou" else "a"
-        replacements[index - 1] = _match_case(article, doc[index - 1].text) + doc[index - 1].whitespace_
-    return replacements
-
-
+# ---------------------------------------------------------------------------- restatement perturbations
 def restatement(dialogue: Dialogue) -> tuple[Turn, str] | None:
     """The earlier turn and sentence the last speaker could restate consistently.
 
@@ -296,9 +163,9 @@ def restatement(dialogue: Dialogue) -> tuple[Turn, str] | None:
     if wanted is not None:
         earlier = [t for t in earlier if t.turn_id == wanted]
     for turn in reversed(earlier):
-        _, sent = _parse_sentence(turn.text)
-        if sent is not None:
-            return turn, sent.text.strip()
+        sentence = first_statement(turn.text)
+        if sentence is not None:
+            return turn, sentence
     return None
 
 

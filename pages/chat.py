@@ -9,14 +9,12 @@ import streamlit as st
 
 from bots import registry
 from bots.base import PRESETS, BotError
-from guard.policies import MODES
+from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource, category_name
 from ui import resources, studio_widgets
 from ui.chat import (BOT, MODE_HELP, USER, Conversation, GuardSettings, candidate_marks, candidate_table,
                      evidence_rows, guarded_reply, persona_lines)
 from ui.render import escape_markdown, turn_html
 
-CATEGORY_LABELS = {"intra": "intra-sentence contradiction", "role": "role confusion",
-                   "history": "history contradiction", "none": "no contradiction"}
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
 conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
@@ -37,7 +35,8 @@ with st.sidebar:
     st.subheader("Bot")
     bots = registry.available_bots()
     bot_name = st.selectbox("Generator", bots, key="bot_name",
-                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU",
+                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU; 'scripted' plays a "
+                                 "demo script whose third reply contradicts its first",
                             **initial("bot_name", index=bots.index(base.bot) if base.bot in bots else 0))
     presets = list(PRESETS)
     preset_name = st.selectbox("Decoding preset", presets, key="preset",
@@ -47,14 +46,15 @@ with st.sidebar:
     persona_text = st.text_area("Bot persona (one fact a line)", key="persona_text",
                                 help="Given to the bot, and checked by the guard like earlier bot turns.")
     st.subheader("Guard")
-    modes = list(MODES)
-    mode = st.radio("Mode", modes, key="guard_mode",
-                    **initial("guard_mode", index=modes.index(base.mode) if base.mode in modes else 2),
-                    format_func=lambda m: {"rerank": "re-rank"}.get(m, m), help="\n".join(
-                        f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items()))
+    modes = [str(m) for m in GUARD_MODES]  # plain strings in the session state
+    default_mode = base.mode if base.mode in modes else GuardMode.RERANK
+    mode = GuardMode(st.radio(
+        "Mode", modes, key="guard_mode", **initial("guard_mode", index=modes.index(default_mode)),
+        format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
+        help="\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items())))
     st.caption(escape_markdown(MODE_HELP[mode]))
     penalty_lambda = 1.0
-    if mode == "penalty":
+    if mode == GuardMode.PENALTY:
         penalty_lambda = st.slider("Penalty λ", 0.0, 5.0, step=0.1, key="penalty_lambda",
                                    **initial("penalty_lambda", value=1.0))
     prefilter = st.toggle("Prefilter long histories (top 8 similar turns)", key="prefilter",
@@ -99,17 +99,17 @@ def show_candidates(turn) -> None:
         for cand in report.candidates:
             if not cand.contradicts:
                 continue
-            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(CATEGORY_LABELS.get(cand.category, cand.category))}"
+            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(category_name(cand.category))}"
                         f", p = {cand.contradiction_score:.2f} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
             rows = evidence_rows(cand)
             if rows:
                 st.dataframe(pd.DataFrame(rows), hide_index=True)
-            role = cand.details.get("role")
-            if isinstance(role, dict) and role.get("decided"):
+            role = cand.details.role if cand.details is not None else None
+            if role is not None and role.decided:
                 st.caption(escape_markdown(
-                    f"role reading: as the user's words {role.get('user_reading', 0):.2f} vs as the bot's "
-                    f"{role.get('bot_reading', 0):.2f} (NLI entailment)"))
+                    f"role reading: as the user's words {role.user_reading:.2f} vs as the bot's "
+                    f"{role.bot_reading:.2f} (NLI entailment)"))
         timings = report.timings
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
@@ -121,18 +121,20 @@ if conversation.persona:
     with st.container(border=True):
         st.markdown("**Bot persona**")
         for i, line in enumerate(conversation.persona):
-            st.html(turn_html(BOT, line, marks.get(-1 - i, ()), turn_id=-1 - i, show_id=True))
+            st.html(turn_html(BOT, line, marks.persona.get(i, ()), turn_id=i, show_id=True,
+                              source=PremiseSource.PERSONA))
 
 for turn in conversation.turns:
     with st.chat_message("user" if turn.speaker == USER else "assistant"):
-        st.html(turn_html(turn.speaker, turn.text, marks.get(turn.turn_id, ()), turn_id=turn.turn_id,
+        st.html(turn_html(turn.speaker, turn.text, marks.turns.get(turn.turn_id, ()), turn_id=turn.turn_id,
                           show_id=True))
         if turn.report is not None:
             summary = turn.report.summary()
-            icon = "⚠️ " if turn.report.any_contradiction else "✅ " if turn.report.mode != "off" else ""
+            icon = "⚠️ " if turn.report.any_contradiction else "✅ " if turn.report.mode != GuardMode.OFF else ""
             st.caption(icon + escape_markdown(summary))
             show_candidates(turn)
             studio_widgets.annotation_box(conversation, turn)
+
 
 def save_session() -> bool:
     return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates)
@@ -150,7 +152,7 @@ def reply_now() -> bool:
     """Generate and guard the bot's reply to the last user turn; False (with an error shown) on failure."""
     bot = resources.get_bot(bot_name)
     detector = None
-    if mode != "off":
+    if mode != GuardMode.OFF:
         detector = resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
         if detector is None:
             return False

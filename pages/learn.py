@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from guard.vocabulary import Method
 from ui import resources
 from ui.examples import BY_KEY
 from ui.render import parse_dialogue_text
@@ -17,8 +18,8 @@ st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
            "The detector is small and trained on CPU; where it is wrong, that is part of the lesson.")
 
-structured = resources.make_detector(detector_name, threshold, method="structured")
-unstructured = resources.make_detector(detector_name, threshold, method="unstructured")
+structured = resources.make_detector(detector_name, threshold, method=Method.STRUCTURED)
+unstructured = resources.make_detector(detector_name, threshold, method=Method.UNSTRUCTURED)
 
 
 def live(example_key: str, method_detector=None) -> None:

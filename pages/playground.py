@@ -7,11 +7,11 @@ import streamlit as st
 
 from guard import probes
 from guard.records import Dialogue
+from guard.vocabulary import METHODS, Method, category_name
 from ui import resources
 from ui.examples import BY_KEY, EXAMPLES, chitchat_pool
 from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
-from ui.widgets import (CATEGORY_NAMES, heatmap, show_category_checks, show_dialogue, show_evidence_table,
-                        verdict_line)
+from ui.widgets import heatmap, show_category_checks, show_dialogue, show_evidence_table, verdict_line
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
@@ -67,17 +67,16 @@ if buttons[3].button("Reset to example", icon="↩️", width="stretch"):
 
 def analyse(dialogue: Dialogue) -> dict | None:
     """Both detectors on the dialogue, or None (an error is shown) if the detector did not load."""
-    structured = resources.make_detector(detector_name, threshold, method="structured")
-    unstructured = resources.make_detector(detector_name, threshold, method="unstructured")
-    if structured is None or unstructured is None:
+    detectors = {m: resources.make_detector(detector_name, threshold, method=m) for m in METHODS}
+    if any(d is None for d in detectors.values()):
         return None
     return {"text": dialogue_to_text(dialogue), "dialogue": dialogue,
-            "structured": structured.detect(dialogue), "unstructured": unstructured.detect(dialogue)}
+            **{m: detector.detect(dialogue) for m, detector in detectors.items()}}
 
 
 def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
     """Run probe ``kind`` on the dialogue (evidence = the structured detector's), judge the variant."""
-    verdict = before["structured"]
+    verdict = before[Method.STRUCTURED]
     labelled = Dialogue(dialogue.record_id, dialogue.turns, label=verdict.contradiction,
                         evidence=verdict.evidence_turn_ids, persona=dialogue.persona)
     if not verdict.contradiction or not labelled.evidence:
@@ -97,7 +96,7 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
     if after is None:
         return
     expected = case.variant.label
-    held = {m: bool(after[m].contradiction) == bool(expected) for m in ("structured", "unstructured")}
+    held = {m: bool(after[m].contradiction) == bool(expected) for m in METHODS}
     state["pg_log"].append({
         "probe": kind.upper(), "expectation": "stays a contradiction" if expected else "flips to no contradiction",
         "before": {m: before[m].score for m in held}, "after": {m: after[m].score for m in held},
@@ -133,20 +132,20 @@ if state["pg_log"]:
         rows.append({
             "probe": entry["probe"], "expectation": entry["expectation"],
             **{f"{m} before → after": f"{entry['before'][m]:.2f} → {entry['after'][m]:.2f}"
-               for m in ("structured", "unstructured")},
-            **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in ("structured", "unstructured")},
+               for m in METHODS},
+            **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in METHODS},
         })
     st.dataframe(rows, hide_index=True)
 
 if result is not None:
     dialogue = result["dialogue"]
     cols = st.columns(2)
-    for col, method in zip(cols, ("structured", "unstructured")):
+    for col, method in zip(cols, METHODS):
         verdict = result[method]
         with col, st.container(border=True):
             st.subheader(method.capitalize())
             st.markdown(verdict_line(verdict))
-            if method == "structured":
+            if method == Method.STRUCTURED:
                 st.caption("pairs the last turn's sentences with each earlier sentence of the same speaker; "
                            "max = score, pairs ≥ τ = evidence")
                 show_dialogue(dialogue, verdict)
@@ -156,4 +155,4 @@ if result is not None:
                 st.caption("one pair: the whole speaker-marked history vs the last turn; no per-turn evidence")
                 show_dialogue(dialogue, None)
     st.subheader("Pair scores: judged sentences × earlier utterances (structured)")
-    heatmap(result["structured"].pair_scores, title=CATEGORY_NAMES.get(result["structured"].category, ""))
+    heatmap(result[Method.STRUCTURED].pair_scores, title=category_name(result[Method.STRUCTURED].category))

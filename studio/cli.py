@@ -47,14 +47,9 @@ def _positive(value: str) -> int:
 def _make_bot(name: str, script: Path | None):
     from bots import registry
 
-    if name == "scripted" and "scripted" not in registry.available_bots():
-        from ui.scripted_bot import ScriptedBot
-
-        path = script or os.environ.get("GUARD_APP_SCRIPT")
-        if not path:
-            raise UsageError("the scripted bot needs --script FILE (or GUARD_APP_SCRIPT)")
-        return ScriptedBot(path)
-    if name == "scripted" and script is not None:
+    if script is not None:
+        if name != "scripted":
+            raise UsageError("--script is for the scripted bot only")
         return registry.make_bot(name, script=str(script))
     return registry.make_bot(name)
 
@@ -140,7 +135,7 @@ def render_report(report: dict) -> str:
 
 
 def _write_jsonl(path: Path, records) -> int:
-    from guard.cli import atomic_writer
+    from guard.files import atomic_writer
 
     count = 0
     with atomic_writer(path) as out:
@@ -186,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     red = sub.add_parser("redteam", help="self-play: the goading assistant talks to a bot through the guard")
     red.add_argument("--bot", required=True, help="a bot name (bots.registry), e.g. embedded")
-    red.add_argument("--script", type=Path, default=None, help="script file for the scripted bot")
+    red.add_argument("--script", type=Path, default=None,
+                     help="script file for the scripted bot (default: its built-in demo)")
     red.add_argument("--sessions", type=_positive, required=True)
     red.add_argument("--turns", type=_positive, required=True, help="bot turns per session")
     red.add_argument("--guard", choices=GUARD_MODES, required=True)
@@ -227,10 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _user_errors() -> tuple[type[Exception], ...]:
     from bots.base import BotError
     from embedded import MissingAssetError
+    from guard.files import InputError, OutputError
     from studio.storage import StoreError
     from studio.transcripts import TranscriptError
 
-    errors: list[type[Exception]] = [UsageError, StoreError, TranscriptError, BotError, MissingAssetError]
+    errors: list[type[Exception]] = [UsageError, StoreError, TranscriptError, BotError, MissingAssetError,
+                                     InputError, OutputError]
     if "guard.loading" in sys.modules:
         from guard.loading import ModelLoadError
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bots.base import Message
-from guard.probes import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
+from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
 from studio.lm import ContinuationScorer
 

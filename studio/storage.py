@@ -17,16 +17,36 @@ contradicted, the CDConv category, whether the guard was right).
 
 from __future__ import annotations
 
+import enum
+import functools
+import importlib
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint,
-                        create_engine, event, func, inspect, select, text)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
@@ -41,7 +61,7 @@ class StoreError(RuntimeError):
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------- tables
@@ -267,22 +287,51 @@ class StoredSession:
         return {t.turn.turn_id: t.method for t in self.turns if t.method}
 
 
+def _typed(kind, value):
+    """``value`` (plain JSON) as the annotated type: dataclasses, lists, dicts, optionals, enums."""
+    if value is None:
+        return None
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        return _typed(options[0], value) if len(options) == 1 else value
+    if origin in (list, Sequence) and args:
+        return [_typed(args[0], v) for v in value]
+    if origin is dict and len(args) == 2:
+        return {k: _typed(args[1], v) for k, v in value.items()}
+    if is_dataclass(kind) and isinstance(value, Mapping):
+        return _from_dict(kind, value)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        try:
+            return kind(value)
+        except ValueError:
+            return value
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls) -> dict:
+    """Field types of a report dataclass; names its module imports only for type checking
+    (guard.detector's verdict details, guard.vocabulary's enums) are resolved too."""
+    namespace: dict = {}
+    for name in ("guard.vocabulary", "guard.detector", cls.__module__):
+        namespace.update(vars(importlib.import_module(name)))
+    return typing.get_type_hints(cls, globalns=namespace)
+
+
 def _from_dict(cls, data: Mapping):
-    """A dataclass from a dict, ignoring keys it does not have (reports written by other versions)."""
+    """A dataclass from its asdict() form, typed field by field; keys it does not have are ignored
+    (reports written by other versions)."""
+    hints = _hints(cls)
     names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+    return cls(**{k: _typed(hints.get(k, object), v) for k, v in data.items() if k in names})
 
 
 def report_from_dict(data: Mapping):
     """ui.chat.BotTurnReport from its stored JSON (asdict form)."""
-    from ui.chat import BotTurnReport, CandidateReport, EvidencePair
+    from ui.chat import BotTurnReport
 
-    candidates = []
-    for raw in data.get("candidates") or []:
-        cand = dict(raw)
-        cand["evidence"] = [_from_dict(EvidencePair, e) for e in cand.get("evidence") or []]
-        candidates.append(_from_dict(CandidateReport, cand))
-    return _from_dict(BotTurnReport, {**data, "candidates": candidates})
+    return _from_dict(BotTurnReport, data)
 
 
 def _jsonable(value):

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import os
 import string
-import sys
 from pathlib import Path
 
 import pytest
-
-# `pytest` (unlike `python -m pytest`) does not put the repository root on sys.path.
-_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -70,6 +64,17 @@ def tiny_nli2_model_dir(tmp_path_factory) -> Path:
     return build_tiny_nli_model(
         tmp_path_factory.mktemp("tiny_nli2"), id2label={0: "contradiction", 1: "non_contradiction"}, seed=1
     )
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared evaluation data folder (``embedded.shared_data_dir``); tests using it skip without it."""
+    from embedded import shared_data_dir
+
+    folder = shared_data_dir()
+    if folder is None:
+        pytest.skip("needs the shared evaluation data: ../shared/data beside the checkout, or GUARD_SHARED_DATA")
+    return folder
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,6 +1,6 @@
 """The chat page through Streamlit's AppTest: a message in, a guarded reply out, highlights, errors.
 
-The bot is the scripted bot (ui/scripted_bot.py) so a contradicting candidate can be planted.
+The bot is the scripted bot (bots/scripted.py) so a contradicting candidate can be planted.
 Plumbing runs on a tiny random NLI model whose guard_config.json sets τ = 0.1, so every candidate
 is flagged; behaviour (the planted contradiction is caught, the consistent candidate is sent) runs
 on the embedded detector and is skipped without models/detector.
@@ -168,3 +168,17 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     assert at.text_area(key="persona_text").value == "I have a dog named Max.\nI live in Ohio."
     assert at.radio(key="guard_mode").value == "block"
     assert at.session_state["conversation"].persona == ["I have a dog named Max.", "I live in Ohio."]
+
+
+def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging_detector):
+    monkeypatch.delenv("GUARD_APP_SCRIPT", raising=False)
+    monkeypatch.delenv("GUARD_APP_BOT", raising=False)
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(flagging_detector))
+    monkeypatch.setenv("GUARD_APP_MODE", "off")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    chooser = at.selectbox(key="bot_name")
+    assert chooser.value == "embedded" and "scripted" in chooser.options
+    chooser.set_value("scripted").run()
+    _say(at, "Hi! Tell me about yourself.")
+    assert "I have two dogs" in _turn_html(at, 1)

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from bots.base import PRESETS, BotError, Message
-from guard.detector import PairScore, Verdict
+from bots.scripted import ScriptedBot
+from guard.detector import PairScore, Verdict, VerdictDetails
 from guard.records import Turn
-from ui.chat import BOT, USER, Conversation, GuardSettings, candidate_marks, guarded_reply
+from guard.vocabulary import Category, Method, PremiseSource
+from ui.chat import BOT, USER, BotTurnReport, Conversation, GuardSettings, candidate_marks, evidence_rows, guarded_reply
 from ui.examples import EXAMPLES
 from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
                        locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
-from ui.scripted_bot import ScriptedBot
 
 
 def test_escape_markdown_neutralises_markup():
@@ -74,24 +75,50 @@ def test_every_builtin_example_parses():
         assert example.expected in ("none", "intra", "role", "history")
 
 
+HISTORY, PERSONA, INTRA = PremiseSource.HISTORY, PremiseSource.PERSONA, PremiseSource.INTRA
+
+
 def test_pair_score_matrix_takes_the_max_per_cell():
-    pairs = [PairScore(1, "I am a mom.", "I have no kids.", 0.2), PairScore(1, "I am a mom.", "I have no kids.", 0.9),
-             PairScore(3, "I like rice.", "I have no kids.", 0.1), PairScore(-1, "I am 30.", "I have no kids.", 0.05)]
+    pairs = [PairScore(HISTORY, 1, "I am a mom.", "I have no kids.", 0.2),
+             PairScore(HISTORY, 1, "I am a mom.", "I have no kids.", 0.9),
+             PairScore(HISTORY, 3, "I like rice.", "I have no kids.", 0.1),
+             PairScore(PERSONA, 0, "I am 30.", "I have no kids.", 0.05)]
     frame = pair_score_frame(pairs)
     assert len(frame) == 3 and frame["score"].max() == pytest.approx(0.9)
     matrix = pair_score_matrix(pairs)
     assert matrix.shape == (1, 3)
-    assert list(matrix.columns)[0].startswith("persona 1")  # persona first (turn_id -1), then turn order
+    # persona first, then turn order
+    assert [c.split(":")[0] for c in matrix.columns] == ["persona line 1", "turn 1", "turn 3"]
     assert matrix.iloc[0].max() == pytest.approx(0.9)
 
 
+def test_pair_score_frame_keeps_a_persona_line_and_a_turn_of_the_same_number_apart():
+    pairs = [PairScore(HISTORY, 0, "I am a mom.", "I have no kids.", 0.9),
+             PairScore(PERSONA, 0, "I am a mom.", "I have no kids.", 0.2),
+             PairScore(PremiseSource.WHOLE_HISTORY, None, "bot: I am a mom.", "I have no kids.", 0.5)]
+    frame = pair_score_frame(pairs)
+    assert list(frame.sort_values("order")["source"]) == ["persona", "history", "whole_history"]
+    assert list(frame.sort_values("order")["score"]) == pytest.approx([0.2, 0.9, 0.5])
+
+
 def test_evidence_marks_point_at_earlier_turn_and_candidate_clause():
-    evidence = [PairScore(3, "I am a stay at home mom.", "I don't have any kids yet", 0.97),
-                PairScore(5, "I am a strict vegetarian", "I eat steak every day", 0.8)]
+    evidence = [PairScore(HISTORY, 3, "I am a stay at home mom.", "I don't have any kids yet", 0.97),
+                PairScore(INTRA, 5, "I am a strict vegetarian", "I eat steak every day", 0.8)]
     marks = evidence_marks(evidence, own_turn_id=5)
-    assert [m.kind for m in marks[3]] == ["evidence"] and "0.97" in marks[3][0].label
-    kinds = sorted(m.kind for m in marks[5])
+    assert [m.kind for m in marks.turns[3]] == ["evidence"] and "0.97" in marks.turns[3][0].label
+    kinds = sorted(m.kind for m in marks.turns[5])
     assert kinds == ["clause", "intra", "intra"]
+    assert any("contradicts turn 3" in m.label for m in marks.turns[5])
+    assert marks.persona == {}
+
+
+def test_evidence_marks_put_persona_evidence_on_the_persona_line_and_skip_the_whole_history():
+    evidence = [PairScore(PERSONA, 1, "I am a vegetarian.", "I eat steak.", 0.9),
+                PairScore(PremiseSource.WHOLE_HISTORY, None, "bot: hi", "I eat steak.", 0.8)]
+    marks = evidence_marks(evidence, own_turn_id=4)
+    assert [m.kind for m in marks.persona[1]] == ["evidence"]
+    assert [m.label for m in marks.turns[4]] == ["contradicts persona line 2 (p=0.90)"]
+    assert set(marks.turns) == {4}
 
 
 # ---------------------------------------------------------------- the guarded turn, with a fake detector
@@ -108,10 +135,11 @@ class FlagFirstDetector:
         out = []
         for cand in candidates:
             hit = "never" in cand
-            evidence = [PairScore(1, "I have a dog named Max.", cand, 0.95)] if hit else []
-            out.append(Verdict(hit, 0.95 if hit else 0.1, "history" if hit else "none", evidence,
-                               evidence or [PairScore(1, "I have a dog named Max.", cand, 0.1)],
-                               {"turn_id": own, "threshold": 0.5}))
+            evidence = [PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.95)] if hit else []
+            out.append(Verdict(hit, 0.95 if hit else 0.1, Category.HISTORY if hit else Category.NONE, evidence,
+                               evidence or [PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.1)],
+                               VerdictDetails(Method.STRUCTURED, turn_id=own, threshold=0.5, n_pairs=1,
+                                              history_score=0.95 if hit else 0.1)))
         return out
 
 
@@ -146,8 +174,8 @@ def test_rerank_sends_the_consistent_candidate_and_records_why():
     assert isinstance(history[0], Turn)
     # the contradicted turn is highlighted with the score; the sent reply is not marked
     marks = conv.evidence_marks()
-    assert 1 in marks and "candidate #1" in marks[1][0].label and "0.95" in marks[1][0].label
-    assert 3 not in marks
+    assert 1 in marks.turns and "candidate #1" in marks.turns[1][0].label and "0.95" in marks.turns[1][0].label
+    assert 3 not in marks.turns
 
 
 def test_flag_sends_the_contradiction_and_marks_its_clause():
@@ -155,8 +183,8 @@ def test_flag_sends_the_contradiction_and_marks_its_clause():
     assert turn.text == "I have never had a pet."
     assert turn.report.summary().startswith("flagged")
     marks = conv.evidence_marks()
-    assert "the reply" in marks[1][0].label
-    assert [m.kind for m in marks[3]] == ["clause"]
+    assert "the reply" in marks.turns[1][0].label
+    assert [m.kind for m in marks.turns[3]] == ["clause"]
 
 
 def test_block_falls_back_when_every_candidate_contradicts():
@@ -196,15 +224,33 @@ def test_decode_record_roundtrips_as_json_with_guard_annotations():
     assert record["is_contradiction"] is True and record["aggregated_contradiction_indices"] == [1]
     guard = record["turns"][3]["guard"]
     assert guard["mode"] == "flag" and guard["candidates"][0]["evidence"][0]["turn_id"] == 1
+    assert guard["candidates"][0]["evidence"][0]["source"] == "history"
+    assert guard["candidates"][0]["details"]["threshold"] == 0.5
 
 
 def test_candidate_marks_for_intra_pairs_mark_both_clauses():
     from ui.chat import CandidateReport, EvidencePair
 
-    cand = CandidateReport(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, "intra", True, "",
-                           evidence=[EvidencePair(4, "I am a vegetarian", "I eat steak daily", 0.9)],
-                           details={"turn_id": 4})
+    cand = CandidateReport(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, Category.INTRA, True, "",
+                           evidence=[EvidencePair(INTRA, 4, "I am a vegetarian", "I eat steak daily", 0.9)])
     assert [m.kind for m in candidate_marks(cand)] == ["intra", "intra"]
+    assert evidence_rows(cand)[0]["compared with"] == "its own earlier clause"
+
+
+def test_persona_evidence_marks_the_persona_line_while_it_exists():
+    from ui.chat import CandidateReport, EvidencePair
+
+    conv = Conversation(persona=["I like tea.", "I am a vegetarian."])
+    conv.add(USER, "what's for dinner?")
+    cand = CandidateReport(0, "Steak, as always.", -0.1, 0.9, True, Category.HISTORY, True, "",
+                           evidence=[EvidencePair(PERSONA, 1, "I am a vegetarian.", "Steak, as always.", 0.9)])
+    conv.add(BOT, cand.text, BotTurnReport("flag", 0.5, "test", 0, False, [cand]))
+    marks = conv.evidence_marks()
+    assert [m.kind for m in marks.persona[1]] == ["evidence"] and 0 not in marks.persona
+    assert [m.label for m in marks.turns[1]] == ["contradicts persona line 2 (p=0.90)"]
+    assert evidence_rows(cand)[0]["compared with"] == "persona line 2"
+    conv.persona = ["I like tea."]  # the line is gone: nothing to mark
+    assert conv.evidence_marks().persona == {}
 
 
 def test_scripted_bot_validates_its_script(tmp_path):
@@ -224,4 +270,5 @@ def test_turn_html_label_is_escaped_and_numbered():
 
     out = turn_html("<b>bot</b>", "hi & bye", turn_id=3, show_id=True)
     assert "&lt;b&gt;bot&lt;/b&gt; · turn 3" in out and 'data-turn-id="3"' in out and "hi &amp; bye" in out
-    assert "persona line 2" in turn_html("bot", "I am 30.", turn_id=-2, show_id=True)
+    persona = turn_html("bot", "I am 30.", turn_id=1, show_id=True, source=PERSONA)
+    assert "persona line 2" in persona and 'data-persona-line="1"' in persona and "data-turn-id" not in persona

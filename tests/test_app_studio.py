@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import build_tiny_nli_model
+
 from studio.storage import Store, forget_store
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")

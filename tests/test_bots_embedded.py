@@ -41,7 +41,7 @@ def test_gguf_conversion_is_cached(bot):
 
 
 def test_registry_plugs_in_and_rejects_names():
-    assert {"embedded", "blenderbot", "causal", "gemma3", "plato", "remote", "chat"} <= set(available_bots())
+    assert {"embedded", "blenderbot", "causal", "gemma3", "plato", "remote", "chat", "scripted"} <= set(available_bots())
     with pytest.raises(BotError, match="unknown bot 'nope'.*embedded"):
         make_bot("nope")
     with pytest.raises(BotError, match="does not take that option"):

@@ -18,9 +18,10 @@ from transformers import (
 
 from bots.base import PRESETS, BotError, DecodingConfig, Message
 from bots.blenderbot import BlenderBot, TURN_SEPARATOR
-from bots.causal import BOT_TAG, USER_TAG, StopAtStrings, TranscriptBot, transcript
+from bots.causal import BOT_TAG, USER_TAG, TranscriptBot, transcript
 from bots.embedded import ChatTemplateBot
 from bots.hf import _kept_token_count, generate_candidates, plan_generation
+from bots.local import StopAtStrings
 
 CORPUS = [
     "hello how are you today", "i like dogs and cats", "my favourite food is pizza",
@@ -191,7 +192,7 @@ def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderb
     bot = BlenderBot.from_pretrained(blenderbot_dir)
     long_history = [Message("user" if i % 2 == 0 else "bot", f"turn {i} " + "i like dogs and cats " * 3)
                     for i in range(12)]
-    ids = bot.encoder_ids(long_history, ["i am a teacher"])
+    ids = bot.prompt_ids(long_history, ["i am a teacher"])
     text = tokenizer.decode(ids[0], skip_special_tokens=True)
     assert ids.shape[1] <= 128
     assert text.startswith("your persona: i am a teacher" + TURN_SEPARATOR)
@@ -199,7 +200,7 @@ def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderb
     assert "turn 0 " not in text
     kept_turns = [piece for piece in text.split(TURN_SEPARATOR) if "turn" in piece]
     assert all(piece.strip().startswith("turn") for piece in kept_turns)  # whole turns only
-    short = tokenizer.decode(bot.encoder_ids(HISTORY, ())[0], skip_special_tokens=True)
+    short = tokenizer.decode(bot.prompt_ids(HISTORY, ())[0], skip_special_tokens=True)
     assert short == TURN_SEPARATOR.join([" hi, do you have any pets?", "i have two dogs.",
                                          " what is your favourite food?"])
 
@@ -207,7 +208,7 @@ def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderb
 def test_blenderbot_generates_scored_candidates(blenderbot_dir):
     bot = BlenderBot.from_pretrained(blenderbot_dir)
     greedy = bot.generate(HISTORY, 1, DecodingConfig(method="greedy", max_new_tokens=6))
-    input_ids = bot.encoder_ids(HISTORY, ())
+    input_ids = bot.prompt_ids(HISTORY, ())
     with torch.inference_mode():
         out = bot.model.generate(input_ids, do_sample=False, max_new_tokens=6)
         decoder = out[:, :-1]
@@ -279,3 +280,33 @@ def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
     plain = generate_candidates(bot.model, tokenizer, inputs, decoding, 4, share_prefill=False)
     assert [c.text for c in shared] == [c.text for c in plain]
     assert [c.score for c in shared] == pytest.approx([c.score for c in plain], abs=1e-4)
+
+
+def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
+               for i in range(15)]
+    lengths = [bot.encode_prompt(history[start:], ()).shape[1] for start in range(len(history))]
+    for budget in range(lengths[-1] - 3, lengths[0] + 3):
+        bot.max_prompt_tokens = budget
+        fitting = [start for start, length in enumerate(lengths) if length <= budget]
+        expected = fitting[0] if fitting else len(history) - 1  # the last turn stays even when too long
+        assert torch.equal(bot.prompt_ids(history, ()), bot.encode_prompt(history[expected:], ())), budget
+
+
+def test_blenderbot_drops_persona_lines_before_the_last_turn(blenderbot_dir, tokenizer):
+    bot = BlenderBot.from_pretrained(blenderbot_dir)
+    persona = [f"line {i} quixotic wyverns" for i in range(4)]  # words the tiny BPE spells out byte by byte
+    last = Message("user", "last turn " + "i like dogs and cats " * 12)
+    text = tokenizer.decode(bot.prompt_ids([Message("bot", "hello there"), last], persona)[0],
+                            skip_special_tokens=True)
+    assert len(tokenizer(text)["input_ids"]) <= 128
+    assert "line 0" not in text and "line 3" in text and "hello there" not in text
+    assert text.rstrip().endswith(("i like dogs and cats " * 12).strip())
+
+
+def test_local_bots_refuse_missing_model_names_and_unknown_dtypes(llama_dir):
+    with pytest.raises(BotError, match="needs model="):
+        ChatTemplateBot.from_pretrained()
+    with pytest.raises(BotError, match="dtype must be one of auto, float32, bfloat16"):
+        TranscriptBot.from_pretrained(llama_dir, dtype="float8")

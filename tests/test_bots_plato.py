@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 import embedded
-from bots.base import PRESETS, Bot, Candidate, DecodingConfig, Message
+from bots.base import PRESETS, Bot, BotError, Candidate, DecodingConfig, Message
 from bots.mutual import evaluate_ranker, read_mutual, selection_metrics, split_turns
-from bots.plato import EmbeddingCoherence, PlatoBot
+from bots.plato import EmbeddingCoherence, PlatoBot, make_plato_bot
+from bots.registry import make_bot
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,25 @@ def test_plato_ranks_diverse_samples_by_coherence(coherence):
     assert [c.score for c in candidates] == sorted((c.score for c in candidates), reverse=True)
     expected = coherence.score([m.text for m in history], texts)
     assert [c.score for c in candidates] == pytest.approx(expected, abs=1e-5)
+
+
+def test_registry_builds_plato_over_a_registered_base(coherence):
+    bot = make_bot("plato", base="scripted", num_samples=3, window=1,
+                   script={"replies": [["We play blues.", "Taxes are due Monday."]]})
+    assert isinstance(bot, PlatoBot) and bot.base.name == "scripted" and bot.num_samples == 3
+    assert bot.scorer.window == 1
+    (best,) = bot.generate([Message("user", "What music does your band play?")], 1)
+    assert best.text == "We play blues."
+
+
+def test_unknown_ranker_fails_before_the_base_bot_is_built():
+    def base() -> Bot:
+        raise AssertionError("the base bot must not be built for an invalid ranker")
+
+    with pytest.raises(BotError, match="unknown PLATO ranker 'nope'"):
+        make_plato_bot(base, ranker="nope")
+    with pytest.raises(BotError, match="unknown PLATO ranker 'nope'"):
+        make_bot("plato", base="scripted", ranker="nope")
 
 
 def test_split_turns_and_reader(tmp_path):

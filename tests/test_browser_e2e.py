@@ -15,7 +15,7 @@ import pytest
 
 from conftest import build_tiny_nli_model
 from embedded import DETECTOR_DIR
-from ui.server import CHAT_INPUT, CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, chromium, send, streamlit_server, turn
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")

@@ -16,11 +16,11 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from conftest import build_tiny_nli_model
+
 from embedded import DETECTOR_DIR
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
 from studio.storage import Store
-from ui.server import CHROMIUM, chromium, send, streamlit_server, turn
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")

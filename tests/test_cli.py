@@ -111,7 +111,7 @@ def test_failure_after_reading_leaves_no_file(tmp_path, decode_file, capsys):
 
 
 def test_a_crash_while_writing_removes_the_temporary_file(tmp_path):
-    from guard.cli import atomic_writer
+    from guard.files import atomic_writer
 
     target = tmp_path / "out.jsonl"
     with pytest.raises(RuntimeError):

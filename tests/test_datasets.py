@@ -16,7 +16,6 @@ from guard.datasets import (
     split_mutual_speakers,
 )
 
-SHARED = Path("/work/shared/data")
 DECODE_RECORD = {
     "record_id": "r1",
     "turns": [
@@ -182,13 +181,12 @@ def test_snli_skips_unlabelled_pairs(tmp_path):
         read_dataset("snli", bad)
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="needs /work/shared/data")
-def test_shared_rgm_and_mutual_files_read_completely():
-    rgm = read_dataset("rgm", SHARED / "rgm" / "topical_dev.jsonl")
+def test_shared_rgm_and_mutual_files_read_completely(shared_data: Path):
+    rgm = read_dataset("rgm", shared_data / "rgm" / "topical_dev.jsonl")
     assert len(rgm) == 300 and sum(d.label for d in rgm) == 150
     assert all(d.last.agent_id == d.turns[d.evidence[0]].agent_id for d in rgm if d.label)
     for name in ("mutual_dev.jsonl", "mutual_plus_dev.jsonl"):
-        mutual = read_dataset("mutual", SHARED / "mutual" / name)
+        mutual = read_dataset("mutual", shared_data / "mutual" / name)
         assert len(mutual) == 886
         assert all(len(d.meta["options"]) == 4 and d.meta["answer"] in range(4) for d in mutual)
         assert all(d.turns and d.meta["option_speaker"] in ("m", "f") for d in mutual)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fake_nli import ScriptedScorer
 from guard import text as textsplit
-from guard.detector import WHOLE_HISTORY_TURN_ID, ContradictionDetector, Verdict
+from guard.detector import ContradictionDetector, Verdict
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
+from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
 CONTRA = (0.02, 0.03, 0.95)
 ENTAIL = (0.9, 0.08, 0.02)
@@ -35,9 +38,9 @@ def test_structured_pairs_only_same_speaker_and_evidence_is_the_contradicted_tur
         _dialogue("I have never owned a dog."))
     assert verdict.contradiction and verdict.category == "history"
     assert verdict.score == pytest.approx(0.95)
-    assert [(e.turn_id, e.premise) for e in verdict.evidence] == [(0, "I have two dogs.")]
+    assert [(e.source, e.turn_id, e.premise) for e in verdict.evidence] == [("history", 0, "I have two dogs.")]
     assert verdict.evidence_turn_ids == [0]
-    assert {p.turn_id for p in verdict.pair_scores} == {0, 2}  # bot turns only
+    assert {(p.source, p.turn_id) for p in verdict.pair_scores} == {("history", 0), ("history", 2)}  # bot turns only
     assert len(scorer.calls) == 1
 
 
@@ -45,20 +48,35 @@ def test_sentence_pairing_finds_a_contradiction_inside_a_long_turn_that_utteranc
     scorer = ScriptedScorer({("I have two dogs.", "I have never owned a dog."): CONTRA})
     dialogue = _dialogue("I have never owned a dog.")
     by_sentence = ContradictionDetector(scorer, threshold=0.5, pairing="sentence").detect(dialogue)
-    by_utterance = ContradictionDetector(scorer, threshold=0.5, pairing="utterance").detect(dialogue)
+    utterance_detector = ContradictionDetector(scorer, threshold=0.5, pairing="utterance")
+    assert utterance_detector.pairing is Pairing.UTTERANCE  # the string is read into the one definition
+    by_utterance = utterance_detector.detect(dialogue)
     assert by_sentence.contradiction and by_sentence.evidence[0].turn_id == 0
     assert not by_utterance.contradiction  # whole turn 0 is a different premise text
     assert by_utterance.pair_scores[0].premise == HISTORY[0].text
     assert len(by_sentence.pair_scores) == 3 + 1  # three sentences of turn 0, one of turn 2
 
 
-def test_persona_lines_are_premises_with_negative_ids():
+def test_persona_lines_are_premises_with_their_line_index():
     scorer = ScriptedScorer({("I am a vegetarian.", "I love eating steak."): CONTRA})
     verdict = ContradictionDetector(scorer, threshold=0.5).detect(
         _dialogue("I love eating steak.", persona=["I like hiking.", "I am a vegetarian."]))
-    assert verdict.contradiction
-    assert verdict.evidence[0].turn_id == -2
-    assert verdict.evidence_turn_ids == []
+    assert verdict.contradiction and verdict.category is Category.HISTORY
+    assert (verdict.evidence[0].source, verdict.evidence[0].turn_id) == (PremiseSource.PERSONA, 1)
+    assert verdict.evidence_turn_ids == [] and verdict.evidence_persona_lines == [1]
+    persona_pairs = {(p.source, p.turn_id) for p in verdict.pair_scores if p.source == PremiseSource.PERSONA}
+    assert persona_pairs == {(PremiseSource.PERSONA, 0), (PremiseSource.PERSONA, 1)}
+
+
+def test_a_persona_line_and_a_turn_with_the_same_number_stay_apart():
+    """Persona line 0 and turn 0 are different premises: each is evidence of its own."""
+    scorer = ScriptedScorer({("I have two dogs.", "I have no pets."): CONTRA,
+                             ("I love my dog.", "I have no pets."): (0.02, 0.08, 0.9)})
+    verdict = ContradictionDetector(scorer, threshold=0.5, categories=False).detect(
+        _dialogue("I have no pets.", persona=["I love my dog."]))
+    assert [(e.source, e.turn_id, e.score) for e in verdict.evidence] == [
+        (PremiseSource.HISTORY, 0, pytest.approx(0.95)), (PremiseSource.PERSONA, 0, pytest.approx(0.9))]
+    assert verdict.evidence_turn_ids == [0] and verdict.evidence_persona_lines == [0]
 
 
 def test_below_threshold_is_no_contradiction_and_threshold_is_respected():
@@ -76,7 +94,8 @@ def test_detect_candidates_scores_all_candidates_in_one_batch():
     verdicts = detector.detect_candidates(HISTORY, ["No pets for me.", "Yes, I love them.", "Sure."], "bot")
     assert [v.contradiction for v in verdicts] == [True, False, False]
     assert len(scorer.calls) == 1
-    assert verdicts[0].details["turn_id"] == 4  # the id the candidate would get
+    assert verdicts[0].details.turn_id == 4  # the id the candidate would get
+    assert (verdicts[0].details.method, verdicts[0].details.n_pairs) == (Method.STRUCTURED, 4)  # 3 + 1 sentences
 
 
 def test_intra_sentence_category_comes_first_and_cites_the_two_clauses():
@@ -88,8 +107,10 @@ def test_intra_sentence_category_comes_first_and_cites_the_two_clauses():
     })
     verdict = ContradictionDetector(scorer, threshold=0.5).detect(_dialogue(candidate))
     assert verdict.category == "intra"
-    assert (verdict.evidence[0].turn_id, verdict.evidence[0].premise) == (4, "I don't like animals")
-    assert verdict.details["clauses"] == ["I don't like animals", "I like dogs!"]
+    assert (verdict.evidence[0].source, verdict.evidence[0].turn_id, verdict.evidence[0].premise) == (
+        PremiseSource.INTRA, 4, "I don't like animals")
+    assert verdict.details.intra.clauses == ["I don't like animals", "I like dogs!"]
+    assert [(p.source, p.turn_id) for p in verdict.details.intra.pairs] == [(PremiseSource.INTRA, 4)]
     assert verdict.evidence_turn_ids == [0]  # the history evidence stays available
 
 
@@ -103,7 +124,7 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
     assert (lenient.contradiction, lenient.category) == (True, "intra")  # no intra threshold: the history one
     strict = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
     assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", [])
-    assert strict.score < 0.5 and strict.details["intra_score"] == pytest.approx(0.9)  # kept for the evidence view
+    assert strict.score < 0.5 and strict.details.intra.score == pytest.approx(0.9)  # kept for the evidence view
     blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98)})
     verdict = ContradictionDetector(blatant, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
     assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))
@@ -139,14 +160,15 @@ def test_role_confusion_when_the_user_entails_a_history_contradiction():
     })
     verdict = ContradictionDetector(scorer, threshold=0.5).detect(_dialogue("I have no pets."))
     assert verdict.category == "role"
-    role = verdict.details["role"]
-    assert role["user_reading"] == pytest.approx(0.9) and role["user_pair"].turn_id == 1
+    role = verdict.details.role
+    assert role.decided and role.user_reading == pytest.approx(0.9)
+    assert (role.user_pair.source, role.user_pair.turn_id) == (PremiseSource.HISTORY, 1)
     assert verdict.evidence[0].turn_id == 0
 
     history_only = ScriptedScorer({("I have two dogs.", "I hate dogs."): CONTRA})
     verdict = ContradictionDetector(history_only, threshold=0.5).detect(_dialogue("I hate dogs."))
     assert verdict.category == "history"
-    assert verdict.details["role"]["user_reading"] < 0.5
+    assert verdict.details.role.user_reading < 0.5
 
 
 def test_unstructured_is_one_pair_per_candidate_with_speaker_markers_and_recent_turns():
@@ -155,7 +177,8 @@ def test_unstructured_is_one_pair_per_candidate_with_speaker_markers_and_recent_
     verdicts = detector.detect_candidates(HISTORY, ["I am fine.", "Yes."], "bot", persona=["I like tea."])
     assert len(scorer.calls) == 1 and len(scorer.calls[0]) == 2
     pair = verdicts[0].pair_scores[0]
-    assert pair.turn_id == WHOLE_HISTORY_TURN_ID and verdicts[0].evidence == []
+    assert (pair.source, pair.turn_id) == (PremiseSource.WHOLE_HISTORY, None) and verdicts[0].evidence == []
+    assert verdicts[0].details.method == Method.UNSTRUCTURED and verdicts[0].details.n_pairs == 1
     assert pair.premise.startswith("persona: I like tea.")
     assert pair.premise.endswith("user: Do you like animals?")
     assert "Hi there!" not in pair.premise  # oldest turn dropped to fit max_length
@@ -173,7 +196,7 @@ def test_prefilter_bounds_pairs_and_keeps_the_relevant_turn():
     scorer = ScriptedScorer({("I have two dogs, a poodle and a beagle.", candidate): CONTRA})
     detector = ContradictionDetector(scorer, threshold=0.5, embedder=load_embedder(), prefilter_k=2)
     verdict = detector.detect_candidates(history, [candidate], "bot")[0]
-    assert len(verdict.details["paired_turn_ids"]) == 2 and 0 in verdict.details["paired_turn_ids"]
+    assert len(verdict.details.paired_turn_ids) == 2 and 0 in verdict.details.paired_turn_ids
     assert verdict.evidence_turn_ids == [0]
     cached = len(detector._embeddings)
     detector.detect_candidates(history, [candidate], "bot")
@@ -211,7 +234,7 @@ def test_real_tiny_model_path_end_to_end(tiny_nli_model_dir):
     pair = next(p for p in verdicts[1].pair_scores if p.premise == "I have two dogs.")
     assert pair.score == pytest.approx(float(expected), abs=1e-5)  # batched = one-at-a-time
     for v in verdicts:
-        intra = v.details["intra_score"] if v.details["intra_score"] >= detector.intra_threshold else 0.0
+        intra = v.details.intra.score if v.details.intra.score >= detector.intra_threshold else 0.0
         assert v.score == pytest.approx(max(max(p.score for p in v.pair_scores), intra))
         assert all(0.0 <= p.score <= 1.0 for p in v.pair_scores)
         assert v.contradiction == (v.score >= 0.5)
@@ -222,7 +245,7 @@ def test_two_way_checkpoint_cannot_decide_role_and_says_so(tiny_nli2_model_dir):
     verdict = ContradictionDetector(scorer, threshold=0.01).detect(_dialogue("I have no pets."))
     assert verdict.category in ("history", "intra")
     if verdict.category == "history":
-        assert verdict.details["role"]["decided"] is False
+        assert verdict.details.role.decided is False and "2-way" in verdict.details.role.why
 
 
 @pytest.fixture(scope="module")
@@ -254,3 +277,17 @@ def test_clause_splitting_cuts_at_but_and_adverbial_clauses():
     assert parts[0].startswith("I live in Ohio") and "my wife works there" in parts
     assert textsplit.sentences("I have two kids. They are 5 and 7.") == ("I have two kids.", "They are 5 and 7.")
     assert textsplit.sentences("   ") == ()
+
+
+def test_score_rows_keep_persona_evidence_as_minus_one_minus_the_line():
+    """`python -m guard score` lists earlier turn ids, then persona line i as -1 - i (docs/cli.md)."""
+    from guard.cli import verdict_row
+
+    scorer = ScriptedScorer({("I have two dogs.", "I have no pets."): CONTRA,
+                             ("I love my dog.", "I have no pets."): CONTRA,
+                             ("I walk my dog daily.", "I have no pets."): CONTRA})
+    verdict = ContradictionDetector(scorer, threshold=0.5, categories=False).detect(
+        _dialogue("I have no pets.", persona=["I love my dog.", "I like tea.", "I walk my dog daily."]))
+    row = verdict_row("r1", verdict)
+    assert row["evidence"] == [0, -1, -3] and row["category"] == "history"
+    assert json.loads(json.dumps(row))["category"] == "history"

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from guard.detector import ContradictionDetector, PairScore, Verdict
+from guard.detector import ContradictionDetector, PairScore, Verdict, VerdictDetails
 from guard.nli import NLIScorer
-from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose
+from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, describe_verdict
 from guard.records import Turn
+from guard.vocabulary import Category, Method, PremiseSource
 
 
-def _verdict(score: float, threshold: float = 0.5, category: str = "history", turn_id: int = 2) -> Verdict:
+def _verdict(score: float, threshold: float = 0.5, category: str = "history", turn_id: int = 2,
+             source: PremiseSource = PremiseSource.HISTORY) -> Verdict:
     hit = score >= threshold
-    evidence = [PairScore(turn_id, "I have two dogs.", "I have no pets.", score)] if hit else []
-    return Verdict(hit, score, category if hit else "none", evidence, evidence, {"threshold": threshold})
+    evidence = [PairScore(source, turn_id, "I have two dogs.", "I have no pets.", score)] if hit else []
+    details = VerdictDetails(Method.STRUCTURED, turn_id=3, threshold=threshold, n_pairs=1, history_score=score)
+    return Verdict(hit, score, category if hit else Category.NONE, evidence, evidence, details)
 
 
 CANDIDATES = [("I have no pets.", -0.5), ("My dogs are great.", -0.9), ("Dogs are fun.", -1.3)]
@@ -61,6 +64,17 @@ def test_penalty_is_welleck_eq1():
     certain = choose(CANDIDATES, [_verdict(1.0), _verdict(0.0), _verdict(0.0)], "penalty")
     assert certain.adjusted_scores[0] == pytest.approx(-1.3)
     assert "penalty 0.720" in decision.reasons[0]
+
+
+def test_reasons_name_the_premise_the_way_people_read_it():
+    assert "contradicts turn 2" in describe_verdict(_verdict(0.9))
+    persona = describe_verdict(_verdict(0.9, turn_id=1, source=PremiseSource.PERSONA))
+    assert "contradicts persona line 2" in persona and "(threshold 0.50)" in persona
+    role = describe_verdict(_verdict(0.9, category=Category.ROLE, turn_id=0))
+    assert role.startswith("role confusion") and "turn 0" in role
+    intra = describe_verdict(_verdict(0.9, category=Category.INTRA, turn_id=3, source=PremiseSource.INTRA))
+    assert intra.startswith("contradicts itself") and '"I have two dogs." vs "I have no pets."' in intra
+    assert describe_verdict(_verdict(0.2)).startswith("no contradiction found")
 
 
 def test_bad_input_is_refused_with_a_clear_message():

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from guard.datasets import read_dataset
-from guard.probes import A2T, Negation, Synonym, antonym, make_probe, negate, rct, report, synonym
+from guard.perturb import antonym, negate, synonym
+from guard.probes import A2T, Negation, Synonym, make_probe, rct, report
 from guard.records import Dialogue, Turn
 
 SUITE = Path(__file__).resolve().parent.parent / "guard" / "data"

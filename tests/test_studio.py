@@ -12,10 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import build_tiny_nli_model
-from guard.records import Turn
 from postgres_server import postgres_server, why_unavailable
+
+from guard.detector import IntraCheck, PairScore, RoleCheck, VerdictDetails
+from guard.records import Turn
+from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 from studio.goading import FAMILIES, METHODS, suggest
 from studio.scores import agreement, by_turn, outcome_frame, scoreboard, session_score
 from studio.storage import SCHEMA_VERSION, Annotation, SessionInfo, Store, StoreError
@@ -153,11 +155,17 @@ def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
 
 # ---------------------------------------------------------------------------- storage
 def _report(score: float, contradicts: bool, evidence_turn: int = 1) -> BotTurnReport:
-    evidence = [EvidencePair(evidence_turn, "I have a dog.", "I never had a dog.", score)] if contradicts else []
-    return BotTurnReport("flag", 0.5, "tiny", 0, False, [
-        CandidateReport(0, "reply", -0.3, score, contradicts, "history" if contradicts else "none", True,
-                        "best", -0.3, evidence, {"turn_id": 3}),
-        CandidateReport(1, "other", -0.9, 0.1, False, "none", False, "not chosen", -0.9)])
+    pair = PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)
+    evidence = [EvidencePair(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
+        if contradicts else []
+    details = VerdictDetails(method=Method.STRUCTURED, turn_id=3, threshold=0.5, n_pairs=2, history_score=score,
+                             paired_turn_ids=[evidence_turn],
+                             intra=IntraCheck(clauses=["I never had a dog."], pairs=[], score=0.0, threshold=0.9),
+                             role=RoleCheck(decided=True, user_reading=0.1, bot_reading=0.8, user_pair=pair))
+    return BotTurnReport(GuardMode.FLAG, 0.5, "tiny", 0, False, [
+        CandidateReport(0, "reply", -0.3, score, contradicts, Category.HISTORY if contradicts else Category.NONE, True,
+                        "best", -0.3, evidence, details),
+        CandidateReport(1, "other", -0.9, 0.1, False, Category.NONE, False, "not chosen", -0.9)])
 
 
 def _conversation(n_bot_turns: int = 2, flagged_at: int = 2) -> Conversation:
@@ -185,7 +193,9 @@ def _roundtrip(url: str) -> None:
     again = loaded.conversation()
     assert [(t.turn_id, t.speaker, t.text) for t in again.turns] == \
            [(t.turn_id, t.speaker, t.text) for t in conversation.turns]
-    assert again.turns[3].report == conversation.turns[3].report
+    assert again.turns[3].report == conversation.turns[3].report  # nested dataclasses and enums typed again
+    assert isinstance(again.turns[3].report.candidates[0].details.role.user_pair, PairScore)
+    assert again.turns[3].report.candidates[0].evidence[0].source is PremiseSource.HISTORY
     assert loaded.methods == {0: "typed", 2: "inquire_bot"}
     assert again.to_decode_record()["is_contradiction"] is True
     store.annotate(Annotation(conversation.record_id, 3, "ann", True, [1], "history", True))
@@ -478,9 +488,10 @@ def test_redteam_self_play_with_the_scripted_bot(tmp_path, tiny_detector):
 
 
 def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
-    from bots.base import Candidate, PRESETS
-    from guard.detector import ContradictionDetector
     from fake_nli import ScriptedScorer
+
+    from bots.base import PRESETS, Candidate
+    from guard.detector import ContradictionDetector
     from studio.redteam import Judge, RedteamSettings, run_redteam
 
     class TiredBot:

@@ -1,4 +1,5 @@
-"""guard.train.average_weights: the weight average behind ``python -m guard.train --average`` (no training)."""
+"""guard.training.run.average_weights: the weight average behind ``python -m guard.training --average``
+(no training)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from guard.train import average_weights
+from guard.training.run import average_weights
 
 LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
 

@@ -11,17 +11,22 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import TYPE_CHECKING
+
 from guard.records import Turn
-from ui.render import Mark
+from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
+from ui.render import DialogueMarks, Mark
+
+if TYPE_CHECKING:  # guard.detector loads torch; the record only holds its details
+    from guard.detector import VerdictDetails
 
 USER, BOT = "user", "bot"
-GUARD_MODES = ("off", "flag", "rerank", "penalty", "block")
-MODE_HELP = {
-    "off": "no detection: the generator's best candidate is sent",
-    "flag": "the generator's best candidate is sent; contradictions are shown, not prevented",
-    "rerank": "the best-scored candidate that does not contradict is sent (DECODE §5.3)",
-    "penalty": "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
-    "block": "like re-rank, but a safe reply is sent when every candidate contradicts",
+MODE_HELP: dict[GuardMode, str] = {
+    GuardMode.OFF: "no detection: the generator's best candidate is sent",
+    GuardMode.FLAG: "the generator's best candidate is sent; contradictions are shown, not prevented",
+    GuardMode.RERANK: "the best-scored candidate that does not contradict is sent (DECODE §5.3)",
+    GuardMode.PENALTY: "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
+    GuardMode.BLOCK: "like re-rank, but a safe reply is sent when every candidate contradicts",
 }
 
 
@@ -29,7 +34,7 @@ MODE_HELP = {
 class GuardSettings:
     """What the sidebar controls: how many candidates, which policy, which threshold."""
 
-    mode: str = "rerank"
+    mode: GuardMode | str = GuardMode.RERANK
     threshold: float = 0.5
     num_candidates: int = 4
     penalty_lambda: float = 1.0
@@ -38,9 +43,13 @@ class GuardSettings:
 
 @dataclass
 class EvidencePair:
-    """One scored pair that crossed the threshold: earlier text span vs candidate clause."""
+    """One scored pair that crossed the threshold: earlier text span vs candidate clause.
 
-    turn_id: int  # -1-i for persona line i
+    ``source`` and ``turn_id`` as in guard.detector.PairScore (persona: the line's 0-based index).
+    """
+
+    source: PremiseSource
+    turn_id: int | None
     premise: str
     hypothesis: str
     score: float
@@ -55,19 +64,19 @@ class CandidateReport:
     generator_score: float
     contradiction_score: float | None  # None when the guard is off
     contradicts: bool
-    category: str
+    category: Category
     chosen: bool
     reason: str
     adjusted_score: float | None = None
     evidence: list[EvidencePair] = field(default_factory=list)
-    details: dict = field(default_factory=dict)
+    details: VerdictDetails | None = None  # None when the guard is off
 
 
 @dataclass
 class BotTurnReport:
     """The guard's annotation of one bot turn."""
 
-    mode: str
+    mode: GuardMode | str
     threshold: float
     detector: str
     chosen_index: int | None  # None: the safe fallback was sent
@@ -87,7 +96,7 @@ class BotTurnReport:
         """One line for the transcript: what the guard did this turn."""
         flagged = [c.index + 1 for c in self.candidates if c.contradicts]
         n = len(self.candidates)
-        if self.mode == "off":
+        if self.mode == GuardMode.OFF:
             return f"guard off · {n} candidate{'s' if n != 1 else ''}"
         if self.used_fallback:
             return f"blocked: all {n} candidates contradict, safe reply sent"
@@ -129,13 +138,13 @@ class Conversation:
     def history(self) -> list[Turn]:
         return [Turn(turn_id=t.turn_id, agent_id=t.speaker, text=t.text) for t in self.turns]
 
-    def evidence_marks(self) -> dict[int, list[Mark]]:
-        """Highlights for the transcript: turn_id (persona: -1-i) -> marks.
+    def evidence_marks(self) -> DialogueMarks:
+        """Highlights for the transcript's turns and persona lines.
 
         Earlier turns a candidate contradicts get an ``evidence`` mark with the pair score; a sent
         reply that itself contradicts gets its contradicting clause marked too.
         """
-        marks: dict[int, list[Mark]] = {}
+        marks = DialogueMarks()
         for turn in self.turns:
             report = turn.report
             if report is None:
@@ -145,12 +154,14 @@ class Conversation:
                     continue
                 who = "the reply" if cand.chosen else f"candidate #{cand.index + 1}"
                 for ev in cand.evidence:
-                    if ev.turn_id == turn.turn_id or ev.turn_id < -len(self.persona):
-                        continue  # intra-sentence pairs are marked on the reply itself
+                    if ev.source in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY):
+                        continue  # clause pairs are marked on the reply itself; the whole history is no one turn
+                    if ev.source == PremiseSource.PERSONA and ev.turn_id >= len(self.persona):
+                        continue  # the persona has been shortened since
                     label = f"p={ev.score:.2f} · contradicted by {who} at turn {turn.turn_id}"
-                    marks.setdefault(ev.turn_id, []).append(Mark(ev.premise, label, "evidence"))
+                    marks.on_premise(ev, Mark(ev.premise, label, "evidence"))
                 if cand.chosen:
-                    marks.setdefault(turn.turn_id, []).extend(candidate_marks(cand))
+                    marks.on_turn(turn.turn_id, *candidate_marks(cand))
         return marks
 
     def to_decode_record(self) -> dict:
@@ -160,7 +171,7 @@ class Conversation:
         for t in self.turns:
             row = {"turn_id": t.turn_id, "agent_id": t.speaker, "text": t.text}
             if t.report is not None:
-                row["guard"] = asdict(t.report)
+                row["guard"] = _jsonable(t.report)
             turns.append(row)
         last_bot = next((t for t in reversed(self.turns) if t.speaker == BOT and t.report), None)
         chosen = last_bot.report.chosen if last_bot else None
@@ -170,33 +181,34 @@ class Conversation:
             "persona": list(self.persona),
             "turns": turns,
             "is_contradiction": contradiction,
-            "aggregated_contradiction_indices": sorted({e.turn_id for e in chosen.evidence if e.turn_id >= 0})
+            # the earlier turns contradicted, or the reply itself when it clashes inside
+            "aggregated_contradiction_indices": sorted({
+                e.turn_id for e in chosen.evidence if e.source in (PremiseSource.HISTORY, PremiseSource.INTRA)})
             if contradiction else [],
         }
 
 
 def candidate_marks(cand: CandidateReport) -> list[Mark]:
     """Marks on a candidate's own text: the clause that contradicts earlier turns, or both
-    clauses of a clash inside the candidate (intra-sentence pairs carry the candidate's own turn id)."""
-    own = cand.details.get("turn_id")
+    clauses of a clash inside the candidate."""
     marks: list[Mark] = []
     for ev in cand.evidence:
-        if ev.turn_id == own:
+        if ev.source == PremiseSource.INTRA:
             label = f"clashes inside the reply (p={ev.score:.2f})"
             marks.append(Mark(ev.premise, label, "intra"))
             marks.append(Mark(ev.hypothesis, label, "intra"))
         else:
-            target = f"persona line {-ev.turn_id}" if ev.turn_id < 0 else f"turn {ev.turn_id}"
-            marks.append(Mark(ev.hypothesis, f"contradicts {target} (p={ev.score:.2f})", "clause"))
+            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
     return marks
 
 
 def _evidence(verdict) -> list[EvidencePair]:
-    return [EvidencePair(int(p.turn_id), str(p.premise), str(p.hypothesis), float(p.score)) for p in verdict.evidence]
+    return [EvidencePair(PremiseSource(p.source), None if p.turn_id is None else int(p.turn_id), str(p.premise),
+                         str(p.hypothesis), float(p.score)) for p in verdict.evidence]
 
 
 def _jsonable(value):
-    """Verdict.details may hold numpy numbers or tuples; keep the record JSON-serialisable."""
+    """A report as plain JSON values: another detector's details may hold numpy numbers or tuples."""
     if is_dataclass(value) and not isinstance(value, type):
         return _jsonable(asdict(value))
     if isinstance(value, dict):
@@ -233,7 +245,7 @@ def guarded_reply(conversation: Conversation, bot, detector, settings: GuardSett
     texts = [c.text for c in candidates]
     scored = [(c.text, float(c.score)) for c in candidates]
     verdicts = None
-    if settings.mode != "off":
+    if settings.mode != GuardMode.OFF:
         verdicts = detector.detect_candidates(
             conversation.history(), texts, speaker=BOT, persona=list(conversation.persona)
         )
@@ -254,12 +266,12 @@ def guarded_reply(conversation: Conversation, bot, detector, settings: GuardSett
             generator_score=float(cand.score),
             contradiction_score=None if verdict is None else float(verdict.score),
             contradicts=bool(verdict is not None and verdict.contradiction),
-            category="none" if verdict is None else str(verdict.category),
+            category=Category.NONE if verdict is None else Category(verdict.category),
             chosen=(i == chosen_index),
             reason=reasons[i] if i < len(reasons) else "",
             adjusted_score=adjusted[i],
             evidence=[] if verdict is None else _evidence(verdict),
-            details={} if verdict is None else _jsonable(dict(verdict.details or {})),
+            details=None if verdict is None else verdict.details,
         ))
     report = BotTurnReport(
         mode=settings.mode, threshold=float(settings.threshold), detector=detector_name,
@@ -291,16 +303,9 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
 
 
 def evidence_rows(cand: CandidateReport) -> list[dict]:
-    """Evidence pairs for the candidate panel; intra-sentence pairs say they are inside the reply."""
-    own = cand.details.get("turn_id")
-
-    def where(turn_id: int) -> str:
-        if turn_id == own:
-            return "inside the reply"
-        return f"persona line {-turn_id}" if turn_id < 0 else f"turn {turn_id}"
-
+    """Evidence pairs for the candidate panel, each saying what the candidate clause was compared with."""
     return [
-        {"compared with": where(e.turn_id), "earlier text": e.premise, "candidate clause": e.hypothesis,
+        {"compared with": describe_source(e), "earlier text": e.premise, "candidate clause": e.hypothesis,
          "score": round(e.score, 3)}
         for e in cand.evidence
     ]

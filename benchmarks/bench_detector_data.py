@@ -1,0 +1,137 @@
+"""Detectors on held-out human-labelled data: ``python -m benchmarks.bench_detector_data --models embedded runs/x``.
+
+For each model (an embedded name, a checkpoint folder or an adapter folder):
+* DECODE dev, the odd-numbered half (2,135 pairs; the even half sets τ): pair accuracy at p(contradiction) >= 0.5,
+  contradiction AUC, and the structured detector's accuracy at the model's own τ;
+* Dialogue NLI dev, MNLI dev mismatched and matched (1,500 pairs each, seed 0), SNLI test (all 9,824 labelled):
+  three-way argmax accuracy;
+* the built-in playground / Learn examples (ui/examples.py): does the detector's yes/no match the person's label;
+* the probe suite (A2T, RCT, labelled accuracy) and rgm topical dev (evaluation only) from bench_detector.
+
+Needs ../shared/data (or GUARD_SHARED_DATA). Results: benchmarks/results/detector_data.json and a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
+
+
+def three_way_accuracy(scorer, pairs) -> float:
+    probs = scorer.predict_proba([(p.premise, p.hypothesis) for p in pairs])
+    layout = scorer.layout
+    index = {"contradiction": layout.contradiction, "entailment": layout.entailment, "neutral": layout.neutral}
+    gold = np.array([index[p.label] for p in pairs])
+    return float(np.mean(probs.argmax(axis=1) == gold))
+
+
+def decode_report(scorer, threshold: float) -> dict:
+    from sklearn.metrics import roc_auc_score
+
+    from guard.training.decode_calibration import decode_dev_halves, detector_scores
+
+    _, report = decode_dev_halves()
+    labels = np.array([p.is_contradiction for p in report])
+    pair_probs = scorer.contradiction_proba([(p.premise, p.hypothesis) for p in report])
+    detector = detector_scores(scorer, report)
+    return {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
+            "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4),
+            "detector_accuracy_at_tau": round(float(np.mean((detector >= threshold) == labels)), 4),
+            "detector_auc": round(float(roc_auc_score(labels, detector)), 4), "tau": threshold}
+
+
+def examples_agreement(scorer, threshold: float) -> dict:
+    from guard.detector import ContradictionDetector
+    from guard.vocabulary import Category
+    from ui.examples import EXAMPLES
+    from ui.render import parse_dialogue_text
+
+    detector = ContradictionDetector(scorer, threshold=threshold, categories=True)
+    rows = []
+    for example in EXAMPLES:
+        verdict = detector.detect(parse_dialogue_text(example.text, example.key))
+        expected = example.expected != Category.NONE
+        rows.append({"key": example.key, "expected": str(example.expected), "detected": str(verdict.category),
+                     "score": round(verdict.score, 3), "agrees": verdict.contradiction == expected})
+    return {"agree": sum(r["agrees"] for r in rows), "n": len(rows), "rows": rows}
+
+
+def evaluate(model: str, skip: set[str]) -> dict:
+    import embedded
+    from benchmarks import bench_detector
+    from guard.datasets import read_snli
+    from guard.loading import default_threshold, load_scorer
+    from guard.training import real_data as rd
+
+    scorer = load_scorer(model)
+    threshold = default_threshold(model, pairing="sentence")
+    out: dict = {"model": model, "threshold": threshold}
+    started = time.time()
+    if "decode" not in skip:
+        out["decode_dev_odd"] = decode_report(scorer, threshold)
+    for corpus, split in THREE_WAY_SETS:
+        if f"{corpus}_{split}" not in skip:
+            pairs = rd.load_corpus(corpus, split, limit=1500, seed=0)
+            out[f"{corpus}_{split}"] = {"n": len(pairs), "accuracy": round(three_way_accuracy(scorer, pairs), 4)}
+    if "snli" not in skip:
+        snli = [rd.LabelledPair(d.turns[0].text, d.turns[1].text, d.meta["nli_label"], "snli-test")
+                for d in read_snli(embedded.snli_dir() / "snli_1.0_test.jsonl")]
+        out["snli_test"] = {"n": len(snli), "accuracy": round(three_way_accuracy(scorer, snli), 4)}
+    if "examples" not in skip:
+        out["examples"] = examples_agreement(scorer, threshold)
+    if "probes" not in skip:
+        out["probes"] = bench_detector.probe_eval(scorer, threshold, "sentence")
+    if "rgm" not in skip and bench_detector.RGM is not None:
+        rgm = bench_detector.rgm_eval(scorer, threshold, "sentence")
+        out["rgm"] = rgm["rows"][rgm["product_row"]]
+    out["seconds"] = round(time.time() - started)
+    return out
+
+
+def table(results: list[dict]) -> str:
+    def cell(result: dict, *path: str) -> str:
+        value = result
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return f"{value:.3f}" if isinstance(value, float) else ("" if value is None else str(value))
+
+    lines = ["| model | τ | DECODE dev pairs (p ≥ 0.5) | DECODE dev detector at τ | DNLI dev | MNLI dev mm | "
+             "MNLI dev m | SNLI test | examples agree | probe suite | A2T | RCT | rgm acc | rgm AUC |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        examples = r.get("examples", {})
+        lines.append(" | ".join([
+            f"| {r['model']}", cell(r, "threshold"), cell(r, "decode_dev_odd", "pair_accuracy_at_0.5"),
+            cell(r, "decode_dev_odd", "detector_accuracy_at_tau"), cell(r, "dnli_dev", "accuracy"),
+            cell(r, "mnli_dev_mismatched", "accuracy"), cell(r, "mnli_dev", "accuracy"), cell(r, "snli_test", "accuracy"),
+            f"{examples.get('agree', '')}/{examples.get('n', '')}", cell(r, "probes", "suite_accuracy"),
+            cell(r, "probes", "a2t", "rate"), cell(r, "probes", "rct", "rate"), cell(r, "rgm", "accuracy"),
+            cell(r, "rgm", "auc")]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["embedded"])
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["decode", "dnli_dev", "mnli_dev_mismatched", "mnli_dev", "snli", "examples", "probes",
+                                 "rgm"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "detector_data.json"))
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    results = [evaluate(model, set(args.skip)) for model in args.models]
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

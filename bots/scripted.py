@@ -1,0 +1,94 @@
+"""A bot that replies from a script, for classes, demos and tests.
+
+A teacher can plant the candidate that contradicts an earlier turn and show the guard catching it,
+with no generator randomness. Without a script the bot plays ``DEFAULT_SCRIPT``: it says it has two
+dogs, and two turns later its best-scored candidate is "I don't have any pets." A script is JSON
+(a file, or the same structure as a dict):
+
+    {"replies": [
+        [{"text": "I have a dog named Max.", "score": -0.4}],
+        [{"text": "I have never had a pet.", "score": -0.2}, {"text": "Max is a beagle.", "score": -0.9}]
+    ]}
+
+Bot turn k (0-based, counted in the history) gets candidate list k; past the end, the last list is
+reused. ``{user}`` in a text is replaced by the user's last message. Scores are the generator
+scores the guard sees (mean log-probabilities in a real bot); missing scores count down from -1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+
+#: The built-in demo: whatever the user says, turn 3's likeliest candidate contradicts turn 1, and a
+#: consistent one is there for the guard to pick instead. Try "Hi! Tell me about yourself.",
+#: "What do you do in the mornings?", "Would you like another pet?".
+DEFAULT_SCRIPT: dict = {"replies": [
+    [{"text": "Hi! I'm Sam. I have two dogs, Max and Bella.", "score": -0.5}],
+    [{"text": "I walk Max and Bella in the park every morning before work.", "score": -0.6},
+     {"text": "I usually go for a run before work.", "score": -0.9}],
+    [{"text": "I don't have any pets.", "score": -0.3},
+     {"text": "No, my two dogs are plenty for me.", "score": -0.7},
+     {"text": "Maybe a cat one day, if Max and Bella agree!", "score": -0.9}],
+    [{"text": "That is the end of my script. Reset the conversation to run the demo again.", "score": -1.0}],
+]}
+
+
+class ScriptedBot(Bot):
+    """Replies turn by turn from a script (a JSON file or a dict); ``None`` plays ``DEFAULT_SCRIPT``."""
+
+    name = "scripted"
+
+    def __init__(self, script: str | Path | dict | None = None) -> None:
+        if script is None:
+            data, where = DEFAULT_SCRIPT, "the built-in script"
+        elif isinstance(script, dict):
+            data, where = script, "script"
+        else:
+            where = str(script)
+            try:
+                data = json.loads(Path(script).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise BotError(f"cannot read the bot script {where}: {exc.strerror or exc}") from exc
+            except json.JSONDecodeError as exc:
+                raise BotError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        self.turns = _parse_turns(data, where)
+
+    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+                 persona: Sequence[str] = ()) -> list[Candidate]:
+        history = check_history(history)
+        if num_candidates < 1:
+            raise BotError("num_candidates must be at least 1")
+        bot_turns = sum(1 for m in history if m.speaker == "bot")
+        options = self.turns[min(bot_turns, len(self.turns) - 1)]
+        last_user = next((m.text for m in reversed(history) if m.speaker == "user"), "")
+        chosen = options[:num_candidates]
+        out = [Candidate(text=c.text.replace("{user}", last_user), score=c.score) for c in chosen]
+        return sorted(out, key=lambda c: -c.score)
+
+
+def _parse_turns(data: object, where: str) -> list[list[Candidate]]:
+    """The script's candidate lists, with an error that names the faulty entry."""
+    replies = data.get("replies") if isinstance(data, dict) else None
+    if not isinstance(replies, list) or not replies:
+        raise BotError(f"{where}: needs a non-empty 'replies' list (one list of candidates per bot turn)")
+    turns: list[list[Candidate]] = []
+    for k, options in enumerate(replies):
+        if isinstance(options, (str, dict)):
+            options = [options]
+        if not isinstance(options, list) or not options:
+            raise BotError(f"{where}: replies[{k}] must be a non-empty list of candidates")
+        turn = []
+        for i, option in enumerate(options):
+            text = option if isinstance(option, str) else option.get("text") if isinstance(option, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                raise BotError(f"{where}: replies[{k}][{i}] needs a non-empty 'text'")
+            score = option.get("score", -1.0 - 0.1 * i) if isinstance(option, dict) else -1.0 - 0.1 * i
+            if isinstance(score, bool) or not isinstance(score, (int, float)):
+                raise BotError(f"{where}: replies[{k}][{i}].score must be a number")
+            turn.append(Candidate(text=text, score=float(score)))
+        turns.append(turn)
+    return turns

