@@ -20,7 +20,9 @@ import streamlit as st  # noqa: E402
 
 from ui import resources  # noqa: E402
 
-st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide")
+# Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
+st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
+                   initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
 page = st.navigation([
     st.Page("pages/chat.py", title="Guarded chat", icon="💬", default=True),
@@ -28,5 +30,6 @@ page = st.navigation([
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
     st.Page("pages/review.py", title="Review sessions", icon="📋"),
 ])
+resources.presentation_toggle()
 st.session_state["detector_choice"] = resources.sidebar_detector_settings()
 page.run()

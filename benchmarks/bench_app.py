@@ -43,39 +43,22 @@ MESSAGES = [
 ]
 
 
-# The screenshot for the README: a scripted bot whose third turn has two candidates that contradict
-# turn 1 (planted), judged by the real detector.
-DEMO_SCRIPT = {"replies": [
-    [{"text": "Yes! I have a dog named Max. He is a golden retriever.", "score": -0.6}],
-    [{"text": "I usually take Max hiking in the hills.", "score": -0.7}],
-    [{"text": "I have never had a dog. Maybe one day.", "score": -0.3},
-     {"text": "I am allergic to dogs, so I have no pets.", "score": -0.5},
-     {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
-]}
-DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
-
-
 def demo_screenshot(path: Path, detector: str) -> int:
-    """Run the planted demo and save a screenshot of the chat with the highlighted contradiction."""
+    """The README's chat screenshot (the planted demo, benchmarks.screenshots) saved at ``path``."""
     import tempfile
+
+    from benchmarks import screenshots
 
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "demo.json"
-        script.write_text(json.dumps(DEMO_SCRIPT))
+        script.write_text(json.dumps(screenshots.DEMO_SCRIPT))
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
                "GUARD_APP_CANDIDATES": "3"}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
-            page = browser.new_page(viewport={"width": 1280, "height": 1750}, device_scale_factor=1)
-            page.goto(url)
-            for k, message in enumerate(DEMO_MESSAGES):
-                send(page, message)
-                turn(page, 2 * k + 1).wait_for(state="visible", timeout=300_000)
-            page.get_by_text("Candidates (3) and why this reply").last.click()
-            page.wait_for_timeout(1500)
-            marks = page.locator("mark.cg-evidence").count()
-            page.screenshot(path=str(path), full_page=True)
-    print(f"saved {path} ({marks} evidence highlight(s))")
-    return 0 if marks else 1
+            failed = screenshots.chat(browser, url, Path(folder))
+        Path(folder, "screenshot-chat.png").replace(path)
+    print(f"saved {path}")
+    return failed
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -4,7 +4,8 @@ One ``generate`` call draws all candidates (``num_return_sequences``), so the pr
 single batch. Scores come from the raw logits generate() already computed (``output_logits``), so
 scoring costs no second forward pass: the score is the mean log-softmax probability (temperature 1,
 before any top-k/top-p filtering) of the tokens the reply keeps, including the end-of-turn token
-when the model produced one.
+when the model produced one. A reply cut by ``max_new_tokens`` is trimmed to its last complete
+sentence (``bots.base.complete_sentences``); its score still covers the tokens generated up to the cut.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig
+from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, complete_sentences
 
 
 @dataclass
@@ -148,10 +149,12 @@ def generate_candidates(
     for row in range(generated.shape[0]):
         token_ids = generated[row].tolist()
         kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
+        # the reply ran into max_new_tokens unless it stopped at an end-of-turn token or a stop string
+        cut = kept == len(token_ids) and token_ids[-1] not in end_ids
         logprobs = transition[row, :kept]
         logprobs = logprobs[torch.isfinite(logprobs)]
         score = float(logprobs.mean()) if logprobs.numel() else float("-inf")
-        candidates.append(Candidate(text=clean(text), score=score))
+        candidates.append(Candidate(text=complete_sentences(clean(text), cut=cut), score=score))
     if decoding.method == "sample_rank":
         candidates = _distinct(candidates)
     candidates.sort(key=lambda c: c.score, reverse=True)

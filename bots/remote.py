@@ -16,7 +16,7 @@ import requests
 
 from bots.base import (
     DEFAULT_SAMPLE_RANK_SAMPLES, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, chat_messages,
-    check_history,
+    check_history, complete_sentences,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -131,7 +131,8 @@ def _parse_choices(body: dict, base_url: str) -> list[Candidate]:
             raise BotError(f"the chat server at {base_url} sent a choice without message.content") from None
         if not isinstance(text, str):
             raise BotError(f"the chat server at {base_url} sent non-text content")
-        parsed.append(Candidate(text=text.strip(), score=_mean_logprob(choice.get("logprobs"))))
+        cut = choice.get("finish_reason") == "length"  # the server stopped at max_tokens
+        parsed.append(Candidate(text=complete_sentences(text, cut=cut), score=_mean_logprob(choice.get("logprobs"))))
     return parsed
 
 

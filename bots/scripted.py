@@ -1,5 +1,8 @@
 """A bot that replies from a script, for classes, demos and tests.
 
+Like a real generator, a reply longer than the decoding preset's ``max_new_tokens`` (counted in words here) is cut
+there and ends at its last complete sentence (``bots.base.complete_sentences``).
+
 A teacher can plant the candidate that contradicts an earlier turn and show the guard catching it,
 with no generator randomness. Without a script the bot plays ``DEFAULT_SCRIPT``: it says it has two
 dogs, and two turns later its best-scored candidate is "I don't have any pets." A script is JSON
@@ -21,7 +24,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history, complete_sentences
 
 #: The built-in demo: whatever the user says, turn 3's likeliest candidate contradicts turn 1, and a
 #: consistent one is there for the guard to pick instead. Try "Hi! Tell me about yourself.",
@@ -66,8 +69,17 @@ class ScriptedBot(Bot):
         options = self.turns[min(bot_turns, len(self.turns) - 1)]
         last_user = next((m.text for m in reversed(history) if m.speaker == "user"), "")
         chosen = options[:num_candidates]
-        out = [Candidate(text=c.text.replace("{user}", last_user), score=c.score) for c in chosen]
+        limit = (decoding or self.default_decoding).max_new_tokens
+        out = [Candidate(text=_within(c.text.replace("{user}", last_user), limit), score=c.score) for c in chosen]
         return sorted(out, key=lambda c: -c.score)
+
+
+def _within(text: str, max_words: int) -> str:
+    """The reply as a generator with a ``max_words`` token limit would return it (cut at a complete sentence)."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    return complete_sentences(" ".join(words[:max_words]), cut=True)
 
 
 def _parse_turns(data: object, where: str) -> list[list[Candidate]]:

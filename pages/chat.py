@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from bots import registry
 from bots.base import PRESETS, BotError
-from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource, category_name
+from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 from ui import resources, studio_widgets
-from ui.chat import (BOT, MODE_HELP, USER, Conversation, GuardSettings, candidate_marks, candidate_table,
-                     evidence_rows, guarded_reply, persona_lines)
+from ui.chat import BOT, MODE_HELP, USER, Conversation, GuardSettings, guarded_reply, persona_lines
+from ui.chat_panels import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 from ui.render import escape_markdown, turn_html
 
 base = resources.defaults()
@@ -20,7 +19,8 @@ detector_name, threshold = st.session_state.get("detector_choice", (base.detecto
 conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.
-SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter")
+SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter",
+                "show_rejected_evidence")
 for _key in SETTING_KEYS:
     if _key not in st.session_state and f"kept::{_key}" in st.session_state:
         st.session_state[_key] = st.session_state[f"kept::{_key}"]
@@ -59,6 +59,10 @@ with st.sidebar:
                                    **initial("penalty_lambda", value=1.0))
     prefilter = st.toggle("Prefilter long histories (top 8 similar turns)", key="prefilter",
                           **initial("prefilter", value=True))
+    show_rejected = st.toggle("Mark unsent candidates' evidence in the transcript", key="show_rejected_evidence",
+                              **initial("show_rejected_evidence", value=False),
+                              help="By default the transcript marks only what the sent replies contradict; "
+                                   "each unsent candidate's evidence is in its turn's candidate panel.")
     for _key in SETTING_KEYS:
         if _key in st.session_state:
             st.session_state[f"kept::{_key}"] = st.session_state[_key]
@@ -86,37 +90,7 @@ st.caption(escape_markdown(
 
 
 # ---------------------------------------------------------------- transcript
-def show_candidates(turn) -> None:
-    report = turn.report
-    label = f"Candidates ({len(report.candidates)}) and why this reply"
-    with st.expander(label, expanded=False):
-        frame = pd.DataFrame(candidate_table(report))
-        st.dataframe(frame, hide_index=True, column_config={
-            "#": st.column_config.NumberColumn(width=40), "sent": st.column_config.TextColumn(width=50),
-            "candidate": st.column_config.TextColumn(width="medium"),
-            "why": st.column_config.TextColumn(width="large", help="guard.policies' reason for this candidate"),
-        })
-        for cand in report.candidates:
-            if not cand.contradicts:
-                continue
-            st.markdown(f"**Candidate #{cand.index + 1}** · {escape_markdown(category_name(cand.category))}"
-                        f", p = {cand.contradiction_score:.2f} — {escape_markdown(cand.reason)}")
-            st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
-            rows = evidence_rows(cand)
-            if rows:
-                st.dataframe(pd.DataFrame(rows), hide_index=True)
-            role = cand.details.role if cand.details is not None else None
-            if role is not None and role.decided:
-                st.caption(escape_markdown(
-                    f"role reading: as the user's words {role.user_reading:.2f} vs as the bot's "
-                    f"{role.bot_reading:.2f} (NLI entailment)"))
-        timings = report.timings
-        st.caption(escape_markdown(
-            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
-            f"detector {report.detector} · τ = {report.threshold:.2f}"))
-
-
-marks = conversation.evidence_marks()
+marks = conversation.evidence_marks(include_rejected=show_rejected)
 if conversation.persona:
     with st.container(border=True):
         st.markdown("**Bot persona**")
@@ -129,10 +103,8 @@ for turn in conversation.turns:
         st.html(turn_html(turn.speaker, turn.text, marks.turns.get(turn.turn_id, ()), turn_id=turn.turn_id,
                           show_id=True))
         if turn.report is not None:
-            summary = turn.report.summary()
-            icon = "⚠️ " if turn.report.any_contradiction else "✅ " if turn.report.mode != GuardMode.OFF else ""
-            st.caption(icon + escape_markdown(summary))
-            show_candidates(turn)
+            turn_caption(turn.report)
+            show_candidates(conversation, turn)
             studio_widgets.annotation_box(conversation, turn)
 
 
@@ -143,8 +115,21 @@ def save_session() -> bool:
 save_session()
 studio_widgets.suggestions(conversation, resources.loaded_bot(bot_name), resources.model_lock("bot", bot_name))
 if not conversation.turns:
-    st.info("Say something to the bot. Each reply is chosen from several candidates; candidates that "
-            "contradict what the bot said before are highlighted together with the turns they contradict.")
+    st.info("Say something to the bot. Each reply is chosen from several candidates; when the sent reply "
+            "contradicts what the bot said before, both are highlighted. Each turn's candidate panel shows the "
+            "candidates that were not sent and what they would have contradicted.")
+
+
+def guard_detector():
+    """The detector the sidebar names, at its τ (None after an error)."""
+    return resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
+
+
+show_turn_chart(conversation, threshold)
+rejudged = rejudge_controls(conversation, settings, detector_name, guard_detector)
+if rejudged is not None:
+    st.session_state["conversation"] = rejudged
+    st.rerun()
 
 
 # ---------------------------------------------------------------- one guarded turn
@@ -153,7 +138,7 @@ def reply_now() -> bool:
     bot = resources.get_bot(bot_name)
     detector = None
     if mode != GuardMode.OFF:
-        detector = resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
+        detector = guard_detector()
         if detector is None:
             return False
     if bot is None:

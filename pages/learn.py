@@ -9,7 +9,14 @@ from guard.vocabulary import Method
 from ui import resources
 from ui.examples import BY_KEY
 from ui.render import parse_dialogue_text
-from ui.widgets import show_category_checks, show_dialogue, verdict_line
+from ui.widgets import (
+    example_judgements,
+    judgement_text,
+    show_agreement,
+    show_category_checks,
+    show_dialogue,
+    verdict_line,
+)
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
@@ -18,8 +25,12 @@ st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
            "The detector is small and trained on CPU; where it is wrong, that is part of the lesson.")
 
-structured = resources.make_detector(detector_name, threshold, method=Method.STRUCTURED)
-unstructured = resources.make_detector(detector_name, threshold, method=Method.UNSTRUCTURED)
+detectors = resources.make_detectors(detector_name, threshold, (Method.STRUCTURED, Method.UNSTRUCTURED)) or {}
+structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Method.UNSTRUCTURED)
+judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
+              if structured is not None else {})
+if judgements:
+    show_agreement(list(judgements.values()))
 
 
 def live(example_key: str, method_detector=None) -> None:
@@ -33,6 +44,8 @@ def live(example_key: str, method_detector=None) -> None:
         show_dialogue(dialogue, verdict)
         if verdict is not None:
             st.markdown(verdict_line(verdict) + f" · a person would say: **{example.expected}**")
+            if detector is structured and example.key in judgements:
+                st.markdown(judgement_text(judgements[example.key]))
             show_category_checks(verdict)
         if example.note:
             st.caption(example.note)

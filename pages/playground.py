@@ -9,9 +9,18 @@ from guard import probes
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import resources
-from ui.examples import BY_KEY, EXAMPLES, chitchat_pool
+from ui.examples import BY_KEY, EXAMPLES, chitchat_pool, inserted_turns_note
 from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
-from ui.widgets import heatmap, show_category_checks, show_dialogue, show_evidence_table, verdict_line
+from ui.widgets import (
+    example_judgements,
+    heatmap,
+    judgement_text,
+    show_agreement,
+    show_category_checks,
+    show_dialogue,
+    show_evidence_table,
+    verdict_line,
+)
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
@@ -19,8 +28,11 @@ state = st.session_state
 state.setdefault("pg_example", EXAMPLES[0].key)
 state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)
 state.setdefault("pg_log", [])  # probe history: what was applied and whether the verdict held
+state.setdefault("pg_a2t_seed", 0)
 if "pg_text_next" in state:  # a probe rewrote the dialogue: apply before the text area exists
     state["pg_text"] = state.pop("pg_text_next")
+if "pg_a2t_seed_next" in state:
+    state["pg_a2t_seed"] = state.pop("pg_a2t_seed_next")
 
 
 @st.cache_resource(show_spinner="Loading real chit-chat turns for A2T…")
@@ -39,22 +51,35 @@ st.title("Probe playground")
 st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} (change both in the sidebar)")
 
 left, right = st.columns([3, 2])
+# both methods over one scorer load: a detector that fails to load is reported once
+detectors = resources.make_detectors(detector_name, threshold, METHODS)
+judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
+              if detectors is not None else {})
 with right:
     st.selectbox("Built-in example", [e.key for e in EXAMPLES], key="pg_example", on_change=load_example,
                  format_func=lambda k: BY_KEY[k].title)
     example = BY_KEY[state["pg_example"]]
-    st.caption(escape_markdown(f"Source: {example.source}. A person would say: {example.expected}."))
+    st.caption(escape_markdown(f"Source: {example.source}. A person would say: {category_name(example.expected)}."))
     if example.note:
         st.caption(escape_markdown(example.note))
+    if example.key in judgements and state["pg_text"].strip() == example.text.strip():
+        st.markdown(judgement_text(judgements[example.key]))
+    st.number_input("A2T seed", min_value=0, step=1, key="pg_a2t_seed",
+                    help="Which real chit-chat pair A2T inserts (drawn from the chitchat-dataset package's "
+                         "conversations); each A2T moves it on by one, so the next one draws another pair.")
 with left:
     st.text_area("Dialogue — one turn a line, `Speaker: text`; the last line is judged", key="pg_text",
                  height=220)
+
+if judgements:
+    show_agreement(list(judgements.values()))
 
 buttons = st.columns(4)
 run_detect = buttons[0].button("Detect", type="primary", icon="🔎", width="stretch")
 run_a2t = buttons[1].button("Apply A2T", icon="➕", width="stretch",
                             help="DECODE's Add Two Turns: insert two real chit-chat turns between the evidence "
                                  "and the judged turn. A contradiction should stay a contradiction.")
+
 run_rct = buttons[2].button("Apply RCT", icon="✂️", width="stretch",
                             help="DECODE's Remove Contradicting Turns: delete the evidence turns (with their "
                                  "partner utterances). The contradiction should disappear.")
@@ -66,9 +91,8 @@ if buttons[3].button("Reset to example", icon="↩️", width="stretch"):
 
 
 def analyse(dialogue: Dialogue) -> dict | None:
-    """Both detectors on the dialogue, or None (an error is shown) if the detector did not load."""
-    detectors = {m: resources.make_detector(detector_name, threshold, method=m) for m in METHODS}
-    if any(d is None for d in detectors.values()):
+    """Both detectors on the dialogue, or None if the detector did not load (its error is shown above)."""
+    if detectors is None:
         return None
     return {"text": dialogue_to_text(dialogue), "dialogue": dialogue,
             **{m: detector.detect(dialogue) for m, detector in detectors.items()}}
@@ -84,7 +108,7 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
                    "detector found none here. Pick a contradicting example or raise the stakes in the text.",
                    icon="ℹ️")
         return
-    seed = len(state["pg_log"])
+    seed = int(state["pg_a2t_seed"])
     probe = probes.make_probe(kind, pool=a2t_pool() if kind == "a2t" else (), seed=seed)
     cases = probe(labelled)
     if not cases:
@@ -101,7 +125,10 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
         "probe": kind.upper(), "expectation": "stays a contradiction" if expected else "flips to no contradiction",
         "before": {m: before[m].score for m in held}, "after": {m: after[m].score for m in held},
         "held": held, "meta": {k: v for k, v in case.variant.meta.items() if k in ("inserted_at", "removed_turn_ids")},
+        "inserted": inserted_turns_note(case.variant, seed) if kind == "a2t" else "",
     })
+    if kind == "a2t":
+        state["pg_a2t_seed_next"] = seed + 1  # the next A2T draws another pair; the seed box shows which
     # Renumber turns 0..n-1 in the editor (they are re-parsed from text); the result keeps the probe's ids.
     state["pg_text_next"] = dialogue_to_text(case.variant)
     state["pg_result"] = after
@@ -109,7 +136,7 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
 
 if run_detect or run_a2t or run_rct:
     try:
-        dialogue = parse_dialogue_text(state["pg_text"])
+        dialogue = parse_dialogue_text(state["pg_text"], record_id=state["pg_example"])
     except DialogueTextError as exc:
         st.error(f"Cannot read the dialogue: {exc}", icon="✍️")
     else:
@@ -134,6 +161,7 @@ if state["pg_log"]:
             **{f"{m} before → after": f"{entry['before'][m]:.2f} → {entry['after'][m]:.2f}"
                for m in METHODS},
             **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in METHODS},
+            "inserted turns": entry.get("inserted", ""),
         })
     st.dataframe(rows, hide_index=True)
 
@@ -155,4 +183,6 @@ if result is not None:
                 st.caption("one pair: the whole speaker-marked history vs the last turn; no per-turn evidence")
                 show_dialogue(dialogue, None)
     st.subheader("Pair scores: judged sentences × earlier utterances (structured)")
-    heatmap(result[Method.STRUCTURED].pair_scores, title=category_name(result[Method.STRUCTURED].category))
+    structured = result[Method.STRUCTURED]
+    heatmap(structured.pair_scores, structured.details.threshold,
+            title=f"{category_name(structured.category)} · p = {structured.score:.2f}")

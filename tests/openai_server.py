@@ -56,9 +56,10 @@ def make_handler(options: argparse.Namespace):
             choices = []
             for index in range(n):
                 text = f"reply {index} to {last_user}"
-                words = text.split()[: int(payload.get("max_tokens", 16))]
+                limit = int(payload.get("max_tokens", 16))
+                words = text.split()[:limit]
                 choice = {"index": index, "message": {"role": "assistant", "content": " ".join(words)},
-                          "finish_reason": "stop"}
+                          "finish_reason": "length" if len(text.split()) > limit else "stop"}
                 if payload.get("logprobs") and not options.no_logprobs:
                     choice["logprobs"] = {"content": [
                         {"token": word, "logprob": -(index + 1) / 10, "top_logprobs": []} for word in words

@@ -154,6 +154,11 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert [c.contradicts for c in report.candidates] == [True, False]
     assert conversation.turns[3].text == "Max loves long walks in the park."
     assert report.candidates[0].evidence[0].turn_id == 1
+    # the rejected candidate's evidence is in its panel; the transcript marks only what the sent reply contradicts
+    assert 'class="cg-evidence"' not in _turn_html(at, 1)
+    [panel] = [h.proto.body for h in at.html if 'data-context-turn-id="1"' in h.proto.body]
+    assert 'class="cg-evidence"' in panel and "candidate #1 at turn 3" in panel
+    at.toggle(key="show_rejected_evidence").set_value(True).run()
     evidence = _turn_html(at, 1)
     assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence
 
@@ -182,3 +187,40 @@ def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging
     chooser.set_value("scripted").run()
     _say(at, "Hi! Tell me about yourself.")
     assert "I have two dogs" in _turn_html(at, 1)
+
+
+def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    assert not at.get("vega_lite_chart")  # nothing to plot before the first bot turn
+    _say(at, "Do you have pets?")
+    _say(at, "Tell me about your pets")
+    assert len(at.get("vega_lite_chart")) == 1  # contradiction score per bot turn
+    before = at.session_state["conversation"]
+    assert all(c.contradicts for c in before.turns[3].report.candidates)  # τ = 0.1 flags everything
+    # the sidebar's τ (rendered by app.py; AppTest reruns the page alone after a page's st.rerun)
+    at.session_state["detector_choice"] = (str(flagging_detector), 0.9)
+    at.run()
+    [button] = [b for b in at.button if b.label.startswith("Re-judge the conversation")]
+    assert "τ = 0.90" in button.label
+    button.click().run()
+    assert not at.exception, at.exception
+    after = at.session_state["conversation"]
+    assert [t.text for t in after.turns] == [t.text for t in before.turns]  # nothing regenerated
+    report = after.turns[3].report
+    assert report.threshold == 0.9 and not any(c.contradicts for c in report.candidates)
+    assert report.rejudge_note.startswith(f"re-judged by {flagging_detector} at τ = 0.90")
+    assert any(c.value.startswith("🔁") for c in at.caption)
+
+
+def test_presentation_mode_styles_the_page(monkeypatch, tmp_path, flagging_detector):
+    """The toggle's state (kept in the session) decides the page style; the browser test measures the type."""
+    from ui.render import PRESENTATION_CSS
+
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    assert at.toggle(key="presentation").value is False
+    assert not [h for h in at.html if "<style>" in h.proto.body]
+    presenting = AppTest.from_file(APP, default_timeout=120)
+    presenting.session_state["presentation"] = True  # as the toggle leaves it for the next run
+    presenting.run()
+    assert presenting.toggle(key="presentation").value is True
+    assert [h for h in presenting.html if h.proto.body == PRESENTATION_CSS]

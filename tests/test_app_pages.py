@@ -111,3 +111,49 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch):
     for category, shown in (("intra", "intra\\-sentence contradiction"), ("role", "role confusion"),
                             ("history", "history contradiction")):
         assert any(shown in line and line.endswith(f"**{category}**") for line in lines), (category, lines)
+
+
+def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
+    from guard.detector import ContradictionDetector
+    from guard.loading import load_scorer
+    from ui.examples import agreement_line, judge_examples
+
+    # what the page must say, computed here from the same detector at the same τ
+    judgements = judge_examples(ContradictionDetector(load_scorer(str(flagging_detector)), threshold=0.1))
+    line = agreement_line(judgements)
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    summary = [m.value for m in at.markdown if m.value.startswith("**The detector agrees")]
+    assert summary and summary[0].replace("\\", "") == f"**{line.capitalize()}.**"
+    for judgement in judgements[:4]:
+        at.selectbox(key="pg_example").set_value(judgement.key).run()
+        shown = [m.value for m in at.markdown if "✔ right" in m.value or "✘ wrong" in m.value]
+        assert len(shown) == 1 and (("✔ right" in shown[0]) == judgement.agrees), (judgement, shown)
+    at.text_area(key="pg_text").set_value("A: I like fish.\nB: ok\nA: I hate fish.").run()
+    assert not any("✔ right" in m.value or "✘ wrong" in m.value for m in at.markdown)  # edited: nothing to grade
+
+    learn = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    assert any(m.value.startswith("**The detector agrees") for m in learn.markdown)
+    graded = [m.value for m in learn.markdown if "✔ right" in m.value or "✘ wrong" in m.value]
+    assert len(graded) >= 7  # every example judged by the structured detector
+
+
+def test_a2t_draws_real_chitchat_pairs_by_seed_and_says_which(monkeypatch, flagging_detector):
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_job").run()
+    _button(at, "Detect").click().run()
+    _button(at, "Apply A2T").click().run()
+    assert at.number_input(key="pg_a2t_seed").value == 1  # the next A2T draws another pair
+    _button(at, "Apply A2T").click().run()  # on the variant: two more turns, from the next seed
+    first, second = [e["inserted turns"] for e in _probe_log(at)]
+    assert first.startswith("seed 0: ") and second.startswith("seed 1: ")
+    assert "chit-chat conversation" in first and first[len("seed 0"):] != second[len("seed 1"):]
+
+
+def test_a_bad_detector_name_is_one_short_error(monkeypatch):
+    for page in ("pages/playground.py", "pages/learn.py"):
+        at = _page(monkeypatch, "no-such/detector", page)
+        if page.endswith("playground.py"):
+            _button(at, "Detect").click().run()
+        errors = [e.value for e in at.error if "Could not load the detector" in e.value]
+        assert len(errors) == 1, errors
+        assert "no such folder" in errors[0] and len(errors[0]) < 300

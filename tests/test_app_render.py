@@ -11,7 +11,8 @@ from bots.scripted import ScriptedBot
 from guard.detector import PairScore, Verdict, VerdictDetails
 from guard.records import Turn
 from guard.vocabulary import Category, Method, PremiseSource
-from ui.chat import BOT, USER, BotTurnReport, Conversation, GuardSettings, candidate_marks, evidence_rows, guarded_reply
+from ui.chat import (BOT, USER, BotTurnReport, Conversation, GuardSettings, TurnStatus, candidate_marks,
+                     evidence_context_html, evidence_rows, guarded_reply, rejudge, turn_scores)
 from ui.examples import EXAMPLES
 from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
                        locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
@@ -172,8 +173,12 @@ def test_rerank_sends_the_consistent_candidate_and_records_why():
     history, candidates, speaker, _ = detector.calls[-1]
     assert [t.turn_id for t in history] == [0, 1, 2] and speaker == BOT
     assert isinstance(history[0], Turn)
-    # the contradicted turn is highlighted with the score; the sent reply is not marked
-    marks = conv.evidence_marks()
+    # the transcript marks only what sent replies contradict: the rejected candidate's evidence stays in its panel
+    assert conv.evidence_marks().turns == {}
+    context = evidence_context_html(conv, report.candidates[0], turn.turn_id)
+    assert 'class="cg-context cg-has-evidence" data-context-turn-id="1"' in context and "candidate #1" in context
+    # on request the transcript marks it too, with the score; the sent reply is not marked
+    marks = conv.evidence_marks(include_rejected=True)
     assert 1 in marks.turns and "candidate #1" in marks.turns[1][0].label and "0.95" in marks.turns[1][0].label
     assert 3 not in marks.turns
 
@@ -272,3 +277,153 @@ def test_turn_html_label_is_escaped_and_numbered():
     assert "&lt;b&gt;bot&lt;/b&gt; · turn 3" in out and 'data-turn-id="3"' in out and "hi &amp; bye" in out
     persona = turn_html("bot", "I am 30.", turn_id=1, show_id=True, source=PERSONA)
     assert "persona line 2" in persona and 'data-persona-line="1"' in persona and "data-turn-id" not in persona
+
+
+# ---------------------------------------------------------------- captions, badges, re-judging, charts
+
+CLEAN_FIRST = {"replies": [
+    [{"text": "I have a dog named Max.", "score": -0.4}],
+    [{"text": "Max is a beagle.", "score": -0.1}, {"text": "I have never had a pet.", "score": -0.5}],
+]}
+
+
+def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversation:
+    conv, bot, detector = Conversation(), ScriptedBot(script), detector or FlagFirstDetector()
+    for k in range(turns):
+        conv.add(USER, f"message {k}")
+        guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"], detector_name="fake")
+    return conv
+
+
+def test_flag_mode_caption_rejects_nothing():
+    report = _chat("flag", CLEAN_FIRST).turns[3].report
+    assert report.chosen_index == 0 and report.candidates[1].contradicts
+    assert "rejected" not in report.summary() and "#2 would have contradicted" in report.summary()
+    assert report.status == TurnStatus.CONSISTENT  # the sent reply is clean: no warning icon
+
+
+def test_status_warns_only_when_the_sent_reply_is_flagged():
+    assert _chat("rerank", CLEAN_FIRST).turns[3].report.status == TurnStatus.GUARDED
+    assert _chat("rerank", {"replies": [["I never sleep."]]}, turns=1).turns[1].report.status == TurnStatus.FLAGGED
+    assert _chat("block", {"replies": [["I never sleep."]]}, turns=1).turns[1].report.status == TurnStatus.GUARDED
+    assert _chat("off", CLEAN_FIRST).turns[3].report.status == TurnStatus.OFF
+    assert _chat("rerank", CLEAN_FIRST).turns[1].report.status == TurnStatus.CONSISTENT
+
+
+def test_a_self_contradicting_reply_is_captioned_as_such():
+    from ui.chat import CandidateReport, EvidencePair
+
+    cand = CandidateReport(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
+                           evidence=[EvidencePair(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
+    report = BotTurnReport("flag", 0.5, "test", 0, False, [cand])
+    assert "the sent reply contradicts itself (p=0.90)" in report.summary()
+    assert "earlier turns" not in report.summary()
+
+
+def test_one_badge_per_contradicted_sentence():
+    script = {"replies": [["I have a dog named Max."], ["I never had a dog."], ["I never had any pet."]]}
+    conv = _chat("flag", script, turns=3)
+    [mark] = conv.evidence_marks().turns[1]
+    assert mark.label == "contradicted by the reply at turn 3 (p=0.95), the reply at turn 5 (p=0.95)"
+
+
+class NeverFlags(FlagFirstDetector):
+    """Scores every candidate 0.05: nothing contradicts (as a detector at a high τ would say)."""
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        self.calls.append((list(history), list(candidates), speaker, list(persona)))
+        return [Verdict(False, 0.05, Category.NONE, [], [PairScore(HISTORY, 1, "I have a dog named Max.", c, 0.05)],
+                        VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.9, n_pairs=1,
+                                       history_score=0.05)) for c in candidates]
+
+
+def test_rejudge_rescores_every_turn_without_regenerating():
+    conv = _chat("rerank", CLEAN_FIRST)
+    conv.turns[1].report.persona = ["I live in Paris."]  # what the guard saw at that turn
+    detector = NeverFlags()
+    again = rejudge(conv, detector, GuardSettings(mode="rerank", threshold=0.9), detector_name="strict")
+    assert [t.text for t in again.turns] == [t.text for t in conv.turns]  # replies stay as sent
+    report = again.turns[3].report
+    assert not any(c.contradicts for c in report.candidates) and report.chosen_index == 0
+    assert report.rejudge_note == "re-judged by strict at τ = 0.90, rerank"  # the sent reply is the policy's pick
+    # each turn was judged against the history before it and the persona of its time
+    (h1, c1, _, p1), (h3, c3, _, _) = detector.calls
+    assert [t.turn_id for t in h1] == [0] and p1 == ["I live in Paris."] and c1 == ["I have a dog named Max."]
+    assert [t.turn_id for t in h3] == [0, 1, 2] and c3 == ["Max is a beagle.", "I have never had a pet."]
+    assert conv.turns[3].report.candidates[1].contradicts  # the original is untouched
+
+
+def test_rejudge_says_when_the_policy_would_send_another_candidate():
+    conv = _chat("rerank", SCRIPT)  # the fake flags "never": #2 was sent
+    again = rejudge(conv, NeverFlags(), GuardSettings(mode="rerank", threshold=0.9), detector_name="strict")
+    report = again.turns[3].report
+    assert report.chosen_index == 1 and report.candidates[1].chosen
+    assert report.rejudge_note.endswith("the guard would now send candidate #1")
+    with pytest.raises(ValueError, match="off"):
+        rejudge(conv, NeverFlags(), GuardSettings(mode="off"))
+
+
+def test_turn_scores_give_the_sent_reply_and_the_best_unsent_candidate():
+    from ui.charts import NOT_SENT, SENT
+
+    rows = turn_scores(_chat("rerank", SCRIPT))
+    assert [(r["turn"], r["series"], r["score"]) for r in rows] == [
+        (1, SENT, 0.1), (3, SENT, 0.1), (3, NOT_SENT, 0.95)]
+    assert rows[2]["text"] == "#1: I have never had a pet."
+    blocked = _chat("block", {"replies": [["I never sleep."]]}, turns=1)
+    assert [r["series"] for r in turn_scores(blocked)] == [NOT_SENT]  # the safe reply is not judged
+    assert turn_scores(_chat("off", SCRIPT)) == []
+
+
+def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
+    from ui.charts import ROW_HEIGHT, pair_heatmap
+
+    pairs = [PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I don't have kids.", 0.97),
+             PairScore(HISTORY, 3, "I like rice.", "I don't have kids.", 0.1),
+             PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I plan to marry.", 0.3)]
+    spec = pair_heatmap(pair_score_frame(pairs), threshold=0.86, title="history").to_dict()
+    cells, labels = spec["layer"]
+    assert spec["height"] == {"step": ROW_HEIGHT} and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
+    assert cells["encoding"]["color"]["scale"]["domain"] == [0, 0.86, 1]  # the colours break at τ
+    assert 0.86 in cells["encoding"]["color"]["legend"]["values"]
+    assert cells["encoding"]["stroke"]["condition"]["test"] == "datum.score >= 0.86"  # evidence cells outlined
+    assert {t["field"] for t in cells["encoding"]["tooltip"]} == {"where", "earlier_text", "judged", "score"}
+    data = next(iter(spec["datasets"].values()))
+    assert {row["earlier_text"] for row in data} == {pairs[0].premise, "I like rice."}  # full, not shortened
+
+
+def test_turn_score_chart_draws_tau_as_a_rule():
+    from ui.charts import turn_score_chart
+
+    spec = turn_score_chart(turn_scores(_chat("rerank", SCRIPT)), threshold=0.5).to_dict()
+    lines, rule, label = spec["layer"]
+    assert rule["mark"]["type"] == "rule" and label["encoding"]["text"]["field"] == "label"
+    assert any(row.get("tau") == 0.5 for rows in spec["datasets"].values() for row in rows)
+
+
+def test_example_agreement_is_counted_from_live_verdicts():
+    from ui.examples import EXAMPLES, agreement_line, judge_examples
+
+    class SaysHistory:
+        def detect(self, dialogue):
+            return Verdict(True, 0.9, Category.HISTORY, [], [], VerdictDetails(Method.STRUCTURED, 0, 0.5, 0, 0.9))
+
+    judgements = judge_examples(SaysHistory())
+    expected = [e.expected for e in EXAMPLES]
+    agree = sum(c != Category.NONE for c in expected)
+    same = sum(c == Category.HISTORY for c in expected)
+    assert agreement_line(judgements) == (f"the detector agrees with people on {agree} of {len(EXAMPLES)} examples "
+                                          f"({same} with the same category)")
+    by_key = {j.key: j for j in judgements}
+    assert by_key["consistent_written"].mark() == "✘ wrong"
+    assert by_key["dnli_dog"].mark() == "✔ right"
+    assert by_key["role_written"].mark().startswith("✔ right (calls it history contradiction")
+
+
+def test_scripted_bot_cuts_a_long_reply_like_a_generator():
+    long = "I have a dog named Max. " + "He loves running after every single ball in the whole park " * 4
+    bot = ScriptedBot({"replies": [[long]]})
+    [reply] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=12))
+    assert reply.text == "I have a dog named Max."
+    [short] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=200))
+    assert short.text == long

@@ -53,6 +53,14 @@ def test_n_candidates_in_one_request_scored_by_mean_logprob(start_server):
     assert [m["role"] for m in request["messages"][1:]] == ["user", "assistant", "user"]
 
 
+def test_a_reply_cut_at_max_tokens_ends_at_a_word_boundary(start_server):
+    url, _ = start_server()
+    bot = RemoteChatBot(base_url=url, model="m", timeout=10)
+    # the server cuts "reply 0 to do you like tea" after 4 words and says finish_reason "length"
+    candidates = bot.generate(HISTORY, 1, PRESETS["fast"].replace(max_new_tokens=4))
+    assert [c.text for c in candidates] == ["reply 0 to…"]
+
+
 def test_server_that_ignores_n_gets_more_requests(start_server):
     url, log = start_server("--ignore-n")
     candidates = RemoteChatBot(base_url=url, model="m", timeout=10).generate(HISTORY, 3, PRESETS["fast"])

@@ -56,15 +56,16 @@ def test_planted_contradiction_is_highlighted_in_the_browser(server):
         sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
         send(page, "Tell me about your pets")
         sync_api.expect(turn(page, 3)).to_be_visible(timeout=120_000)
-        # the earlier turn the candidate contradicts is highlighted, with its pair score
-        mark = turn(page, 1).locator("mark.cg-evidence")
-        sync_api.expect(mark).to_be_visible(timeout=30_000)
-        badge = turn(page, 1).locator("span.cg-badge").first
-        sync_api.expect(badge).to_contain_text("p=0.")
-        sync_api.expect(badge).to_contain_text("turn 3")
         # the candidate list with its contradiction scores opens on demand
         page.get_by_text("Candidates (2) and why this reply").last.click()
         sync_api.expect(page.get_by_text("I have never had a dog.").first).to_be_visible()
+        # the earlier turn the rejected candidate contradicts is highlighted in its panel, with its pair score
+        # (the transcript marks only what a sent reply contradicts)
+        context = page.locator("div.cg-context[data-context-turn-id='1']").last
+        sync_api.expect(context.locator("mark.cg-evidence")).to_be_visible(timeout=30_000)
+        badge = context.locator("span.cg-badge").first
+        sync_api.expect(badge).to_contain_text("p=0.")
+        sync_api.expect(badge).to_contain_text("turn 3")
         # the input is usable again after the reply
         sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled()
 

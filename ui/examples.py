@@ -199,6 +199,61 @@ EXAMPLES: tuple[Example, ...] = (
 BY_KEY = {example.key: example for example in EXAMPLES}
 
 
+@dataclass(frozen=True)
+class ExampleJudgement:
+    """The detector's verdict on one built-in example next to what people say about it.
+
+    ``agrees``: both say "contradiction" or both say "none" (the guard acts on that decision);
+    ``same_category``: the CDConv category matches too.
+    """
+
+    key: str
+    title: str
+    expected: Category
+    said: Category
+    score: float
+
+    @property
+    def agrees(self) -> bool:
+        return (self.said == Category.NONE) == (self.expected == Category.NONE)
+
+    @property
+    def same_category(self) -> bool:
+        return self.said == self.expected
+
+    def mark(self) -> str:
+        """'✔ right', '✔ right (calls it history, people say role)' or '✘ wrong'."""
+        from guard.vocabulary import category_name
+
+        if not self.agrees:
+            return "✘ wrong"
+        if self.same_category:
+            return "✔ right"
+        return f"✔ right (calls it {category_name(self.said)}; people say {category_name(self.expected)})"
+
+
+def judge_examples(detector, examples: tuple[Example, ...] = EXAMPLES) -> list[ExampleJudgement]:
+    """Run ``detector`` (a guard.detector.ContradictionDetector) on every example, live."""
+    from ui.render import parse_dialogue_text
+
+    judgements = []
+    for example in examples:
+        verdict = detector.detect(parse_dialogue_text(example.text, record_id=example.key))
+        judgements.append(ExampleJudgement(example.key, example.title, example.expected, Category(verdict.category),
+                                           float(verdict.score)))
+    return judgements
+
+
+def agreement_line(judgements: list[ExampleJudgement]) -> str:
+    """'the detector agrees with people on 9 of 12 examples' (and on how many it names the category)."""
+    agree = sum(j.agrees for j in judgements)
+    same = sum(j.agrees and j.same_category for j in judgements)
+    line = f"the detector agrees with people on {agree} of {len(judgements)} examples"
+    if same != agree:
+        line += f" ({same} with the same category)"
+    return line
+
+
 def chitchat_pool(limit: int = 200, max_words: int = 30) -> list:
     """Real chit-chat exchanges (``chitchat-dataset`` package) for A2T to sample inserted turns from.
 
@@ -235,3 +290,18 @@ def chitchat_pool(limit: int = 200, max_words: int = 30) -> list:
         if len(pool) >= limit:
             break
     return pool
+
+
+def inserted_turns_note(variant, seed: int) -> str:
+    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
+    'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
+    meta = variant.meta
+    at = meta.get("inserted_at")
+    source, first, second = (meta.get("inserted_from") or [None, None, None])[:3]
+    if at is None or at + 1 >= len(variant.turns):
+        return f"seed {seed}"
+    texts = " / ".join(f'"{t.text}"' for t in variant.turns[at:at + 2])
+    origin = str(source)
+    if origin.startswith("chitchat:"):
+        origin = f"chit-chat conversation {origin.split(':')[1][:8]}"
+    return f"seed {seed}: {texts} ({origin}, turns {first}-{second})"

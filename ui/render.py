@@ -28,10 +28,27 @@ STYLES = {
     "clause": "background:#ffe9a8;border-bottom:2px solid #c90;padding:0 2px;border-radius:3px;",
     "intra": "background:#e5d4ff;border-bottom:2px solid #73c;padding:0 2px;border-radius:3px;",
 }
+# Badges wrap like words (a long label breaks inside the chat column instead of running past it).
 BADGE_STYLE = (
-    "font-size:0.75em;color:#a11;background:#fff0f0;border:1px solid #e99;border-radius:8px;"
-    "padding:0 6px;margin-left:4px;white-space:nowrap;"
+    "display:inline-block;max-width:100%;white-space:normal;overflow-wrap:anywhere;vertical-align:baseline;"
+    "font-size:0.8em;line-height:1.35;color:#8a0000;background:#fff0f0;border:1px solid #d77;border-radius:8px;"
+    "padding:0 6px;margin:1px 0 1px 4px;"
 )
+TURN_LABEL_STYLE = "font-size:0.8em;color:#555;margin-bottom:-2px"
+#: Presentation mode (a projector in a lit room): the whole app's type scaled up (Streamlit sizes
+#: text in rem), highlights and badges in strong colours with black or white text.
+PRESENTATION_FONT_PX = 22
+PRESENTATION_CSS = f"""<style>
+html {{ font-size: {PRESENTATION_FONT_PX}px; }}
+.cg-turn, .cg-context {{ font-size: 1.2rem !important; }}
+.cg-badge {{ color: #ffffff !important; background: #8a0000 !important; border-color: #8a0000 !important;
+  font-weight: 600; font-size: 0.85em !important; }}
+mark.cg-evidence {{ background: #ffb8b8 !important; color: #000000; border-bottom: 3px solid #a00000 !important; }}
+mark.cg-clause {{ background: #ffd23f !important; color: #000000; border-bottom: 3px solid #7a5200 !important; }}
+mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 3px solid #4b1fa0 !important; }}
+.cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
+[data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
+</style>"""
 
 
 def escape_markdown(text: str) -> str:
@@ -149,16 +166,22 @@ def _escape_text(text: str) -> str:
 
 
 def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int | None = None,
-              show_id: bool = False, source: PremiseSource = PremiseSource.HISTORY) -> str:
+              show_id: bool = False, source: PremiseSource = PremiseSource.HISTORY, in_panel: bool = False) -> str:
     """One transcript turn (or, with ``source=persona``, persona line ``turn_id``) as a small HTML
-    block: the highlighted text, and optionally a muted "turn N" / "persona line N" label so the
-    badges' turn numbers can be found."""
+    block: the highlighted text, and optionally a "turn N" / "persona line N" label so the badges'
+    turn numbers can be found. ``in_panel``: a copy quoted inside a candidate's panel, marked
+    ``cg-context`` (with data-context-* ids) so the transcript's own turns stay unique."""
     attribute = "data-persona-line" if source == PremiseSource.PERSONA else "data-turn-id"
+    if in_panel:
+        attribute = attribute.replace("data-", "data-context-")
     ident = f' {attribute}="{int(turn_id)}"' if turn_id is not None else ""
-    css = "cg-turn cg-has-evidence" if marks else "cg-turn"
-    body = f'<div class="{css}"{ident} style="line-height:1.6">{highlight_html(text, marks)}</div>'
+    css = "cg-context" if in_panel else "cg-turn"
+    if marks:
+        css += " cg-has-evidence"
+    body = (f'<div class="{css}"{ident} style="line-height:1.6;overflow-wrap:anywhere">'
+            f"{highlight_html(text, marks)}</div>")
     if show_id and turn_id is not None:
-        body = (f'<div class="cg-turn-label" style="font-size:0.7em;color:#999;margin-bottom:-2px">'
+        body = (f'<div class="cg-turn-label" style="{TURN_LABEL_STYLE}">'
                 f"{html.escape(speaker)} · {html.escape(describe_source(source, turn_id))}</div>" + body)
     return body
 
@@ -216,25 +239,31 @@ def _premise_key(pair: ScoredPair) -> tuple[int, int]:
 def pair_score_frame(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
     """Long-format frame (one row per scored pair) for the heatmap.
 
-    Columns: ``candidate`` (the candidate sentence/clause), ``earlier`` (where it comes from and the
-    earlier sentence), ``source`` (guard.vocabulary.PremiseSource), ``order`` (the earlier text's place
-    on the axis: persona lines first, then turns in order) and ``score``. Duplicate cells keep their
-    maximum, as the detector does.
+    Columns: ``candidate`` (the candidate sentence/clause, shortened for an axis label), ``earlier``
+    (where it comes from and the earlier sentence, shortened), ``source`` (guard.vocabulary.PremiseSource),
+    ``order`` (the earlier text's place on the axis: persona lines first, then turns in order), the full
+    texts for tooltips (``judged``, ``earlier_text``, ``where``) and ``score``. Duplicate cells keep
+    their maximum, as the detector does.
     """
     ranks = {key: rank for rank, key in enumerate(sorted({_premise_key(p) for p in pair_scores}))}
     rows = []
     for pair in pair_scores:
+        where = describe_source(pair)
         rows.append({
-            "candidate": _short(pair.hypothesis),
-            "earlier": f"{describe_source(pair)}: {_short(pair.premise, 50)}",
+            "candidate": _short(pair.hypothesis, 48),
+            "earlier": f"{where}: {_short(pair.premise, 36)}",
             "source": PremiseSource(pair.source).value,
             "order": ranks[_premise_key(pair)],
+            "judged": pair.hypothesis,
+            "earlier_text": pair.premise,
+            "where": where,
             "score": float(pair.score),
         })
-    frame = pd.DataFrame(rows, columns=["candidate", "earlier", "source", "order", "score"])
+    keys = ["candidate", "earlier", "source", "order", "judged", "earlier_text", "where"]
+    frame = pd.DataFrame(rows, columns=keys + ["score"])
     if frame.empty:
         return frame
-    return frame.groupby(["candidate", "earlier", "source", "order"], as_index=False, sort=False)["score"].max()
+    return frame.groupby(keys, as_index=False, sort=False)["score"].max()
 
 
 def pair_score_matrix(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:

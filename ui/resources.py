@@ -29,6 +29,8 @@ from embedded import MissingAssetError
 # propagates so Streamlit shows the traceback.
 LOAD_ERRORS = (BotError, MissingAssetError, OSError, ValueError, RuntimeError)
 _loaded: set[tuple[str, str]] = set()  # what this process has already loaded (skip the status box)
+#: Longest error text shown in the red box; the rest is one click away.
+SHORT_ERROR = 180
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,24 @@ def defaults() -> AppDefaults:
         num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4),
         preset=os.environ.get("GUARD_APP_PRESET") or "fast",
     )
+
+
+def short_error(exc: BaseException, limit: int = SHORT_ERROR) -> str:
+    """The first line of an error, cut at a word boundary (loaders' messages run to many lines)."""
+    from bots.base import first_line
+
+    text = first_line(exc)
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
+def show_error(message: str, detail: str = "") -> None:
+    """A short st.error that says what to do; a longer ``detail`` goes under a "Full error" expander."""
+    st.error(message, icon="⚠️")
+    if detail and detail.strip() not in message:
+        with st.expander("Full error"):
+            st.code(detail, language=None, wrap_lines=True)
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,8 +121,8 @@ def get_bot(name: str):
         script = defaults().script if name == "scripted" else None
         return _with_status("bot", f"{name}:{script or ''}", f"Loading bot '{name}'…", lambda _: _bot(name, script))
     except LOAD_ERRORS as exc:
-        st.error(f"Could not load the bot '{name}': {exc}. Pick another bot in the sidebar "
-                 "(the conversation is kept).", icon="⚠️")
+        show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
+                   "sidebar (the conversation is kept).", str(exc))
         return None
 
 
@@ -119,9 +139,21 @@ def get_scorer(name: str):
     try:
         return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
     except LOAD_ERRORS as exc:
-        st.error(f"Could not load the detector '{name}': {exc}. Use 'embedded' or a local checkpoint "
-                 "folder (the conversation is kept).", icon="⚠️")
+        show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
+                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder "
+                   "(the conversation is kept).", str(exc))
         return None
+
+
+def detector_problem(name: str, exc: BaseException) -> str:
+    """Why a detector name did not load, in a few words."""
+    from pathlib import Path
+
+    from guard.loading import EMBEDDED_DETECTORS
+
+    if name not in EMBEDDED_DETECTORS and not Path(name).expanduser().exists():
+        return "no such folder, and no downloaded model of that name (the app runs offline)"
+    return short_error(exc)
 
 
 def get_embedder():
@@ -129,7 +161,7 @@ def get_embedder():
     try:
         return _with_status("embedder", "minilm", "Loading the sentence embedder…", lambda _: _embedder())
     except LOAD_ERRORS as exc:
-        st.warning(f"Prefilter off: the sentence embedder did not load ({exc}).", icon="ℹ️")
+        st.warning(f"Prefilter off: the sentence embedder did not load ({short_error(exc)}).", icon="ℹ️")
         return None
 
 
@@ -151,18 +183,40 @@ def _detector(name: str, threshold: float, method: str, prefilter_k: int | None,
                                  prefilter_k=prefilter_k if _embedder is not None else None)
 
 
-def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
-    """A ContradictionDetector over the cached scorer, or None after an st.error."""
+def make_detectors(name: str, threshold: float, methods=("structured",), prefilter_k: int | None = None):
+    """ContradictionDetectors over one cached scorer, one per method, or None after one st.error
+    (a page that needs several methods loads the scorer once, so a bad name is reported once)."""
     scorer = get_scorer(name)
     if scorer is None:
         return None
     embedder = get_embedder() if prefilter_k else None
     try:
-        return _detector(name, round(float(threshold), 4), method, prefilter_k if embedder is not None else None,
-                         scorer, embedder)
+        return {method: _detector(name, round(float(threshold), 4), method,
+                                  prefilter_k if embedder is not None else None, scorer, embedder)
+                for method in methods}
     except LOAD_ERRORS as exc:
-        st.error(f"Could not set up the detector '{name}': {exc}", icon="⚠️")
+        show_error(f"Could not set up the detector '{name}': {short_error(exc)}. Pick another detector or threshold "
+                   "in the sidebar.", str(exc))
         return None
+
+
+def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
+    """A ContradictionDetector over the cached scorer, or None after an st.error."""
+    detectors = make_detectors(name, threshold, (method,), prefilter_k)
+    return None if detectors is None else detectors[method]
+
+
+def presentation_toggle() -> bool:
+    """The sidebar's presentation-mode toggle (kept in the session): large type and high-contrast
+    highlights for a projector; the sidebar starts collapsed. Rendered by app.py on every page."""
+    from ui.render import PRESENTATION_CSS
+
+    on = st.sidebar.toggle("Presentation mode", key="presentation",
+                           help="For a projector: large type, high-contrast highlights and badges, "
+                                "sidebar collapsed (open it with the arrow at the top left).")
+    if on:
+        st.html(PRESENTATION_CSS)
+    return on
 
 
 def sidebar_detector_settings() -> tuple[str, float]:

@@ -1,15 +1,17 @@
-"""Streamlit components the playground and learn pages share: a verdict card and the heatmap."""
+"""Streamlit components the playground and learn pages share: a verdict card, the heatmap, right and
+wrong on the built-in examples."""
 
 from __future__ import annotations
 
 import html
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from guard.records import Dialogue
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
+from ui.charts import pair_heatmap
+from ui.examples import ExampleJudgement, agreement_line, judge_examples
 from ui.render import escape_markdown, evidence_marks, pair_score_frame, turn_html
 
 
@@ -76,26 +78,41 @@ def show_category_checks(verdict) -> None:
         st.caption("role-confusion check: not applicable")
 
 
-def heatmap(pair_scores, title: str = "pair scores") -> None:
-    """Candidate sentences × earlier utterances, coloured by P(contradiction)."""
+def heatmap(pair_scores, threshold: float, title: str = "") -> None:
+    """Judged sentences (rows) × earlier utterances (columns), coloured by P(contradiction), τ marked."""
     frame = pair_score_frame(pair_scores)
     frame = frame[frame["source"] != PremiseSource.WHOLE_HISTORY]
     if frame.empty:
         st.caption("no earlier same-speaker sentences to pair with")
         return
-    order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
-    base = alt.Chart(frame).encode(
-        x=alt.X("earlier:N", sort=order, title="earlier utterance (sentence)", axis=alt.Axis(labelAngle=-30,
-                                                                                               labelLimit=220)),
-        y=alt.Y("candidate:N", title="judged sentence", axis=alt.Axis(labelLimit=260)),
-    )
-    rect = base.mark_rect().encode(
-        color=alt.Color("score:Q", scale=alt.Scale(domain=[0, 1], scheme="reds"), title="P(contra)"),
-        tooltip=["earlier", "candidate", alt.Tooltip("score:Q", format=".3f")],
-    )
-    text = base.mark_text(baseline="middle").encode(
-        text=alt.Text("score:Q", format=".2f"),
-        color=alt.condition("datum.score > 0.6", alt.value("white"), alt.value("black")),
-    )
-    st.altair_chart((rect + text).properties(title=title, height=max(120, 40 * frame["candidate"].nunique())),
-                    width="stretch")
+    st.altair_chart(pair_heatmap(frame, threshold, title), width="stretch")
+
+
+def example_judgements(detector_name: str, threshold: float, detector) -> list[ExampleJudgement]:
+    """Every built-in example judged live by ``detector``; kept per session for this detector and τ
+    (both pages show it, and it only changes when the sidebar does)."""
+    key = (detector_name, round(float(threshold), 4))
+    cached = st.session_state.get("example_judgements")
+    if cached is None or cached[0] != key:
+        with st.spinner("Judging the built-in examples…"):
+            cached = (key, judge_examples(detector))
+        st.session_state["example_judgements"] = cached
+    return cached[1]
+
+
+def show_agreement(judgements: list[ExampleJudgement]) -> None:
+    """One summary line and, on demand, the right/wrong table of every built-in example."""
+    st.markdown(f"**{escape_markdown(agreement_line(judgements).capitalize())}.**")
+    with st.expander("Right and wrong per example"):
+        st.dataframe(pd.DataFrame([{
+            "example": j.title, "people say": category_name(j.expected), "detector says": category_name(j.said),
+            "p": round(j.score, 2), "": j.mark(),
+        } for j in judgements]), hide_index=True)
+
+
+def judgement_text(judgement: ExampleJudgement) -> str:
+    """'✔ right: …' in green or '✘ wrong: …' in red (markdown-safe), for under one example."""
+    if judgement.agrees:
+        return f":green[**{escape_markdown(judgement.mark())}**: the detector agrees with people on this example]"
+    return (f":red[**✘ wrong**: the detector says {escape_markdown(category_name(judgement.said))} "
+            f"(p = {judgement.score:.2f}); people say {escape_markdown(category_name(judgement.expected))}]")

@@ -1,0 +1,155 @@
+"""Screenshots of every page for the docs, taken in headless Debian chromium against `streamlit run app.py`.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.screenshots            # writes docs/screenshot-*.png
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.screenshots --only chat --out /tmp/shots
+
+The chat is a planted demo (the scripted bot) judged by the real detector in re-rank mode: the third
+bot turn's best candidates contradict turn 1, the guard sends the consistent one, and the candidate
+panel shows what it caught (the README's screenshot). The playground judges DNLI's dog example,
+the Learn page is shown as it opens, and the chat once more in presentation mode. Each PNG is
+1280 px wide, as tall as the page's content, and reduced to a 256-colour palette to stay small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+WIDTH = 1280
+BOTTOM_ROOM = 8  # px under the tallest scrolling element (Streamlit scrolls inside the page)
+#: The scripted bot's turns: its third reply has two candidates that contradict turn 1 (planted).
+DEMO_SCRIPT = {"replies": [
+    [{"text": "Yes! I have a dog named Max. He is a golden retriever.", "score": -0.6}],
+    [{"text": "I usually take Max hiking in the hills.", "score": -0.7}],
+    [{"text": "I have never had a dog. Maybe one day.", "score": -0.3},
+     {"text": "I am allergic to dogs, so I have no pets.", "score": -0.5},
+     {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
+]}
+DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
+PAGES = ("chat", "playground", "learn", "presentation")
+
+
+def save(page, path: Path) -> None:
+    """Fit the viewport to the page's content (Streamlit scrolls inside the page, so a full-page
+    screenshot would show only the viewport), screenshot it, write a palette PNG."""
+    from PIL import Image
+
+    page.wait_for_timeout(1500)  # charts and highlights settle
+    content = page.evaluate("Math.max(...Array.from(document.querySelectorAll("
+                            "'[data-testid=stMain], [data-testid=stAppScrollToBottomContainer]'), e => e.scrollHeight))")
+    page.set_viewport_size({"width": WIDTH, "height": int(content) + BOTTOM_ROOM})
+    page.evaluate("document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
+    page.wait_for_timeout(1500)
+    raw = path.with_suffix(".raw.png")
+    page.screenshot(path=str(raw))
+    collapse_blank_rows(Image.open(raw).convert("RGB")).quantize(colors=256).save(path, optimize=True)
+    raw.unlink()
+    print(f"saved {path} ({path.stat().st_size // 1024} KB)")
+
+
+def collapse_blank_rows(image, left: int = 360, keep: int = 48):
+    """Shorten the longest run of blank rows right of the sidebar (the gap Streamlit leaves above the
+    pinned chat input) to ``keep`` px."""
+    from PIL import Image
+
+    main = image.crop((left, 0, image.width - 20, image.height)).convert("L")
+    width = main.width
+    pixels = main.load()
+    blank = [all(pixels[x, y] >= 250 for x in range(0, width, 4)) for y in range(main.height)]
+    best, start = (0, 0), None
+    for y, empty in enumerate(blank + [False]):
+        if empty and start is None:
+            start = y
+        elif not empty and start is not None:
+            best = max(best, (y - start, start))
+            start = None
+    length, top = best
+    if length <= keep:
+        return image
+    out = Image.new("RGB", (image.width, image.height - length + keep))
+    out.paste(image.crop((0, 0, image.width, top + keep // 2)), (0, 0))
+    out.paste(image.crop((0, top + length - keep // 2, image.width, image.height)), (0, top + keep // 2))
+    return out
+
+
+def chat(browser, url: str, out: Path, presentation: bool = False) -> int:
+    height = 2900
+    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page.goto(url)
+    if presentation:
+        page.get_by_text("Presentation mode").click()
+        page.wait_for_timeout(1500)
+    for k, message in enumerate(DEMO_MESSAGES):
+        send(page, message)
+        turn(page, 2 * k + 1).wait_for(state="visible", timeout=300_000)
+    page.get_by_text("Candidates (3) and why this reply").last.click()
+    page.locator(".cg-evidence-context mark.cg-evidence").first.wait_for(timeout=30_000)
+    caught = page.locator(".cg-evidence-context mark.cg-evidence").count()
+    save(page, out / ("screenshot-presentation.png" if presentation else "screenshot-chat.png"))
+    page.close()
+    return 0 if caught else 1
+
+
+def playground(browser, url: str, out: Path) -> int:
+    height = 2300
+    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page.goto(f"{url}/playground")
+    page.get_by_text("Built-in example").wait_for(timeout=300_000)
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="DNLI: I have a dog / I do not have a dog").click()
+    page.wait_for_timeout(2000)
+    page.locator("button", has_text="Detect").last.click()
+    page.get_by_text("Pair scores: judged sentences").wait_for(timeout=300_000)
+    page.locator(".vega-embed .mark-rect path").first.wait_for(timeout=60_000)
+    save(page, out / "screenshot-playground.png")
+    page.close()
+    return 0
+
+
+def learn(browser, url: str, out: Path) -> int:
+    height = 2600
+    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page.goto(f"{url}/learn")
+    page.get_by_text("Why the structured method is more robust").wait_for(timeout=300_000)
+    save(page, out / "screenshot-learn.png")
+    page.close()
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=DOCS)
+    parser.add_argument("--detector", default="embedded")
+    parser.add_argument("--only", choices=PAGES, action="append", help="take only these (repeatable)")
+    args = parser.parse_args()
+    if not CHROMIUM.exists():
+        print("screenshots: /usr/bin/chromium is missing (make browser)", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    wanted = args.only or list(PAGES)
+    failures = 0
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "demo.json"
+        script.write_text(json.dumps(DEMO_SCRIPT))
+        env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": "rerank",
+               "GUARD_APP_CANDIDATES": "3"}
+        with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
+            if "chat" in wanted:
+                failures += chat(browser, url, args.out)
+            if "playground" in wanted:
+                failures += playground(browser, url, args.out)
+            if "learn" in wanted:
+                failures += learn(browser, url, args.out)
+            if "presentation" in wanted:
+                failures += chat(browser, url, args.out, presentation=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The app's two charts as Altair specifications, built without Streamlit (pages pass them to st.altair_chart).
+
+* ``pair_heatmap``: every scored pair of one verdict — rows are the judged turn's sentences, columns
+  the earlier utterances they were compared with — coloured by P(contradiction), with the threshold
+  τ as a break in the colour scale and an outline on the cells at or over it (the evidence).
+* ``turn_score_chart``: per bot turn of a chat, the highest contradiction score of the sent reply and
+  of the candidates that were not sent, with τ as a rule.
+
+Both render as SVG (a few hundred marks at most), so their cells, points and legends are elements of
+the page a browser test can find.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+#: Vega-Lite's renderer: SVG keeps each mark a DOM element (Streamlit picks canvas only for big data).
+SVG = {"embedOptions": {"renderer": "svg"}}
+#: Colours below τ stay pale; from τ on they turn red, so the colour legend shows the break at τ.
+BELOW_TAU, AT_TAU, CERTAIN = "#f2f2f2", "#f7a35c", "#9e0000"
+SENT, NOT_SENT = "sent reply", "best candidate not sent"
+TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
+ROW_HEIGHT = 44  # px per judged sentence: room for the score printed in each cell
+
+
+def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.LayerChart:
+    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances)."""
+    frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
+    order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
+    rows = frame.drop_duplicates("candidate")["candidate"].tolist()
+    base = alt.Chart(frame).encode(
+        x=alt.X("earlier:N", sort=order, title=None,
+                axis=alt.Axis(orient="bottom", labelAngle=-30, labelLimit=220, labelFontSize=12)),
+        y=alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12)),
+    )
+    tooltip = [alt.Tooltip("where:N", title="compared with"), alt.Tooltip("earlier_text:N", title="earlier text"),
+               alt.Tooltip("judged:N", title="judged sentence"), alt.Tooltip("score:Q", title="P(contradiction)",
+                                                                             format=".3f")]
+    ticks = [0.0, 0.5, round(threshold, 2), 1.0]
+    ticks = [t for t in ticks if t == round(threshold, 2) or abs(t - threshold) >= 0.1]  # no overlapping labels
+    cells = base.mark_rect(strokeWidth=3).encode(
+        color=alt.Color("score:Q", title=f"P(contradiction) · τ = {threshold:.2f}",
+                        scale=alt.Scale(domain=[0, threshold, 1], range=[BELOW_TAU, AT_TAU, CERTAIN]),
+                        legend=alt.Legend(orient="bottom", gradientLength=300, values=ticks, format=".2f")),
+        stroke=alt.condition(f"datum.score >= {threshold}", alt.value("#000000"), alt.value("#ffffff")),
+        tooltip=tooltip,
+    )
+    labels = base.mark_text(baseline="middle", fontSize=13).encode(
+        text=alt.Text("score:Q", format=".2f"),
+        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+        tooltip=tooltip,
+    )
+    return alt.layer(cells, labels).properties(
+        height=alt.Step(ROW_HEIGHT), usermeta=SVG,
+        title=alt.TitleParams(title, anchor="start", subtitle=f"outlined: at or over τ = {threshold:.2f}, "
+                                                                 "the evidence; hover a cell for the full sentences"))
+
+
+def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
+    """Line chart of ``ui.chat.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
+    frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
+    frame["flagged"] = frame["score"] >= threshold
+    x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0))
+    y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]))
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[SENT, NOT_SENT], range=["#1f5fbf", "#e07b00"]),
+                       legend=alt.Legend(orient="bottom", labelLimit=0))
+    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=80, filled=True)).encode(
+        x=x, y=y, color=colour,
+        tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
+                 alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")],
+    )
+    rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.2f}"]})
+    rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
+    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=13).encode(
+        y="tau:Q", text="label:N", x=alt.value(0))
+    return alt.layer(lines, rule, label).properties(height=TURN_CHART_HEIGHT, usermeta=SVG)

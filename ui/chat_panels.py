@@ -1,0 +1,102 @@
+"""Streamlit pieces of the guarded-chat page: a bot turn's caption and candidate panel, the per-turn
+chart and re-judging the conversation. The logic they show lives in ui/chat.py (pure, tested alone)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from guard.vocabulary import GuardMode, category_name
+from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
+from ui.chat import (
+    BOT,
+    STATUS_ICONS,
+    BotTurnReport,
+    ChatTurn,
+    Conversation,
+    GuardSettings,
+    candidate_marks,
+    candidate_table,
+    evidence_context_html,
+    evidence_rows,
+    rejudge,
+    turn_scores,
+)
+from ui.render import escape_markdown, turn_html
+
+
+def turn_caption(report: BotTurnReport) -> None:
+    """What the guard did this turn, one line with its icon (⚠️ only when the sent reply is flagged)."""
+    icon = STATUS_ICONS[report.status]
+    st.caption((icon + " " if icon else "") + escape_markdown(report.summary()))
+    if report.rejudge_note:
+        st.caption("🔁 " + escape_markdown(report.rejudge_note))
+
+
+def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
+    """Every candidate of a bot turn with its scores and the policy's reason; each contradicting
+    candidate with its clause marked and the earlier turns it contradicts (its evidence lives here,
+    not in the transcript, unless it was sent)."""
+    report = turn.report
+    with st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False):
+        st.dataframe(pd.DataFrame(candidate_table(report)), hide_index=True, column_config={
+            "#": st.column_config.NumberColumn(width=40), "sent": st.column_config.TextColumn(width=50),
+            "candidate": st.column_config.TextColumn(width="medium"),
+            "why": st.column_config.TextColumn(width="large", help="guard.policies' reason for this candidate"),
+        })
+        for cand in report.candidates:
+            if not cand.contradicts:
+                continue
+            state = "sent" if cand.chosen else "not sent"
+            st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {escape_markdown(category_name(cand.category))}"
+                        f", p = {cand.contradiction_score:.2f} — {escape_markdown(cand.reason)}")
+            st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
+            context = evidence_context_html(conversation, cand, turn.turn_id)
+            if context:
+                st.html(f'<div class="cg-evidence-context" style="border-left:3px solid #d77;padding-left:8px">'
+                        f"{context}</div>")
+            rows = evidence_rows(cand)
+            if rows:
+                st.dataframe(pd.DataFrame(rows), hide_index=True)
+            role = cand.details.role if cand.details is not None else None
+            if role is not None and role.decided:
+                st.caption(escape_markdown(
+                    f"role reading: as the user's words {role.user_reading:.2f} vs as the bot's "
+                    f"{role.bot_reading:.2f} (NLI entailment)"))
+        timings = report.timings
+        st.caption(escape_markdown(
+            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
+            f"detector {report.detector} · τ = {report.threshold:.2f}"))
+
+
+def show_turn_chart(conversation: Conversation, threshold: float) -> None:
+    """The highest contradiction score per bot turn, sent reply vs the candidates not sent, τ as a rule."""
+    rows = turn_scores(conversation)
+    if not rows:
+        return
+    st.markdown("**Contradiction score per bot turn**")
+    st.altair_chart(turn_score_chart(rows, threshold), width="stretch", height=TURN_CHART_HEIGHT)
+    st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
+               "is the guard at work: a contradicting candidate was not sent.")
+
+
+def rejudge_controls(conversation: Conversation, settings: GuardSettings, detector_name: str,
+                     load_detector: Callable[[], object | None]) -> Conversation | None:
+    """A button that judges every bot turn again with the sidebar's detector, τ and mode (the
+    candidates stay; nothing is regenerated). Returns the re-judged conversation, or None."""
+    if not any(t.report is not None for t in conversation.turns):
+        return None
+    if settings.mode == GuardMode.OFF:
+        st.caption("Pick a guard mode other than off to re-judge the conversation.")
+        return None
+    label = f"Re-judge the conversation ({detector_name}, τ = {settings.threshold:.2f}, {settings.mode})"
+    if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
+                                           "threshold in the sidebar; the replies stay as they were sent."):
+        return None
+    detector = load_detector()
+    if detector is None:
+        return None
+    with st.spinner("Judging every turn again…"):
+        return rejudge(conversation, detector, settings, detector_name=detector_name)
