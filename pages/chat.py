@@ -129,6 +129,7 @@ show_turn_chart(conversation, threshold)
 rejudged = rejudge_controls(conversation, settings, detector_name, guard_detector)
 if rejudged is not None:
     st.session_state["conversation"] = rejudged
+    studio_widgets.save_rejudged(rejudged)
     st.rerun()
 
 

@@ -503,21 +503,43 @@ class Store:
                                                  and report.chosen.contradicts))
                 session.add(row)
                 session.flush()
-                for cand in (report.candidates if report is not None else []):
-                    session.add(CandidateRow(
-                        turn_id=row.id, position=cand.index, text=cand.text,
-                        generator_score=float(cand.generator_score),
-                        contradiction_score=None if cand.contradiction_score is None
-                        else float(cand.contradiction_score),
-                        contradicts=bool(cand.contradicts), category=str(cand.category), chosen=bool(cand.chosen),
-                        reason=str(cand.reason),
-                        verdict=_jsonable({"evidence": cand.evidence, "details": cand.details,
-                                           "adjusted_score": cand.adjusted_score})))
+                if report is not None:
+                    self._add_candidates(session, row.id, report)
                 added += 1
             parent = session.get(SessionRow, session_id)
             if added and parent is not None:
                 parent.updated_at = _now()
             return added
+
+    def replace_reports(self, session_id: str, turns: Sequence) -> int:
+        """Store new guard reports for bot turns already stored (the chat page's re-judge); returns how many."""
+        by_index = {t.turn_id: t.report for t in turns if t.report is not None}
+        with self._session("saving re-judged turns") as session:
+            rows = session.scalars(select(TurnRow).where(TurnRow.session_id == session_id,
+                                                         TurnRow.turn_index.in_(list(by_index))))
+            replaced = 0
+            for row in rows:
+                report = by_index[row.turn_index]
+                row.guard = _jsonable(report)
+                row.flagged = bool(report.any_contradiction)
+                row.reply_flagged = bool(report.chosen is not None and report.chosen.contradicts)
+                for old in session.scalars(select(CandidateRow).where(CandidateRow.turn_id == row.id)):
+                    session.delete(old)
+                self._add_candidates(session, row.id, report)
+                replaced += 1
+            return replaced
+
+    @staticmethod
+    def _add_candidates(session: Session, turn_row_id: int, report) -> None:
+        for cand in report.candidates:
+            session.add(CandidateRow(
+                turn_id=turn_row_id, position=cand.index, text=cand.text,
+                generator_score=float(cand.generator_score),
+                contradiction_score=None if cand.contradiction_score is None else float(cand.contradiction_score),
+                contradicts=bool(cand.contradicts), category=str(cand.category), chosen=bool(cand.chosen),
+                reason=str(cand.reason),
+                verdict=_jsonable({"evidence": cand.evidence, "details": cand.details,
+                                   "adjusted_score": cand.adjusted_score})))
 
     def load_session(self, session_id: str) -> StoredSession | None:
         """The session with its turns (bot turns with their guard reports), or None if unknown."""

@@ -204,6 +204,15 @@ def _roundtrip(url: str) -> None:
     with pytest.raises(ValueError, match="not a stored bot turn"):
         store.annotate(Annotation(conversation.record_id, 2, "ann", False))
     assert store.counts() == {"sessions": 1, "turns": 4, "candidates": 4, "suggestions": 0, "annotations": 1}
+    # a re-judge (another τ) replaces the stored reports, flags and candidates of the bot turns
+    rejudged = _conversation(flagged_at=1)
+    for turn in rejudged.turns:
+        turn.report = turn.report and BotTurnReport(**{**turn.report.__dict__, "threshold": 0.3})
+    assert store.replace_reports(conversation.record_id, rejudged.turns) == 2
+    again = store.load_session(conversation.record_id).conversation()
+    assert [t.report.threshold for t in again.turns if t.report] == [0.3, 0.3]
+    assert again.turns[1].report.any_contradiction and not again.turns[3].report.any_contradiction
+    assert store.counts()["candidates"] == 4
     store.dispose()
 
 

@@ -116,6 +116,17 @@ def save(conversation, bot: str, preset: str, mode: str, detector: str, threshol
     return True
 
 
+def save_rejudged(conversation) -> None:
+    """After a re-judge: the stored guard reports and flags follow what the page now shows."""
+    db = store()
+    if db is None or not conversation.turns:
+        return
+    try:
+        db.replace_reports(conversation.record_id, conversation.turns)
+    except StoreError as exc:
+        st.error(f"Re-judged verdicts not saved: {exc}", icon="🗄️")
+
+
 def forget_url_session() -> None:
     """After Reset: the next conversation gets its own id once it has a turn."""
     if "session" in st.query_params:
