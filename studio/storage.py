@@ -309,7 +309,7 @@ def _typed(kind, value):
     return value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cls) -> dict:
     """Field types of a report dataclass; names its module imports only for type checking
     (guard.detector's verdict details, guard.vocabulary's enums) are resolved too."""
