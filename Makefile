@@ -16,7 +16,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # 300,000 made generation 6-10x slower there).
 export GOMP_SPINCOUNT ?= 10000
 
-.PHONY: setup run test browser bench training-setup clean
+.PHONY: setup run test browser postgres bench training-setup clean
 
 setup: $(STAMP)
 
@@ -39,7 +39,15 @@ browser:
 		|| echo "could not install chromium: the browser tests will be skipped"; \
 	else echo "chromium not found and not root: the browser tests will be skipped"; fi
 
-test: setup browser
+# Debian's PostgreSQL for the goading studio's database tests (a throwaway server per test run).
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+		|| echo "could not install postgresql: the PostgreSQL tests will be skipped"; \
+	else echo "postgresql not found and not root: the PostgreSQL tests will be skipped"; fi
+
+test: setup browser postgres
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q
 

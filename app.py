@@ -28,6 +28,7 @@ page = st.navigation([
     st.Page("pages/chat.py", title="Guarded chat", icon="💬", default=True),
     st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
+    st.Page("pages/review.py", title="Review sessions", icon="📋"),
 ])
 resources.presentation_toggle()
 st.session_state["detector_choice"] = resources.sidebar_detector_settings()

@@ -9,14 +9,14 @@ import streamlit as st
 from bots import registry
 from bots.base import PRESETS, BotError
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
-from ui import resources
+from ui import resources, studio_widgets
 from ui.chat import BOT, MODE_HELP, USER, Conversation, GuardSettings, guarded_reply, persona_lines
 from ui.chat_panels import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 from ui.render import escape_markdown, turn_html
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
-conversation: Conversation = st.session_state.setdefault("conversation", Conversation())
+conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.
 SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter",
@@ -69,12 +69,14 @@ with st.sidebar:
     st.divider()
     if st.button("Reset conversation", icon="🗑️", width="stretch"):
         st.session_state["conversation"] = conversation = Conversation(persona=persona_lines(persona_text))
+        studio_widgets.forget_url_session()
     st.download_button(
         "Download transcript (JSON)", icon="⬇️", width="stretch",
         data=json.dumps(conversation.to_decode_record(), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",
         help="DECODE-shaped record (record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
     )
+    studio_widgets.sidebar()
 
 # The persona applies from the next turn on; earlier turns keep what the guard saw then.
 conversation.persona = persona_lines(persona_text)
@@ -103,7 +105,15 @@ for turn in conversation.turns:
         if turn.report is not None:
             turn_caption(turn.report)
             show_candidates(conversation, turn)
+            studio_widgets.annotation_box(conversation, turn)
 
+
+def save_session() -> bool:
+    return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates)
+
+
+save_session()
+studio_widgets.suggestions(conversation, resources.loaded_bot(bot_name), resources.model_lock("bot", bot_name))
 if not conversation.turns:
     st.info("Say something to the bot. Each reply is chosen from several candidates; when the sent reply "
             "contradicts what the bot said before, both are highlighted. Each turn's candidate panel shows the "
@@ -119,6 +129,7 @@ show_turn_chart(conversation, threshold)
 rejudged = rejudge_controls(conversation, settings, detector_name, guard_detector)
 if rejudged is not None:
     st.session_state["conversation"] = rejudged
+    studio_widgets.save_rejudged(rejudged)
     st.rerun()
 
 
@@ -147,17 +158,24 @@ def reply_now() -> bool:
 
 
 prompt = st.chat_input("Message the bot", key="chat_input", submit_mode="disable")
+picked = studio_widgets.take_pending()
+if prompt is None and picked is not None:
+    prompt = picked.text
 if prompt is not None:
     if not prompt.strip():
         st.warning("Empty message: type something first.", icon="✍️")
     else:
         conversation.add(USER, prompt.strip())
+        studio_widgets.note_user_turn(conversation, picked if picked is not None and picked.text == prompt else None)
         with st.chat_message("user"):
             st.html(turn_html(USER, prompt.strip()))
-        if reply_now():
+        replied = reply_now()
+        save_session()
+        if replied:
             st.rerun()
 elif conversation.awaiting_reply:
     st.warning("The last message has no reply yet (the previous attempt failed).", icon="↩️")
     if st.button("Retry reply", icon="🔁"):
         if reply_now():
+            save_session()
             st.rerun()

@@ -75,3 +75,11 @@ def shared_data() -> Path:
     if folder is None:
         pytest.skip("needs the shared evaluation data: ../shared/data beside the checkout, or GUARD_SHARED_DATA")
     return folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def studio_database(tmp_path_factory) -> str:
+    """The goading studio's database for the whole test run: a fresh SQLite file, never the user's cache."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('studio') / 'studio.db'}"
+    os.environ["GUARD_STUDIO_DB"] = url
+    return url

@@ -126,6 +126,14 @@ def get_bot(name: str):
         return None
 
 
+def loaded_bot(name: str):
+    """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
+    script = defaults().script if name == "scripted" else None
+    if ("bot", f"{name}:{script or ''}") not in _loaded:
+        return None
+    return _bot(name, script)
+
+
 def get_scorer(name: str):
     """The NLI scorer, or None after an st.error that says what to do."""
     try:

@@ -1,0 +1,224 @@
+"""Goading studio benchmarks: suggestion latency, database concurrency, trigger effectiveness.
+
+    python -m benchmarks.bench_studio suggest [--conversations 40] [--lm]
+    python -m benchmarks.bench_studio db [--sessions 5] [--turns 10] [--db URL | --postgres]
+    python -m benchmarks.bench_studio triggers [--sessions 30] [--turns 3] [--modes off rerank block]
+
+* ``suggest``: wall time of ``studio.goading.suggest`` after each bot turn of real two-person chats
+  (the ``chitchat-dataset`` package; the second speaker plays the bot), p50/p90 after a warm-up; with
+  ``--lm`` also the FQness re-ranking of the follow-up question under the embedded bot's LM.
+* ``db``: N sessions writing T user+bot turns each at once, each through its own engine (as separate
+  browser sessions or processes do); rows are counted afterwards. SQLite by default (a fresh file),
+  ``--postgres`` starts a throwaway server (tests/postgres_server.py).
+* ``triggers``: self-play with the embedded bot and detector (``studio.redteam``), N sessions per
+  method and guard mode; share of bot replies flagged per method (CDConv's Table 2 shape), judged by
+  the guard's detector and by a second judge. Slow: minutes per session on a 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def chitchat_histories(conversations: int, max_turns: int = 10) -> list[list]:
+    """Real chats as user/bot turns: each speaker's consecutive messages joined, speaker 2 = the bot."""
+    import chitchat_dataset
+
+    from guard.records import Turn
+
+    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
+    out = []
+    for conv in data.values():
+        turns = []
+        for block in conv.get("messages", []):
+            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
+            if text and text.isascii():
+                turns.append(Turn(len(turns), "user" if len(turns) % 2 == 0 else "bot", text))
+        if len(turns) >= 4:
+            out.append(turns[:max_turns])
+        if len(out) >= conversations:
+            break
+    return out
+
+
+def _percentiles(values: list[float]) -> dict:
+    values = sorted(values)
+    if not values:
+        return {"n": 0}
+    p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+    return {"n": len(values), "p50_ms": round(statistics.median(values) * 1000, 1), "p90_ms": round(p90 * 1000, 1),
+            "max_ms": round(values[-1] * 1000, 1)}
+
+
+def bench_suggest(args: argparse.Namespace) -> dict:
+    from studio.goading import refine_follow_ups, suggest, warm_up
+
+    histories = chitchat_histories(args.conversations)
+    started = time.perf_counter()
+    warm_up()  # spaCy and WordNet load (the app does this in the background when it starts)
+    warmup = time.perf_counter() - started
+    template, refine, counts = [], [], []
+    scorer = None
+    if args.lm:
+        from bots.registry import make_bot
+        from studio.lm import continuation_scorer
+
+        scorer = continuation_scorer(make_bot("embedded"))
+    for turns in histories:
+        for end in range(2, len(turns) + 1, 2):  # after each bot turn
+            history = turns[:end]
+            t0 = time.perf_counter()
+            result = suggest(history)
+            template.append(time.perf_counter() - t0)
+            counts.append(len(result.suggestions))
+            if scorer is not None:
+                t0 = time.perf_counter()
+                refine_follow_ups(result, history, scorer)
+                refine.append(time.perf_counter() - t0)
+    report = {"benchmark": "suggest", "conversations": len(histories), "warmup_s": round(warmup, 2),
+              "template": _percentiles(template), "suggestions_per_turn": {
+                  "min": min(counts), "max": max(counts), "mean": round(statistics.mean(counts), 2)}}
+    if scorer is not None:
+        report["fqness_refine"] = _percentiles(refine)
+    return report
+
+
+def bench_db(args: argparse.Namespace) -> dict:
+    from studio.storage import SessionInfo, Store
+    from ui.chat import BotTurnReport, CandidateReport, Conversation
+
+    def run(url: str) -> dict:
+        errors: list[str] = []
+        barrier = threading.Barrier(args.sessions, timeout=120)
+        per_turn: list[float] = []
+
+        def writer(k: int) -> None:
+            try:
+                store = Store(url)
+                conversation = Conversation()
+                store.save_session(SessionInfo(conversation.record_id, bot=f"bench{k}"))
+                barrier.wait()
+                for t in range(args.turns):
+                    conversation.add("user", f"session {k} question {t}")
+                    report = BotTurnReport("rerank", 0.5, "bench", 0, False, [
+                        CandidateReport(i, f"answer {t}.{i}", -0.5, 0.1, False, "none", i == 0, "r")
+                        for i in range(4)])
+                    conversation.add("bot", f"session {k} answer {t}", report)
+                    t0 = time.perf_counter()
+                    store.save_turns(conversation.record_id, conversation.turns)
+                    per_turn.append(time.perf_counter() - t0)
+                store.dispose()
+            except Exception as exc:  # noqa: BLE001 - counted and reported
+                errors.append(f"{type(exc).__name__}: {exc}")
+                barrier.abort()
+
+        threads = [threading.Thread(target=writer, args=(k,)) for k in range(args.sessions)]
+        t0 = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - t0
+        store = Store(url)
+        counts = store.counts()
+        store.dispose()
+        expected = args.sessions * args.turns * 2
+        return {"benchmark": "db", "url": store.display_url, "sessions": args.sessions, "turns_each": args.turns,
+                "seconds": round(seconds, 2), "turn_rows": counts["turns"], "expected_turn_rows": expected,
+                "candidate_rows": counts["candidates"], "lost": expected - counts["turns"], "errors": errors,
+                "save_turn": _percentiles(per_turn)}
+
+    if args.postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from postgres_server import postgres_server
+
+        with postgres_server() as url:
+            return run(url)
+    if args.db:
+        return run(args.db)
+    with tempfile.TemporaryDirectory() as folder:
+        return run(f"sqlite:///{folder}/bench.db")
+
+
+def bench_triggers(args: argparse.Namespace) -> dict:
+    from bots.base import preset
+    from bots.registry import make_bot
+    from guard.detector import ContradictionDetector
+    from guard.loading import default_threshold, load_embedder, load_scorer
+    from studio.goading import METHODS
+    from studio.redteam import Judge, RedteamSettings, run_redteam
+    from studio.storage import Store
+
+    store = Store(args.db or f"sqlite:///{tempfile.mkdtemp()}/triggers.db")
+    bot = make_bot("embedded")
+    scorer = load_scorer("embedded")
+    guard = ContradictionDetector(scorer, threshold=default_threshold("embedded"), embedder=load_embedder(),
+                                  prefilter_k=8)
+    judge = ContradictionDetector(scorer, method="unstructured", threshold=default_threshold("embedded"))
+    rows = []
+    methods = args.methods or list(METHODS)
+    for mode in args.modes:
+        for method in methods:
+            settings = RedteamSettings(bot="embedded", guard_mode=mode, methods=[method], sessions=args.sessions,
+                                       turns=args.turns, threshold=guard.threshold, seed=args.seed,
+                                       use_lm=not args.no_lm)
+            run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard),
+                              Judge("embedded:unstructured", judge), preset("fast"))
+            for row in run.report()["per_method"]:
+                rows.append({**row, "sessions": args.sessions, "seconds": round(run.seconds, 1)})
+                print(json.dumps(rows[-1]), file=sys.stderr)
+            if run.interrupted:
+                return {"benchmark": "triggers", "interrupted": True, "rows": rows, "db": store.display_url}
+    return {"benchmark": "triggers", "turns": args.turns, "rows": rows, "db": store.display_url}
+
+
+def main(argv=None) -> int:
+    from embedded import configure_openmp
+
+    configure_openmp()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("suggest")
+    s.add_argument("--conversations", type=int, default=40)
+    s.add_argument("--lm", action="store_true", help="also time the FQness re-ranking under the embedded bot")
+    s.set_defaults(func=bench_suggest)
+    d = sub.add_parser("db")
+    d.add_argument("--sessions", type=int, default=5)
+    d.add_argument("--turns", type=int, default=10)
+    d.add_argument("--db", default=None)
+    d.add_argument("--postgres", action="store_true")
+    d.set_defaults(func=bench_db)
+    t = sub.add_parser("triggers")
+    t.add_argument("--sessions", type=int, default=30, help="sessions per method and guard mode")
+    t.add_argument("--turns", type=int, default=3, help="bot turns per session")
+    t.add_argument("--modes", nargs="+", default=["off", "rerank", "block"])
+    t.add_argument("--methods", nargs="+", default=None)
+    t.add_argument("--db", default=None)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--no-lm", action="store_true")
+    t.set_defaults(func=bench_triggers)
+    parser.add_argument("--json", type=Path, default=None, help="also write the report here")
+    args = parser.parse_args(argv)
+    report = args.func(args)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,527 @@
+"""Suggested next messages that tend to make a bot contradict itself.
+
+After each bot turn the assistant proposes 3-5 messages, each labelled with how it goads:
+
+* CDConv's trigger methods (Zheng et al. 2022, §4.2), which simulate what users do when bots slip:
+  **inquiring history** about the bot (a question whose answer the bot already gave: an entity, a
+  number, a noun chunk of its earlier turns, found with spaCy and turned into a question by
+  templates) or about the user ("Do you remember where I live?", CDConv's User-M pattern);
+  **perturbation** of an earlier user message (negated, an antonym or a synonym swapped in, with
+  the guard's own perturbation functions); **paraphrase** (the earlier question asked again in
+  other words; templates, since no back-translation model ships); a **short utterance**.
+* **Follow-up questions** on the bot's earlier claims (Sato et al. 2024), ranked by FQness:
+  P(q | context with the claim r) / P(q | context without r), computed with the bot's own LM
+  (``studio.lm``); bots without a local LM get a template ranking, and the result says which.
+
+Everything is rules over a spaCy parse plus (for FQness) one batched forward pass: no text is
+generated with the LM, so suggestions stay fast.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bots.base import Message
+from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
+from guard.records import Turn
+from studio.lm import ContinuationScorer
+
+USER, BOT = "user", "bot"
+#: Method ids, in the order the assistant lists them.
+METHODS = ("inquire_bot", "inquire_user", "follow_up", "perturb_negation", "perturb_antonym",
+           "perturb_synonym", "paraphrase", "short")
+METHOD_LABELS = {
+    "inquire_bot": "inquiring history (bot)",
+    "inquire_user": "inquiring history (user)",
+    "follow_up": "follow-up question",
+    "perturb_negation": "perturbation (negation)",
+    "perturb_antonym": "perturbation (antonym)",
+    "perturb_synonym": "perturbation (synonym)",
+    "paraphrase": "paraphrase",
+    "short": "short utterance",
+    "typed": "typed by the user",
+    "opener": "opening question (self-play)",
+}
+METHOD_HELP = {
+    "inquire_bot": "asks about something the bot already said (CDConv: Inquiring History, Bot)",
+    "inquire_user": "asks the bot to recall what you said (CDConv: Inquiring History, User-M)",
+    "follow_up": "asks for more about a claim the bot made (Sato et al.: follow-up question)",
+    "perturb_negation": "your earlier message, negated (CDConv: Perturbation, Negative)",
+    "perturb_antonym": "your earlier message with a word swapped for its antonym (CDConv: Perturbation)",
+    "perturb_synonym": "your earlier message with a noun swapped for a synonym (CDConv: Perturbation)",
+    "paraphrase": "your earlier question asked again in other words (CDConv: Paraphrasing)",
+    "short": "a short, uninformative reply (CDConv: Short Utterance)",
+}
+#: The assistant offers one suggestion per family, so 5 suggestions cover 5 different ways of goading.
+FAMILIES = (("inquire_bot", "inquire_user"), ("follow_up",), ("perturb_negation", "perturb_antonym", "perturb_synonym"),
+            ("paraphrase",), ("short",))
+#: CDConv's short utterances were <= 3 Chinese characters; these are their English counterparts.
+SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure", "cool", "what?",
+                    "huh?", "me too", "oh", "yes", "no")
+#: NLTK's WordNet reader seeks and reads shared file handles: one thread at a time (Streamlit sessions are threads).
+_WORDNET_LOCK = threading.Lock()
+#: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
+RECENT_TURNS = 3
+_PRONOUN_SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "am": "are",
+                 "'m": "are", "we": "you", "our": "your", "us": "you"}
+_LOCATION_PREPS = {"in", "at", "near", "to", "from"}
+_LOCATION_VERBS = {"live", "work", "go", "grow", "come", "move", "stay", "study", "travel", "visit", "be"}
+_DURATION_NOUNS = {"year", "years", "month", "months", "week", "weeks", "day", "days"}
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One proposed next message; ``source_turn_id`` is the earlier turn it works on."""
+
+    text: str
+    method: str
+    source_turn_id: int | None = None
+    note: str = ""
+    score: float | None = None  # FQness (log ratio) for follow-ups ranked by the LM
+
+    @property
+    def label(self) -> str:
+        return METHOD_LABELS.get(self.method, self.method)
+
+
+@dataclass
+class SuggestionSet:
+    """What the assistant offers after one bot turn, and how the follow-ups were ranked."""
+
+    suggestions: list[Suggestion]
+    ranking: str  # "FQness under <bot> LM" | "template ranking (the bot has no local LM)" | ""
+    seconds: float = 0.0
+    candidates_considered: dict[str, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- parsing helpers
+def _nlp():
+    from embedded import spacy_nlp
+
+    return spacy_nlp()
+
+
+def _sentences(text: str):
+    return list(_nlp()(text).sents)
+
+
+def _first_person_subject(verb) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in verb.children)
+
+
+def _my_subject(verb):
+    """The subject phrase when it is "my X" ("My name is Sarah" -> the tokens of "My name")."""
+    for c in verb.children:
+        if c.dep_ == "nsubj" and any(g.dep_ == "poss" and g.lower_ in ("my", "our") for g in c.children):
+            return c
+    return None
+
+
+def _span_text(token, skip: Sequence[str] = ("det",)) -> str:
+    """A token's subtree as text, without leading determiners (for use inside a question)."""
+    words = [t for t in token.subtree if not (t.dep_ in skip and t.i < token.i)]
+    words = [t for t in words if not t.is_punct]
+    return "".join(t.text_with_ws for t in words).strip()
+
+
+def _second_person(text: str) -> str:
+    """The bot's words as the user would echo them: my -> your, I -> you."""
+    out = []
+    for word in re.findall(r"[A-Za-z']+|[^A-Za-z'\s]+|\s+", text):
+        swapped = _PRONOUN_SWAP.get(word.lower())
+        out.append(swapped if swapped is not None else word)
+    return "".join(out)
+
+
+def _clean(question: str) -> str:
+    question = " ".join(question.split())
+    question = re.sub(r"\s+([?.!,])", r"\1", question)
+    return question[:1].upper() + question[1:]
+
+
+def _lower_first(text: str) -> str:
+    """Lower-case the first word unless it is "I" or an acronym (for quoting a sentence mid-sentence)."""
+    first = text.split(" ", 1)[0]
+    if first.split("'")[0] == "I" or (len(first) > 1 and first.isupper()):
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def _verbs(sent):
+    """Main verbs of a sentence (root and conjoined verbs), with their subject in the first person."""
+    for tok in sent:
+        if (tok.dep_ == "ROOT" or (tok.dep_ == "conj" and tok.head.pos_ in ("VERB", "AUX"))) and \
+                tok.pos_ in ("VERB", "AUX"):
+            yield tok
+
+
+# ---------------------------------------------------------------------------- inquiring history
+@dataclass(frozen=True)
+class _Inquiry:
+    """One fact a speaker stated, as a direct question (to the bot) and an embedded one (about the user)."""
+
+    direct: str  # "Where do you live?"
+    embedded: str  # "where I live"
+    focus: str  # what the question is about, for the note
+
+
+def _inquiries(sent) -> list[_Inquiry]:
+    """Answer-aware question templates over the dependency parse of one sentence."""
+    found: list[_Inquiry] = []
+    for verb in _verbs(sent):
+        past = verb.tag_ == "VBD"
+        do = "did" if past else "do"
+        lemma = verb.lemma_.lower()
+        mine = _my_subject(verb)
+        if mine is not None and lemma == "be":
+            subject = _span_text(mine, skip=("poss", "det"))
+            be = "was" if past else "is"
+            found.append(_Inquiry(f"What {be} your {subject}?", f"what my {subject} {be}", subject))
+            continue
+        if not _first_person_subject(verb):
+            continue
+        auxes = [c for c in verb.children if c.dep_ == "aux"]
+        for child in verb.children:
+            if child.dep_ == "dobj":
+                obj = _span_text(child)
+                count = next((g for g in child.children if g.dep_ == "nummod"), None)
+                named = next((g for g in child.children if g.dep_ == "acl" and g.lemma_ in ("name", "call")), None)
+                if count is not None:
+                    noun = child.text.lower()
+                    found.append(_Inquiry(f"How many {noun} {do} you {lemma}?", f"how many {noun} I {verb.text}", noun))
+                elif named is not None:
+                    noun = child.lemma_.lower()
+                    found.append(_Inquiry(f"What is your {noun}'s name?", f"what my {noun}'s name is", noun))
+                else:
+                    found.append(_Inquiry(f"{do.capitalize()} you {lemma} {_second_person(obj)}?",
+                                          f"whether I {verb.text} {obj}", obj))
+            elif child.dep_ == "prep" and child.lower_ in _LOCATION_PREPS and lemma in _LOCATION_VERBS:
+                pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
+                if pobj is None:
+                    continue
+                place = _span_text(pobj)
+                if lemma == "be":
+                    at = "Where were you?" if past else "Where are you?"
+                    where = "Where are you from?" if child.lower_ == "from" else at
+                    embedded = "where I am from" if child.lower_ == "from" else "where I am"
+                else:
+                    tail = " from" if child.lower_ == "from" else ""
+                    where, embedded = f"Where {do} you {lemma}{tail}?", f"where I {verb.text}{tail}"
+                found.append(_Inquiry(where, embedded, place))
+            elif child.dep_ == "prep" and child.lower_ == "for" and verb.tag_ == "VBG" and \
+                    any(a.lower_ == "been" for a in auxes):
+                pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
+                if pobj is not None and pobj.lower_ in _DURATION_NOUNS:
+                    found.append(_Inquiry(f"How long have you been {verb.text}?", f"how long I have been {verb.text}",
+                                          _span_text(pobj)))
+            elif child.dep_ == "attr" and lemma == "be" and child.pos_ in ("NOUN", "PROPN"):
+                attr = _span_text(child, skip=())
+                be = "Were" if past else "Are"
+                found.append(_Inquiry(f"{be} you {_second_person(attr)}?", f"whether I am {attr}", attr))
+    return found
+
+
+def _chunks(sent) -> list[str]:
+    """Noun chunks and proper names worth asking about (no bare pronouns)."""
+    out = []
+    for chunk in sent.noun_chunks:
+        if chunk.root.pos_ == "PRON":
+            continue
+        out.append(chunk.text)
+    return out
+
+
+def _inquire(history: Sequence[Turn], about: str) -> list[Suggestion]:
+    """Questions about what ``about`` ("bot" or "user") stated in their recent turns, newest first."""
+    turns = [t for t in history if t.agent_id == about][-RECENT_TURNS:]
+    method = "inquire_bot" if about == BOT else "inquire_user"
+    structured, generic = [], []
+    for turn in reversed(turns):
+        for sent in _sentences(turn.text):
+            if sent.text.strip().endswith("?"):
+                continue
+            for q in _inquiries(sent):
+                text = q.direct if about == BOT else f"Do you remember {q.embedded}?"
+                structured.append(Suggestion(_clean(text), method, turn.turn_id,
+                                             f"about “{q.focus}” (turn {turn.turn_id})"))
+            for chunk in _chunks(sent):
+                text = (f"What did you say about {_second_person(chunk)}?" if about == BOT
+                        else f"Do you remember what I told you about {chunk}?")
+                generic.append(Suggestion(_clean(text), method, turn.turn_id, f"about “{chunk}” (turn {turn.turn_id})"))
+    return structured + generic
+
+
+# ---------------------------------------------------------------------------- perturbation and paraphrase
+_YES_NO = re.compile(r"^(do|does|did|are|is|was|were|can|could|will|would|have|has)\s+"
+                     r"(you|he|she|they|we|i)\b\s*(.*?)\s*\?*$", re.IGNORECASE)
+
+
+def _as_statement(text: str) -> tuple[str, bool] | None:
+    """The declarative form of a yes/no question ("Do you have pets?" -> "you have pets"), and whether it
+    was a question; statements come back as they are. None for other questions."""
+    text = text.strip()
+    if not text.endswith("?"):
+        return text, False
+    match = _YES_NO.match(text)
+    if not match:
+        return None
+    aux, subject, rest = match.group(1).lower(), match.group(2).lower(), match.group(3)
+    if aux in ("do", "does"):
+        return f"{subject} {rest}", True
+    if aux in ("are", "is") and subject == "you":
+        aux = "are"
+    return f"{subject} {aux} {rest}", True
+
+
+def _perturb(history: Sequence[Turn], rng: random.Random) -> list[Suggestion]:
+    """Negated / antonym / synonym versions of the user's recent messages (newest first)."""
+    functions = {"perturb_negation": negate, "perturb_antonym": lambda s: antonym(s, rng),
+                 "perturb_synonym": lambda s: synonym(s, rng)}
+    out: list[Suggestion] = []
+    for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
+        for sent in _sentences(turn.text):
+            converted = _as_statement(sent.text)
+            if converted is None:
+                continue
+            statement, was_question = converted
+            statement = statement.rstrip(".!?") + "."
+            for method, function in functions.items():
+                with _WORDNET_LOCK:
+                    changed = function(statement)
+                if not changed or changed.strip().lower() == statement.lower():
+                    continue
+                changed = changed.strip().rstrip(".!")
+                text = f"So {changed}?" if was_question else changed + "."
+                out.append(Suggestion(_clean(text), method, turn.turn_id, f"from your turn {turn.turn_id}"))
+    return out
+
+
+def _paraphrase(history: Sequence[Turn]) -> list[Suggestion]:
+    """The user's latest question (or statement) asked again in other words."""
+    out: list[Suggestion] = []
+    for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
+        text = " ".join(turn.text.split())
+        questions = [s.text.strip() for s in _sentences(text) if s.text.strip().endswith("?")]
+        for question in questions:
+            converted = _as_statement(question)
+            if converted is not None and converted[1]:
+                statement = converted[0].rstrip("?").strip()
+                out.append(Suggestion(_clean(f"Would you say {statement}?"), "paraphrase", turn.turn_id,
+                                      f"your turn {turn.turn_id}, as a question again"))
+            else:
+                out.append(Suggestion(_clean(f"Sorry, I mean: {_lower_first(question)}"), "paraphrase", turn.turn_id,
+                                      f"your turn {turn.turn_id}, asked again"))
+        if not questions and text:
+            statement = text.rstrip(".!")
+            out.append(Suggestion(_clean(f"What I'm saying is, {_lower_first(statement)}."), "paraphrase", turn.turn_id,
+                                  f"your turn {turn.turn_id}, said again"))
+        if out:
+            break
+    return out
+
+
+def _short(rng: random.Random, exclude: set[str]) -> list[Suggestion]:
+    pool = [s for s in SHORT_UTTERANCES if s not in exclude]
+    rng.shuffle(pool)
+    return [Suggestion(s, "short", None, "short and uninformative") for s in pool]
+
+
+# ---------------------------------------------------------------------------- follow-up questions
+@dataclass(frozen=True)
+class _FollowUp:
+    question: str
+    referent: str  # the sentence r the question follows up on
+    turn: Turn
+    specificity: int  # template ranking: specific templates (2) before generic ones (1)
+
+
+def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
+    """Questions that ask for more about a first-person claim of the bot's recent turns."""
+    out: list[_FollowUp] = []
+    bot_turns = [t for t in history if t.agent_id == BOT][-RECENT_TURNS:]
+    for turn in reversed(bot_turns):
+        for sent in _sentences(turn.text):
+            if sent.text.strip().endswith("?"):
+                continue
+            referent = sent.text.strip()
+            for verb in _verbs(sent):
+                if not _first_person_subject(verb):
+                    continue
+                lemma = verb.lemma_.lower()
+                do = "did" if verb.tag_ == "VBD" else "do"
+                for child in verb.children:
+                    if child.dep_ == "dobj" and child.pos_ == "NOUN":
+                        noun = child.lemma_.lower()
+                        out.append(_FollowUp(f"What kind of {noun} {do} you {lemma}?", referent, turn, 2))
+                        out.append(_FollowUp(f"Why {do} you {lemma} {_second_person(_span_text(child, skip=()))}?",
+                                             referent, turn, 2))
+                    elif child.dep_ == "xcomp" and child.tag_ == "VBG":
+                        out.append(_FollowUp(f"What do you like most about {child.text}?", referent, turn, 2))
+                        out.append(_FollowUp(f"How often do you go {child.text}?", referent, turn, 2))
+                    elif child.dep_ == "prep" and child.lower_ in _LOCATION_PREPS:
+                        pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
+                        if pobj is not None and pobj.pos_ in ("PROPN", "NOUN"):
+                            place = _second_person(_span_text(pobj, skip=()))
+                            out.append(_FollowUp(f"What is it like {child.lower_} {place}?", referent, turn, 2))
+                    elif child.dep_ == "attr" and lemma == "be" and child.pos_ == "NOUN":
+                        attr = _second_person(_span_text(child, skip=()))
+                        out.append(_FollowUp(f"How long have you been {attr}?", referent, turn, 2))
+                        out.append(_FollowUp(f"Do you like being {attr}?", referent, turn, 2))
+            for chunk in _chunks(sent)[:2]:
+                chunk = _second_person(chunk)
+                out.append(_FollowUp(f"How did you get into {chunk}?", referent, turn, 1))
+                out.append(_FollowUp(f"What do you like most about {chunk}?", referent, turn, 1))
+    seen: set[str] = set()
+    unique = []
+    for f in out:
+        key = f.question.lower()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
+
+
+def fqness(scorer: ContinuationScorer, history: Sequence[Turn], candidates: Sequence[_FollowUp]) -> list[float]:
+    """log P(q | ..., u_r) - log P(q | ..., u_r without r): how much the question needs its referent.
+
+    Contexts are cut to the referent's turn (Sato et al.'s d_ur = 1 case, without the turns before
+    it), which keeps the one batched forward pass small.
+    """
+    contexts: list[list[Message]] = []
+    questions: list[str] = []
+    for cand in candidates:
+        prefix: list[Message] = []
+        rest = " ".join(cand.turn.text.replace(cand.referent, " ").split())
+        with_r = prefix + [Message(BOT, cand.turn.text)]
+        without_r = prefix + ([Message(BOT, rest)] if rest.strip(" .,!?") else [])
+        contexts += [with_r, without_r]
+        questions += [cand.question, cand.question]
+    scores = scorer(contexts, questions)
+    return [scores[2 * i] - scores[2 * i + 1] for i in range(len(candidates))]
+
+
+def _follow_ups(history: Sequence[Turn], scorer: ContinuationScorer | None, limit: int,
+                max_scored: int) -> tuple[list[Suggestion], str, int]:
+    candidates = _follow_up_candidates(history)
+    if not candidates:
+        return [], "", 0
+    if scorer is not None:
+        pool = candidates[:max_scored]  # newest referents first
+        ratios = fqness(scorer, history, pool)
+        ranked = sorted(zip(pool, ratios), key=lambda pair: -pair[1])
+        name = getattr(scorer, "name", "") or "the bot's LM"
+        return ([Suggestion(_clean(c.question), "follow_up", c.turn.turn_id,
+                            f"on “{c.referent}” (turn {c.turn.turn_id}) · FQness {r:+.2f}", round(r, 4))
+                 for c, r in ranked[:limit]], f"FQness under {name}", len(pool))
+    ranked = sorted(candidates, key=lambda c: (-c.specificity, -c.turn.turn_id))
+    return ([Suggestion(_clean(c.question), "follow_up", c.turn.turn_id,
+                        f"on “{c.referent}” (turn {c.turn.turn_id})") for c in ranked[:limit]],
+            "template ranking (the bot has no local language model to compute FQness)", len(candidates))
+
+
+# ---------------------------------------------------------------------------- the assistant
+def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
+            methods: Sequence[str] | None = None, limit: int = 5, minimum: int = 3, seed: int | None = None,
+            max_scored: int = 4) -> SuggestionSet:
+    """3-5 next messages for the user, one per family of methods (``FAMILIES``), newest material first.
+
+    ``history`` is the conversation so far (``agent_id`` "user" / "bot"); ``scorer`` the bot's LM
+    for FQness (``studio.lm.continuation_scorer(bot)``), None for the template ranking. ``methods``
+    restricts the methods (self-play uses one at a time); when fewer than ``minimum`` suggestions
+    come out and short utterances are allowed, more short utterances fill up.
+    """
+    started = time.perf_counter()
+    methods = list(methods) if methods else list(METHODS)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown goading method(s) {unknown}; choose from {', '.join(METHODS)}")
+    history = list(history)
+    rng = random.Random(seed if seed is not None else len(history))
+    pools: dict[str, list[Suggestion]] = {m: [] for m in methods}
+    ranking = ""
+    considered: dict[str, int] = {}
+    if "inquire_bot" in methods:
+        pools["inquire_bot"] = _inquire(history, BOT)
+    if "inquire_user" in methods:
+        pools["inquire_user"] = _inquire(history, USER)
+    if "follow_up" in methods:
+        pools["follow_up"], ranking, considered["follow_up"] = _follow_ups(history, scorer, 2, max_scored)
+    if any(m.startswith("perturb_") for m in methods):
+        for s in _perturb(history, rng):
+            if s.method in pools:
+                pools[s.method].append(s)
+    if "paraphrase" in methods:
+        pools["paraphrase"] = _paraphrase(history)
+    said = {t.text.strip().lower() for t in history if t.agent_id == USER}
+    if "short" in methods:
+        pools["short"] = _short(rng, said)
+    for method, pool in pools.items():
+        considered.setdefault(method, len(pool))
+    chosen: list[Suggestion] = []
+    seen = set(said)
+
+    def take(pool: list[Suggestion]) -> bool:
+        for s in pool:
+            if s.text.lower() not in seen:
+                chosen.append(s)
+                seen.add(s.text.lower())
+                return True
+        return False
+
+    for family in FAMILIES:  # one suggestion per family; which member goes first varies turn by turn
+        members = [m for m in family if m in pools]
+        rng.shuffle(members)
+        for method in members:
+            if take(pools[method]):
+                break
+        if len(chosen) >= limit:
+            break
+    leftovers = [m for m in methods if pools[m]]
+    while len(chosen) < min(minimum, limit) and leftovers:
+        method = leftovers.pop(0)
+        if take(pools[method]):
+            leftovers.append(method)
+    return SuggestionSet(chosen, ranking if "follow_up" in methods else "",
+                         round(time.perf_counter() - started, 4), considered)
+
+
+def warm_up() -> None:
+    """Load spaCy and WordNet's noun, verb and adjective indexes now, not on the first suggestion."""
+    statement = "I like the small red car."
+    with _WORDNET_LOCK:
+        negate(statement)
+        antonym(statement, random.Random(0))
+        synonym(statement, random.Random(0))
+    suggest([Turn(0, USER, "Do you like cars?"), Turn(1, BOT, statement)])
+
+
+def refine_follow_ups(result: SuggestionSet, history: Sequence[Turn], scorer: ContinuationScorer,
+                      max_scored: int = 4) -> SuggestionSet:
+    """The same suggestions with the follow-up question re-ranked by FQness under ``scorer``.
+
+    The page shows the template-ranked set at once and calls this afterwards, so the LM's forward
+    pass never delays the first suggestions.
+    """
+    if not any(s.method == "follow_up" for s in result.suggestions):
+        return result
+    started = time.perf_counter()
+    ranked, ranking, considered = _follow_ups(list(history), scorer, 1, max_scored)
+    if not ranked:
+        return result
+    others = {s.text.lower() for s in result.suggestions if s.method != "follow_up"}
+    best = next((s for s in ranked if s.text.lower() not in others), None)
+    if best is None:
+        return result
+    suggestions = [best if s.method == "follow_up" else s for s in result.suggestions]
+    return SuggestionSet(suggestions, ranking, round(result.seconds + time.perf_counter() - started, 4),
+                         {**result.candidates_considered, "follow_up": considered})
+
+
+def history_of(turns: Sequence) -> list[Turn]:
+    """guard Turns from anything with turn_id / speaker (or agent_id) / text (ui.chat.ChatTurn, Turn)."""
+    return [Turn(t.turn_id, getattr(t, "speaker", None) or t.agent_id, t.text) for t in turns]

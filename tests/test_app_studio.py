@@ -1,0 +1,176 @@
+"""The goading studio in the app through Streamlit's AppTest: suggestions, annotations, resume, errors, review.
+
+The bot is the scripted bot, the detector a tiny random NLI model with τ = 0.1 (it flags every
+candidate), and the database a fresh SQLite file per test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import build_tiny_nli_model
+
+from studio.storage import Store, forget_store
+
+streamlit_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = streamlit_testing.AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+SCRIPT = {"replies": [
+    [{"text": "I have a dog named Max. I live in Ohio.", "score": -0.4}],
+    [{"text": "I have never had a dog.", "score": -0.2}, {"text": "Max loves long walks in the park.", "score": -0.9}],
+]}
+
+
+@pytest.fixture(scope="module")
+def flagging_detector(tmp_path_factory) -> Path:
+    folder = build_tiny_nli_model(tmp_path_factory.mktemp("studio_app_nli"))
+    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
+    return folder
+
+
+@pytest.fixture()
+def db_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'studio.db'}"
+    monkeypatch.setenv("GUARD_STUDIO_DB", url)
+    yield url
+    forget_store(url)
+
+
+def _app(monkeypatch, tmp_path, detector: Path, mode: str = "flag") -> AppTest:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    monkeypatch.setenv("GUARD_APP_SCRIPT", str(script))
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(detector))
+    monkeypatch.setenv("GUARD_APP_MODE", mode)
+    monkeypatch.setenv("GUARD_APP_CANDIDATES", "2")
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _say(at: AppTest, text: str) -> AppTest:
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _suggestion_buttons(at: AppTest):
+    return [b for b in at.button if b.key and "::send::" in b.key]
+
+
+def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    _say(at, "Do you have any pets?")
+    buttons = _suggestion_buttons(at)
+    assert 3 <= len(buttons) <= 5
+    assert any("template ranking" in c.value for c in at.caption)  # the scripted bot has no LM
+    first = buttons[0]
+    first.click().run()
+    assert not at.exception, at.exception
+    conversation = at.session_state["conversation"]
+    assert [t.speaker for t in conversation.turns] == ["user", "bot", "user", "bot"]
+    assert conversation.turns[2].text == first.label
+    assert at.query_params["session"] in (conversation.record_id, [conversation.record_id])
+    store = Store(db_url)
+    stored = store.load_session(conversation.record_id)
+    assert len(stored.turns) == 4 and stored.methods[0] == "typed" and stored.methods[2] != "typed"
+    used = [s for s in store.suggestions(conversation.record_id) if s["used"]]
+    assert len(used) == 1 and used[0]["used_turn_index"] == 2 and used[0]["text"] == first.label
+
+
+def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    _say(at, "Do you have any pets?")
+    [edit] = [b for b in at.button if b.key and b.key.endswith("::edit::0")]
+    edit.click().run()
+    box = at.text_input(key="studio::edit")
+    assert box.value == _suggestion_buttons(at)[0].label
+    box.set_value(box.value + " Tell me!").run()
+    [send] = [b for b in at.button if b.key == "studio::send_edit"]
+    send.click().run()
+    assert not at.exception, at.exception
+    conversation = at.session_state["conversation"]
+    assert conversation.turns[2].text.endswith("Tell me!") and len(conversation.turns) == 4
+    used = [s for s in Store(db_url).suggestions(conversation.record_id) if s["used"]]
+    assert used and used[0]["edited"]
+
+
+def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    at.text_input(key="studio_name").set_value("teacher").run()
+    _say(at, "Do you have any pets?")
+    _say(at, "Tell me about your pets")
+    record_id = at.session_state["conversation"].record_id
+    key = f"ann::{record_id}::3"
+    at.radio(key=f"{key}::yes").set_value("yes").run()
+    at.multiselect(key=f"{key}::turns").set_value([1]).run()
+    at.radio(key=f"{key}::right").set_value("yes").run()
+    [save] = [b for b in at.button if b.key == f"{key}::save"]
+    save.click().run()
+    assert not at.exception, at.exception
+    [annotation] = Store(db_url).annotations(record_id)
+    assert (annotation.annotator, annotation.contradiction, annotation.contradicted_turns, annotation.category,
+            annotation.guard_right) == ("teacher", True, [1], "history", True)
+    # a new browser session (refresh, or a server restart) with ?session=ID gets the conversation back
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.query_params["session"] = record_id
+    fresh.run()
+    assert not fresh.exception, fresh.exception
+    resumed = fresh.session_state["conversation"]
+    assert resumed.record_id == record_id and [t.text for t in resumed.turns] == \
+           [t.text for t in at.session_state["conversation"].turns]
+    assert resumed.turns[3].report is not None and resumed.turns[3].report.candidates
+
+
+def test_broken_database_url_is_one_error_and_the_chat_goes_on(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    _say(at, "Do you have any pets?")
+    at.text_input(key="studio_db_url").set_value("postgresql+psycopg://u:secret@127.0.0.1:1/studio").run()
+    _say(at, "Tell me about your pets")
+    errors = [e.value for e in at.error if "Goading studio" in e.value]
+    assert errors and "secret" not in errors[0]
+    assert len(at.session_state["conversation"].turns) == 4  # nothing lost in the tab
+    # back on the working database, the turns written meanwhile are stored too
+    at.text_input(key="studio_db_url").set_value("").run()
+    assert not at.exception
+    assert len(Store(db_url).load_session(at.session_state["conversation"].record_id).turns) == 4
+
+
+def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    _say(at, "Do you have any pets?")
+    _say(at, "Tell me about your pets")
+    record_id = at.session_state["conversation"].record_id
+    from studio.storage import Annotation
+
+    store = Store(db_url)
+    store.annotate(Annotation(record_id, 3, "a", True, [1], "history"))
+    store.annotate(Annotation(record_id, 3, "b", False))
+    store.annotate(Annotation(record_id, 1, "a", False))
+    store.annotate(Annotation(record_id, 1, "b", False))
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    frames = [d.value for d in at.dataframe]
+    board = next(f for f in frames if "guard flags" in f.columns and "method" in f.columns)
+    assert board["bot replies"].sum() == 2
+    assert any("kappa" in f.columns for f in frames)
+    [download] = at.get("download_button")
+    assert "2 records" in download.proto.label
+
+
+def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector, db_url):
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    at.number_input[0].set_value(2)  # sessions
+    at.number_input[1].set_value(2)  # bot turns each
+    [run] = [b for b in at.button if b.label == "Run self-play"]
+    run.click().run()
+    assert not at.exception, at.exception
+    assert any("4 bot replies in 2 sessions" in s.value for s in at.success)
+    sessions = Store(db_url).list_sessions(source="redteam")
+    assert len(sessions) == 2 and {s.bot for s in sessions} == {"scripted"}
+    assert any("judge_rate" in d.value.columns for d in at.dataframe)

@@ -1,0 +1,93 @@
+"""A goading session in headless Chromium: a suggestion clicked, a turn annotated, the page reloaded
+and the session still there, the export read back by `python -m guard evaluate`.
+
+Same setup as test_browser_e2e.py (scripted bot, embedded detector when present, else a tiny
+random one that flags everything), plus a fresh SQLite studio database. Skipped without Debian's
+/usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from conftest import build_tiny_nli_model
+
+from embedded import DETECTOR_DIR
+from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+from studio.storage import Store
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
+sync_api = pytest.importorskip("playwright.sync_api")
+REPO = Path(__file__).resolve().parent.parent
+
+SCRIPT = {"replies": [
+    [{"text": "I have a dog named Max. I live in Ohio.", "score": -0.4}],
+    [{"text": "I have never had a dog.", "score": -0.2}, {"text": "Max loves long walks in the park.", "score": -0.9}],
+]}
+
+
+@pytest.fixture(scope="module")
+def studio_app(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("browser_studio")
+    script = folder / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    if (DETECTOR_DIR / "config.json").exists():
+        detector = "embedded"
+    else:
+        detector = str(build_tiny_nli_model(folder / "tiny_nli"))
+        (Path(detector) / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
+    db = f"sqlite:///{folder / 'studio.db'}"
+    env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "flag",
+           "GUARD_APP_CANDIDATES": "2", "GUARD_STUDIO_DB": db}
+    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
+        yield url, db, folder, detector
+
+
+def test_goading_session_suggestion_annotation_reload_export(studio_app):
+    url, db, folder, detector = studio_app
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.goto(url)
+        send(page, "Do you have any pets?")
+        sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
+        sync_api.expect(page.get_by_text("Edit a suggestion, then send")).to_be_visible(timeout=120_000)
+        page.wait_for_function("() => window.location.search.includes('session=')", timeout=60_000)
+        session_id = parse_qs(urlparse(page.url).query)["session"][0]
+        offered = Store(db).suggestions(session_id)
+        assert 3 <= len(offered) <= 5
+        # one click sends the suggestion
+        page.get_by_role("button", name=offered[0]["text"]).click()
+        sync_api.expect(turn(page, 2)).to_contain_text(offered[0]["text"], timeout=120_000)
+        sync_api.expect(turn(page, 3)).to_be_visible(timeout=120_000)
+        # annotate the bot's answer to it
+        box = page.get_by_test_id("stExpander").filter(has_text="Annotate turn 3")
+        box.get_by_text("Annotate turn 3").click()
+        box.get_by_text("yes", exact=True).first.click()
+        box.get_by_role("button", name="Save annotation").click()
+        sync_api.expect(box.get_by_text("Saved as guest.")).to_be_visible(timeout=60_000)
+        # a reload (or a new tab with the same URL) finds the session again
+        page.reload()
+        sync_api.expect(turn(page, 3)).to_be_visible(timeout=120_000)
+        sync_api.expect(turn(page, 2)).to_contain_text(offered[0]["text"])
+        assert f"session={session_id}" in page.url
+    [annotation] = Store(db).annotations(session_id)
+    assert annotation.contradiction and annotation.turn_index == 3
+    out = folder / "export.jsonl"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GUARD_STUDIO_DB": db}
+    exported = subprocess.run([sys.executable, "-m", "studio", "export", "--db", db, "--format", "decode", "-o",
+                               str(out), "--annotated-only"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=300)
+    assert exported.returncode == 0, exported.stderr
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["is_contradiction"] is True and record["record_id"] == f"{session_id}:3"
+    evaluated = subprocess.run([sys.executable, "-m", "guard", "evaluate", "--format", "decode", str(out),
+                                "--detector", detector, "--json", "-q"], cwd=REPO, env=env, capture_output=True,
+                               text=True, timeout=600)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads(evaluated.stdout)["overall"]["n"] == 1
