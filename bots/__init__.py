@@ -1,4 +1,5 @@
 """Generators that propose N scored candidate replies; see bots.base for the interface, bots.registry for names."""
+from __future__ import annotations
 
 from bots.base import PRESETS, Bot, BotError, Candidate, DecodingConfig, Message
 from bots.registry import available_bots, make_bot, register_bot

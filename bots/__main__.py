@@ -1,4 +1,5 @@
 """``python -m bots``: the command line of bots.cli, started after OpenMP is configured."""
+from __future__ import annotations
 
 import sys
 

@@ -92,7 +92,7 @@ class DecodingConfig:
         """Whether the method draws random samples (as opposed to a deterministic search)."""
         return self.method in ("top_k", "top_p", "sample_rank")
 
-    def replace(self, **changes) -> "DecodingConfig":
+    def replace(self, **changes) -> DecodingConfig:
         return dataclasses.replace(self, **changes)
 
 

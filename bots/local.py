@@ -17,7 +17,11 @@ from typing import ClassVar
 
 import torch
 from transformers import (
-    AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase, StoppingCriteria,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    StoppingCriteria,
 )
 
 import embedded

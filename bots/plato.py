@@ -41,7 +41,7 @@ class EmbeddingCoherence:
     window: int = 2
 
     @classmethod
-    def embedded(cls, window: int = 2) -> "EmbeddingCoherence":
+    def embedded(cls, window: int = 2) -> EmbeddingCoherence:
         from sentence_transformers import SentenceTransformer
 
         import embedded

@@ -15,8 +15,16 @@ from collections.abc import Sequence
 import requests
 
 from bots.base import (
-    DEFAULT_SAMPLE_RANK_SAMPLES, SYSTEM_PROMPT, Bot, BotError, Candidate, DecodingConfig, Message, chat_messages,
-    check_history, complete_sentences,
+    DEFAULT_SAMPLE_RANK_SAMPLES,
+    SYSTEM_PROMPT,
+    Bot,
+    BotError,
+    Candidate,
+    DecodingConfig,
+    Message,
+    chat_messages,
+    check_history,
+    complete_sentences,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"

@@ -1,4 +1,5 @@
 """``python -m guard``: see guard/cli.py and docs/cli.md."""
+from __future__ import annotations
 
 from guard.cli import main
 

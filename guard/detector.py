@@ -21,8 +21,8 @@ sentences (whole utterances with ``pairing="utterance"``), so the pairs per turn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 

@@ -9,9 +9,9 @@ silently inverts a detector.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -48,7 +48,7 @@ class LabelLayout:
     @classmethod
     def from_id2label(
         cls, id2label: dict, contradiction_label: str | int | None = None
-    ) -> "LabelLayout":
+    ) -> LabelLayout:
         """Map a checkpoint's ``id2label`` by name.
 
         ``contradiction_label`` (a label name or id) overrides the lookup for checkpoints
@@ -123,7 +123,7 @@ class NLIScorer:
         batch_size: int = 64,
         device: str | None = None,
         dtype: str = "float32",
-    ) -> "NLIScorer":
+    ) -> NLIScorer:
         """Load a hub name or a local folder; hub names need a network the embedded default does not.
 
         ``dtype`` is "float32", "bfloat16" or "auto" (bfloat16 where the CPU has it natively:

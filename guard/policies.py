@@ -18,8 +18,8 @@ Modes:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from guard.detector import Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, describe_source

@@ -20,8 +20,8 @@ from __future__ import annotations
 import copy
 import random
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from guard.perturb import antonym, first_statement, negate, synonym
 from guard.records import Dialogue, Turn

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 from embedded import spacy_nlp
 

@@ -11,9 +11,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent  # harness/ sits at the top of the repository
 #: Debian's chromium, driven by Playwright; never `playwright install`.

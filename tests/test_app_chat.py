@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import build_tiny_nli_model
+
 from embedded import DETECTOR_DIR
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")

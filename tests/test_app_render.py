@@ -11,11 +11,33 @@ from bots.scripted import ScriptedBot
 from guard.detector import PairScore, Verdict, VerdictDetails
 from guard.records import Turn
 from guard.vocabulary import Category, Method, PremiseSource
-from ui.chat import (BOT, USER, BotTurnReport, Conversation, GuardSettings, TurnStatus, candidate_marks,
-                     evidence_context_html, evidence_rows, guarded_reply, rejudge, turn_scores)
+from ui.chat import (
+    BOT,
+    USER,
+    BotTurnReport,
+    Conversation,
+    GuardSettings,
+    TurnStatus,
+    candidate_marks,
+    evidence_context_html,
+    evidence_rows,
+    guarded_reply,
+    rejudge,
+    turn_scores,
+)
 from ui.examples import EXAMPLES
-from ui.render import (DialogueTextError, Mark, dialogue_to_text, escape_markdown, evidence_marks, highlight_html,
-                       locate, pair_score_frame, pair_score_matrix, parse_dialogue_text)
+from ui.render import (
+    DialogueTextError,
+    Mark,
+    dialogue_to_text,
+    escape_markdown,
+    evidence_marks,
+    highlight_html,
+    locate,
+    pair_score_frame,
+    pair_score_matrix,
+    parse_dialogue_text,
+)
 
 
 def test_escape_markdown_neutralises_markup():

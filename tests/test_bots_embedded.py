@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-import embedded
-from bots.base import PRESETS, BotError, Message
 from bots import registry
+from bots.base import PRESETS, BotError, Message
 from bots.registry import available_bots, make_bot, register_bot
 
 
@@ -31,8 +30,8 @@ def test_embedded_bot_gives_a_real_answer(bot):
 
 
 def test_gguf_conversion_is_cached(bot):
-    from embedded.gguf import converted_dir
     from bots.embedded import smollm2_path
+    from embedded.gguf import converted_dir
 
     dtype = str(bot.model.dtype).removeprefix("torch.")  # the cache is kept per dtype
     cached = converted_dir(smollm2_path(), dtype)

@@ -10,14 +10,19 @@ import math
 
 import pytest
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
-    BlenderbotConfig, BlenderbotForConditionalGeneration, LlamaConfig, LlamaForCausalLM, OPTConfig,
-    OPTForCausalLM, PreTrainedTokenizerFast,
+    BlenderbotConfig,
+    BlenderbotForConditionalGeneration,
+    LlamaConfig,
+    LlamaForCausalLM,
+    OPTConfig,
+    OPTForCausalLM,
+    PreTrainedTokenizerFast,
 )
 
 from bots.base import PRESETS, BotError, DecodingConfig, Message, complete_sentences
-from bots.blenderbot import BlenderBot, TURN_SEPARATOR
+from bots.blenderbot import TURN_SEPARATOR, BlenderBot
 from bots.causal import BOT_TAG, USER_TAG, TranscriptBot, transcript
 from bots.embedded import ChatTemplateBot
 from bots.hf import _kept_token_count, generate_candidates, plan_generation

@@ -18,8 +18,8 @@ import pytest
 from conftest import build_tiny_nli_model
 
 from embedded import DETECTOR_DIR
-from ui.render import PRESENTATION_FONT_PX
 from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+from ui.render import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")

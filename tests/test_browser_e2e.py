@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import build_tiny_nli_model
+
 from embedded import DETECTOR_DIR
 from harness.server import CHAT_INPUT, CHROMIUM, chromium, send, streamlit_server, turn
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fake_nli import ScriptedScorer
+
 from guard import text as textsplit
 from guard.detector import ContradictionDetector, Verdict
 from guard.nli import NLIScorer

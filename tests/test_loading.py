@@ -10,7 +10,12 @@ import pytest
 from embedded import DETECTOR_DIR, MissingAssetError
 from guard.detector import ContradictionDetector
 from guard.loading import (
-    FALLBACK_THRESHOLD, ModelLoadError, default_pairing, default_threshold, load_embedder, load_scorer,
+    FALLBACK_THRESHOLD,
+    ModelLoadError,
+    default_pairing,
+    default_threshold,
+    load_embedder,
+    load_scorer,
 )
 
 

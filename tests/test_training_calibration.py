@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fake_nli import ScriptedScorer
+
 from guard.loading import default_intra_threshold, default_pairing, default_threshold
 from guard.training.calibration import SyntheticDialogue, calibrate
 from guard.training.run import export

@@ -7,8 +7,19 @@ from dataclasses import dataclass
 
 import pytest
 
-from guard.vocabulary import (CATEGORIES, CATEGORY_NAMES, GUARD_MODES, METHODS, PAIRINGS, Category, GuardMode,
-                              Method, PremiseSource, category_name, describe_source)
+from guard.vocabulary import (
+    CATEGORIES,
+    CATEGORY_NAMES,
+    GUARD_MODES,
+    METHODS,
+    PAIRINGS,
+    Category,
+    GuardMode,
+    Method,
+    PremiseSource,
+    category_name,
+    describe_source,
+)
 
 
 @dataclass

@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -142,7 +142,7 @@ def highlight_html(text: str, marks: Iterable[Mark]) -> str:
     for start, end, kind, labels in spans:
         if merged and start < merged[-1][1]:
             m_start, m_end, m_kind, m_labels = merged[-1]
-            merged[-1] = (m_start, max(m_end, end), m_kind, m_labels + [l for l in labels if l not in m_labels])
+            merged[-1] = (m_start, max(m_end, end), m_kind, m_labels + [label for label in labels if label not in m_labels])
         else:
             merged.append((start, end, kind, labels))
     out: list[str] = []
