@@ -102,7 +102,26 @@ class LabelLayout:
         )
 
 
-class NLIScorer:
+class _ClassProbabilities:
+    """P(contradiction) / P(entailment) views over ``predict_proba``, for every scorer shape."""
+
+    layout: LabelLayout
+
+    def predict_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        raise NotImplementedError
+
+    def contradiction_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(contradiction) for each pair, whatever the label layout."""
+        return self.predict_proba(pairs)[:, self.layout.contradiction]
+
+    def entailment_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray | None:
+        """P(entailment) for each pair, or None for 2-way detectors that have no such class."""
+        if self.layout.entailment is None:
+            return None
+        return self.predict_proba(pairs)[:, self.layout.entailment]
+
+
+class NLIScorer(_ClassProbabilities):
     """Scores (premise, hypothesis) pairs with an NLI cross-encoder, in batches."""
 
     def __init__(self, model, tokenizer, layout: LabelLayout, max_length: int = 128,
@@ -160,18 +179,9 @@ class NLIScorer:
             out.append(torch.softmax(logits, dim=-1).cpu().numpy())
         return np.concatenate(out, axis=0)
 
-    def contradiction_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """P(contradiction) for each pair, whatever the label layout."""
-        return self.predict_proba(pairs)[:, self.layout.contradiction]
-
-    def entailment_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray | None:
-        """P(entailment) for each pair, or None for 2-way detectors that have no such class."""
-        if self.layout.entailment is None:
-            return None
-        return self.predict_proba(pairs)[:, self.layout.entailment]
 
 
-class CascadeScorer:
+class CascadeScorer(_ClassProbabilities):
     """A fast scorer judges every pair; a strong one re-judges the pairs that matter.
 
     The pairs that matter are those the fast scorer gives at least ``escalate_at`` probability of
@@ -235,11 +245,3 @@ class CascadeScorer:
             strong = self.strong.predict_proba([pairs[i] for i in chosen])
             probs[chosen] = strong[:, self._columns]
         return probs
-
-    def contradiction_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        return self.predict_proba(pairs)[:, self.layout.contradiction]
-
-    def entailment_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray | None:
-        if self.layout.entailment is None:
-            return None
-        return self.predict_proba(pairs)[:, self.layout.entailment]

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from guard.training import real_data as rd
+from guard.training.run import length_grouped_batches  # the same seeded batches as the synthetic-data run
 
 LABEL2ID = {name: i for i, name in enumerate(rd.THREE_WAY)}
 ID2LABEL = {i: name for name, i in LABEL2ID.items()}
@@ -77,20 +78,6 @@ def synthetic_persona_pairs(count: int, seed: int) -> list[rd.LabelledPair]:
     entities = sources.wordnet_entities(embedded.wordnet())
     made = persona.persona_pairs(count, seed=seed + 7, entities=entities, extended=True)
     return [rd.LabelledPair(p.premise, p.hypothesis, p.label, "persona-synthetic") for p in made]
-
-
-def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, group: int = 50) -> list[list[int]]:
-    """Batches of similar length (less padding) in a seeded random order: the same seed, the same batches."""
-    rng = random.Random(seed)
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    batches = []
-    chunk = batch_size * group
-    for start in range(0, len(order), chunk):
-        part = sorted(order[start:start + chunk], key=lambda i: lengths[i])
-        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
-    rng.shuffle(batches)
-    return batches
 
 
 def batch_plan(lengths: Sequence[int], batch_size: int, seed: int, steps: int) -> list[list[int]]:
