@@ -25,14 +25,6 @@ REPO = Path(__file__).resolve().parent.parent
 THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
 
 
-def three_way_accuracy(scorer, pairs) -> float:
-    probs = scorer.predict_proba([(p.premise, p.hypothesis) for p in pairs])
-    layout = scorer.layout
-    index = {"contradiction": layout.contradiction, "entailment": layout.entailment, "neutral": layout.neutral}
-    gold = np.array([index[p.label] for p in pairs])
-    return float(np.mean(probs.argmax(axis=1) == gold))
-
-
 def decode_report(scorer, threshold: float) -> dict:
     from sklearn.metrics import roc_auc_score
 
@@ -70,6 +62,7 @@ def evaluate(model: str, skip: set[str]) -> dict:
     from guard.datasets import read_snli
     from guard.loading import default_threshold, load_scorer
     from guard.training import real_data as rd
+    from guard.training.run import nli_accuracy
 
     scorer = load_scorer(model)
     threshold = default_threshold(model, pairing="sentence")
@@ -80,11 +73,11 @@ def evaluate(model: str, skip: set[str]) -> dict:
     for corpus, split in THREE_WAY_SETS:
         if f"{corpus}_{split}" not in skip:
             pairs = rd.load_corpus(corpus, split, limit=1500, seed=0)
-            out[f"{corpus}_{split}"] = {"n": len(pairs), "accuracy": round(three_way_accuracy(scorer, pairs), 4)}
+            out[f"{corpus}_{split}"] = {"n": len(pairs), "accuracy": round(nli_accuracy(scorer, pairs)["accuracy"], 4)}
     if "snli" not in skip:
         snli = [rd.LabelledPair(d.turns[0].text, d.turns[1].text, d.meta["nli_label"], "snli-test")
                 for d in read_snli(embedded.snli_dir() / "snli_1.0_test.jsonl")]
-        out["snli_test"] = {"n": len(snli), "accuracy": round(three_way_accuracy(scorer, snli), 4)}
+        out["snli_test"] = {"n": len(snli), "accuracy": round(nli_accuracy(scorer, snli)["accuracy"], 4)}
     if "examples" not in skip:
         out["examples"] = examples_agreement(scorer, threshold)
     if "probes" not in skip:

@@ -26,7 +26,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from ui.chat import jsonable
 
 ENV_URL = "GUARD_STUDIO_DB"
 CATEGORIES = ("none", "intra", "role", "history")
@@ -334,20 +336,6 @@ def report_from_dict(data: Mapping):
     return _from_dict(BotTurnReport, data)
 
 
-def _jsonable(value):
-    if is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    if isinstance(value, float) and value != value:
-        return None  # NaN is not JSON
-    return value
-
-
 # ---------------------------------------------------------------------------- the store
 def default_url() -> str:
     """``GUARD_STUDIO_DB`` if set, else a SQLite file in the app's cache folder."""
@@ -446,7 +434,7 @@ class Store:
         values = {f.name: getattr(info, f.name) for f in fields(SessionInfo)
                   if f.name not in ("id", "created_at", "updated_at")}
         values["persona"] = list(values["persona"])
-        values["meta"] = _jsonable(values["meta"])
+        values["meta"] = jsonable(values["meta"])
         with self._session("saving the session") as session:
             row = session.get(SessionRow, info.id)
             if row is None:
@@ -497,7 +485,7 @@ class Store:
                 row = TurnRow(session_id=session_id, turn_index=turn.turn_id, speaker=turn.speaker, text=turn.text,
                               created_at=_now(), method=methods.get(turn.turn_id),
                               suggestion_id=suggestion_ids.get(turn.turn_id),
-                              guard=None if report is None else _jsonable(report),
+                              guard=None if report is None else jsonable(report),
                               flagged=bool(report is not None and report.any_contradiction),
                               reply_flagged=bool(report is not None and report.chosen is not None
                                                  and report.chosen.contradicts))
@@ -520,7 +508,7 @@ class Store:
             replaced = 0
             for row in rows:
                 report = by_index[row.turn_index]
-                row.guard = _jsonable(report)
+                row.guard = jsonable(report)
                 row.flagged = bool(report.any_contradiction)
                 row.reply_flagged = bool(report.chosen is not None and report.chosen.contradicts)
                 for old in session.scalars(select(CandidateRow).where(CandidateRow.turn_id == row.id)):
@@ -538,7 +526,7 @@ class Store:
                 contradiction_score=None if cand.contradiction_score is None else float(cand.contradiction_score),
                 contradicts=bool(cand.contradicts), category=str(cand.category), chosen=bool(cand.chosen),
                 reason=str(cand.reason),
-                verdict=_jsonable({"evidence": cand.evidence, "details": cand.details,
+                verdict=jsonable({"evidence": cand.evidence, "details": cand.details,
                                    "adjusted_score": cand.adjusted_score})))
 
     def load_session(self, session_id: str) -> StoredSession | None:

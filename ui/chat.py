@@ -228,7 +228,7 @@ class Conversation:
         for t in self.turns:
             row = {"turn_id": t.turn_id, "agent_id": t.speaker, "text": t.text}
             if t.report is not None:
-                row["guard"] = _jsonable(t.report)
+                row["guard"] = jsonable(t.report)
             turns.append(row)
         last_bot = next((t for t in reversed(self.turns) if t.speaker == BOT and t.report), None)
         chosen = last_bot.report.chosen if last_bot else None
@@ -276,16 +276,19 @@ def _evidence(verdict) -> list[EvidencePair]:
                          str(p.hypothesis), float(p.score)) for p in verdict.evidence]
 
 
-def _jsonable(value):
-    """A report as plain JSON values: another detector's details may hold numpy numbers or tuples."""
+def jsonable(value):
+    """A report as plain JSON values (transcripts, the studio's database): another detector's details may hold numpy
+    numbers or tuples; NaN, which JSON has no word for, becomes null."""
     if is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(asdict(value))
+        return jsonable(asdict(value))
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if hasattr(value, "item") and callable(value.item):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)

@@ -144,11 +144,11 @@ def nli_accuracy(scorer: NLIScorer, pairs: Sequence[NLIPair]) -> dict:
     from sklearn.metrics import roc_auc_score
 
     probs = scorer.predict_proba([(p.premise, p.hypothesis) for p in pairs])
-    names = [scorer.model.config.id2label[i] for i in range(probs.shape[1])]
-    predicted = [names[i] for i in probs.argmax(axis=1)]
+    layout = scorer.layout  # classes found by name, whatever the checkpoint calls or orders them
+    column = {"contradiction": layout.contradiction, "entailment": layout.entailment, "neutral": layout.neutral}
     gold = [p.label for p in pairs]
     is_contra = np.array([g == "contradiction" for g in gold])
-    out = {"n": len(pairs), "accuracy": float(np.mean([a == b for a, b in zip(predicted, gold)]))}
+    out = {"n": len(pairs), "accuracy": float(np.mean(probs.argmax(axis=1) == np.array([column[g] for g in gold])))}
     if 0 < is_contra.sum() < len(pairs):
         out["contradiction_auc"] = float(roc_auc_score(is_contra, probs[:, scorer.layout.contradiction]))
     return out
