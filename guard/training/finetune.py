@@ -35,7 +35,8 @@ ID2LABEL = {i: name for name, i in LABEL2ID.items()}
 TARGET = {**LABEL2ID, "not_contradiction": -1}
 #: arguments that must match when a run is resumed (they fix data, order and schedule)
 FIXED_ON_RESUME = ("base", "decode", "mnli", "dnli", "snli", "persona", "seed", "batch_size", "max_length",
-                   "max_steps", "lr", "lora_r", "lora_alpha", "lora_targets", "warmup", "freeze_layers")
+                   "max_steps", "lr", "lora_r", "lora_alpha", "lora_targets", "warmup", "freeze_layers",
+                   "decode_sentences", "opener_restatements", "negated_repeats", "overlap_neutral", "clause_negatives")
 
 
 def log(message: str, out: Path | None = None) -> None:
@@ -54,6 +55,7 @@ def build_pairs(args) -> list[rd.LabelledPair]:
         count = getattr(args, corpus)
         if count:
             pairs += rd.load_corpus(corpus, "train", limit=None if count < 0 else count, seed=args.seed)
+    pairs += hard_negative_pairs(args)
     if args.snli:
         import embedded
         from guard.datasets import read_snli
@@ -68,6 +70,38 @@ def build_pairs(args) -> list[rd.LabelledPair]:
         pairs += synthetic_persona_pairs(args.persona, args.seed)
     random.Random(args.seed).shuffle(pairs)
     return pairs
+
+
+def hard_negative_pairs(args) -> list[rd.LabelledPair]:
+    """Consistent pairs that look like contradictions (``guard.training.hard_negatives``), from train splits only."""
+    from guard.training import hard_negatives as hn
+
+    made: list[rd.LabelledPair] = []
+    wanted = {k: getattr(args, k, 0) for k in ("decode_sentences", "opener_restatements", "negated_repeats",
+                                               "overlap_neutral", "clause_negatives")}
+    if not any(wanted.values()):
+        return made
+    decode = rd.load_corpus("decode", "train")
+    dnli, mnli = rd.load_corpus("dnli", "train"), rd.load_corpus("mnli", "train")
+    if wanted["decode_sentences"]:
+        made += hn.decode_sentence_negatives(decode, wanted["decode_sentences"], seed=args.seed)
+    if wanted["opener_restatements"]:
+        made += hn.opener_restatements(dnli, decode, wanted["opener_restatements"], seed=args.seed)
+    if wanted["negated_repeats"]:
+        made += hn.negated_entailment_repeats(dnli + mnli, wanted["negated_repeats"], seed=args.seed)
+    if wanted["overlap_neutral"] or wanted["clause_negatives"]:
+        from guard.training.calibration import HELDOUT_FRACTION
+        from guard.training.pairs import overlap_neutral_pairs
+        from guard.training.sources import load_chitchat, split_conversations
+
+        # the split the intra threshold is calibrated on (seed 13): only its training side is used here
+        train_convs, _ = split_conversations(load_chitchat(), HELDOUT_FRACTION, seed=13)
+        if wanted["overlap_neutral"]:
+            made += [rd.LabelledPair(p.premise, p.hypothesis, p.label, p.source)
+                     for p in overlap_neutral_pairs(train_convs, wanted["overlap_neutral"], seed=args.seed)]
+        if wanted["clause_negatives"]:
+            made += hn.clause_negatives(train_convs, wanted["clause_negatives"], seed=args.seed)
+    return made
 
 
 def synthetic_persona_pairs(count: int, seed: int) -> list[rd.LabelledPair]:
@@ -396,6 +430,16 @@ def parse_args(argv=None):
     parser.add_argument("--dnli", type=int, default=-1, help="Dialogue NLI train pairs (-1: all 8,302)")
     parser.add_argument("--snli", type=int, default=20000, help="SNLI train pairs (of the packaged 100k)")
     parser.add_argument("--persona", type=int, default=6000, help="synthetic persona pairs (extended recipe)")
+    parser.add_argument("--decode-sentences", type=int, default=0,
+                        help="hard negatives: sentences of non-contradicting DECODE replies vs the same earlier turn")
+    parser.add_argument("--opener-restatements", type=int, default=0,
+                        help="hard negatives: consistent replies opened with 'No,' / 'Not really,' (DNLI, DECODE)")
+    parser.add_argument("--negated-repeats", type=int, default=0,
+                        help="hard negatives: DNLI/MNLI entailments with a negation or number, repeated")
+    parser.add_argument("--overlap-neutral", type=int, default=0,
+                        help="hard negatives: same-speaker chit-chat utterances sharing content words (neutral)")
+    parser.add_argument("--clause-negatives", type=int, default=0,
+                        help="hard negatives: two clauses of one real chat message (intra-sentence check)")
     parser.add_argument("--lora-r", type=int, default=0, help="LoRA rank; 0 trains every weight")
     parser.add_argument("--lora-alpha", type=int, default=32)
     parser.add_argument("--lora-targets", default="q,k,v,o", help="comma-separated module names for LoRA")
