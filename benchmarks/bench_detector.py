@@ -142,6 +142,33 @@ def probe_eval(scorer, threshold: float, pairing: str) -> dict:
     return out
 
 
+def category_probe_eval(scorer, threshold: float, pairing: str = "sentence") -> dict:
+    """CDConv's intra-sentence and role-confusion probes (guard/data/probe_categories.jsonl), each with a consistent
+    twin: a probe is right when a contradiction is flagged with its category, or a twin is left alone."""
+    from guard.datasets import read_dataset
+    from guard.detector import ContradictionDetector
+
+    detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
+                                     pairing=pairing)
+    out = {}
+    records = read_dataset("decode", REPO / "guard" / "data" / "probe_categories.jsonl")
+    for probe in ("intra", "role"):
+        rows = []
+        for record in (r for r in records if r.meta.get("probe") == probe):
+            verdict = detector.detect(record)
+            gold = bool(record.label)
+            rows.append({"record": record.record_id, "gold": gold, "flagged": verdict.contradiction,
+                         "category": str(verdict.category), "score": round(verdict.score, 3),
+                         "right": (verdict.contradiction and str(verdict.category) == probe) if gold
+                         else not verdict.contradiction})
+        positives = [r for r in rows if r["gold"]]
+        out[probe] = {"n": len(rows), "accuracy": float(np.mean([r["right"] for r in rows])),
+                      "caught": sum(r["flagged"] for r in positives),
+                      "category_right": sum(r["right"] for r in positives), "positives": len(positives),
+                      "twins_flagged": sum(r["flagged"] for r in rows if not r["gold"]), "rows": rows}
+    return out
+
+
 def latency(scorer, reps: int = 7) -> dict:
     pairs = [LATENCY_PAIRS[i % len(LATENCY_PAIRS)] for i in range(64)]
     scorer.batch_size = 64

@@ -2,7 +2,9 @@
 
 For each model (an embedded name, a checkpoint folder or an adapter folder):
 * DECODE dev, the odd-numbered half (2,135 pairs; the even half sets τ): pair accuracy at p(contradiction) >= 0.5,
-  contradiction AUC, and the structured detector's accuracy at the model's own τ;
+  contradiction AUC, and the structured detector's accuracy and recall at the model's own τ; the half regrouped into
+  dialogues by last utterance: Remove-Contradicting-Turns versions and never-contradicting dialogues judged right
+  (not flagged), contradiction dialogues caught;
 * Dialogue NLI dev, MNLI dev mismatched and matched (1,500 pairs each, seed 0), SNLI test (all 9,824 labelled):
   three-way argmax accuracy;
 * the built-in playground / Learn examples (ui/examples.py): does the detector's yes/no match the person's label;
@@ -28,16 +30,26 @@ THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
 def decode_report(scorer, threshold: float) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    from guard.training.decode_calibration import decode_dev_halves, detector_scores
+    from guard.training import decode_calibration as dc
 
-    _, report = decode_dev_halves()
+    _, report = dc.decode_dev_halves()
     labels = np.array([p.is_contradiction for p in report])
     pair_probs = scorer.contradiction_proba([(p.premise, p.hypothesis) for p in report])
-    detector = detector_scores(scorer, report)
+    detector = dc.detector_scores(scorer, report)
+    dialogues = dc.decode_dialogues(report)
+    rct = dc.dialogue_scores(scorer, dc.rct_dialogues(dialogues))
+    never = dc.dialogue_scores(scorer, [d for d in dialogues if not d.contradicts])
+    contradicting = dc.dialogue_scores(scorer, [d for d in dialogues if d.contradicts])
     return {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
             "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4),
             "detector_accuracy_at_tau": round(float(np.mean((detector >= threshold) == labels)), 4),
-            "detector_auc": round(float(roc_auc_score(labels, detector)), 4), "tau": threshold}
+            "detector_recall_at_tau": round(float(np.mean(detector[labels] >= threshold)), 4),
+            "detector_auc": round(float(roc_auc_score(labels, detector)), 4), "tau": threshold,
+            # dialogues regrouped by last utterance (guard.training.decode_calibration)
+            "rct_dialogues": {"n": len(rct), "right": round(float(np.mean(rct < threshold)), 4)},
+            "consistent_dialogues": {"n": len(never), "right": round(float(np.mean(never < threshold)), 4)},
+            "contradiction_dialogues": {"n": len(contradicting),
+                                        "recall": round(float(np.mean(contradicting >= threshold)), 4)}}
 
 
 def examples_agreement(scorer, threshold: float) -> dict:
@@ -82,6 +94,7 @@ def evaluate(model: str, skip: set[str]) -> dict:
         out["examples"] = examples_agreement(scorer, threshold)
     if "probes" not in skip:
         out["probes"] = bench_detector.probe_eval(scorer, threshold, "sentence")
+        out["category_probes"] = bench_detector.category_probe_eval(scorer, threshold, "sentence")
     if "rgm" not in skip and bench_detector.RGM is not None:
         rgm = bench_detector.rgm_eval(scorer, threshold, "sentence")
         out["rgm"] = rgm["rows"][rgm["product_row"]]

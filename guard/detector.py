@@ -21,17 +21,21 @@ sentences (whole utterances with ``pairing="utterance"``), so the pairs per turn
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from guard import text as textsplit
+from guard.answers import after_particle
+from guard.answers import resolve as resolve_answer
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
 from guard.vocabulary import METHODS, PAIRINGS, Category, Method, Pairing, PremiseSource
 
 _EMBED_CACHE_LIMIT = 50_000
+_YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -68,8 +72,8 @@ class RoleCheck:
     turn as the other speaker's words vs as its own speaker's, from the best premise of each side."""
 
     decided: bool
-    why: str = ""  # why it could not be decided (a 2-way checkpoint has no entailment class)
-    signal: str = "nli-entailment"
+    why: str = ""  # why it could not be decided (a 2-way checkpoint has no entailment class), or why it is role
+    signal: str = "nli-entailment"  # or "answers-own-question" (a contradiction of the bot's own question back)
     user_reading: float = 0.0
     bot_reading: float = 0.0
     user_pair: PairScore | None = None  # the other speaker's sentence that entails the turn best
@@ -114,6 +118,36 @@ class Verdict:
     def evidence_persona_lines(self) -> list[int]:
         """0-based indices of the persona lines the evidence points at."""
         return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.PERSONA})
+
+
+def _answered_questions(history: Sequence[Turn]) -> dict[int, str]:
+    """Turn id -> the statement its opening yes/no particle makes about its speaker (``guard.answers``)."""
+    answered = {}
+    for before, turn in zip(history, history[1:]):
+        if before.agent_id != turn.agent_id:
+            statement = resolve_answer(before.text, turn.text)
+            if statement:
+                answered[turn.turn_id] = statement
+    return answered
+
+
+def _with_answer(statement: str | None, units: tuple[str, ...]) -> tuple[str, ...]:
+    """A turn's units with the statement its answer particle makes put first (when there is one)."""
+    return (statement, *units) if statement and statement not in units else units
+
+
+def asks_back(text: str) -> bool:
+    """Whether a turn ends by asking the other speaker about themselves ("I'm 25. And you?", "Do you?")."""
+    last = text.strip()
+    if not last.endswith("?"):
+        return False
+    tail = last[max(last.rfind(".", 0, len(last) - 1), last.rfind("!", 0, len(last) - 1)) + 1:]
+    return bool(_YOU.search(tail))
+
+
+def is_short_reply(text: str, max_words: int = 4) -> bool:
+    """A short, content-poor turn ("Hmm.", "ok", "lol") - CDConv's short-utterance trigger."""
+    return len(text.split()) <= max_words and "?" not in text
 
 
 @dataclass
@@ -298,7 +332,10 @@ class ContradictionDetector:
                           persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
         same = [t for t in history if t.agent_id == speaker and t.text.strip()]
         textsplit.prepare([t.text for t in same] + list(persona) + candidates)
-        turns = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in same]
+        answered = _answered_questions(history)  # "No." to "Do you have kids?" read as "I do not have kids."
+        turns = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text,
+                          _with_answer(answered.get(t.turn_id), self._units(t.text))) for t in same]
+        question = history[-1].text if history and history[-1].agent_id != speaker else None
         persona_premises = [_Premise(PremiseSource.PERSONA, i, p, self._units(p))
                             for i, p in enumerate(persona) if p.strip()]
         contra, ent = self.scorer.layout.contradiction, self.scorer.layout.entailment
@@ -307,7 +344,8 @@ class ContradictionDetector:
         pairs: list[tuple[str, str]] = []
         plan = []  # per candidate: (history/persona pair slots, intra pair slots, clauses, kept turn ids)
         for cand in candidates:
-            cand_units = self._units(cand)
+            answer = resolve_answer(question, cand)
+            cand_units = _with_answer(answer, self._units(cand))
             # persona lines are few and always paired; the history is prefiltered
             planned = self._pair_plan(cand_units, turns) + [
                 (p, u, cu) for p in persona_premises for u in p.units for cu in cand_units]
@@ -318,7 +356,9 @@ class ContradictionDetector:
             kept = sorted({p.turn_id for p, _, _ in planned if p.source == PremiseSource.HISTORY})
             intra_slots, clauses = [], ()
             if self.categories:
-                clauses = textsplit.clauses(cand)[: self.max_clauses]
+                # with a resolved particle, the particle's statement against what the reply says after it
+                clauses = (_with_answer(answer, textsplit.clauses(after_particle(cand))) if answer
+                           else textsplit.clauses(cand))[: self.max_clauses]
                 for i in range(len(clauses)):
                     for j in range(i + 1, len(clauses)):
                         intra_slots.append((clauses[i], clauses[j], len(pairs)))
@@ -391,6 +431,24 @@ class ContradictionDetector:
         the bot's record while the user's own statements entail it reads as the user's reply,
         so CDConv files it as role confusion rather than history contradiction.
         """
+        own = [t for t in history if t.agent_id == speaker and t.text.strip()]
+        if own:  # CDConv's own reading: the bot answers the question it just asked the user
+            asked = own[-1]
+            since = [t for t in history if t.turn_id > asked.turn_id]
+            if asks_back(asked.text) and since and all(is_short_reply(t.text) for t in since):
+                for i in list(todo):
+                    pair = next((p for p in verdicts[i].evidence
+                                 if p.source == PremiseSource.HISTORY and p.turn_id == asked.turn_id), None)
+                    if pair is not None:
+                        verdicts[i].category = Category.ROLE
+                        verdicts[i].details.role = RoleCheck(
+                            decided=True, signal="answers-own-question",
+                            why=f"it contradicts turn {asked.turn_id}, which asked the user back, after a short "
+                                f"reply: it answers its own question as the user would",
+                            role_threshold=self.role_threshold)
+                        todo.remove(i)
+        if not todo:
+            return
         ent = self.scorer.layout.entailment
         if ent is None:
             for i in todo:

@@ -1,28 +1,145 @@
-"""Set a detector's threshold on held-out human-labelled dialogue pairs: ``python -m guard.training.decode_calibration``.
+"""Set a detector's operating point on held-out human-written dialogues: ``python -m guard.training calibrate-decode``.
 
-DECODE dev is split by record position: the even-numbered pairs set τ, the odd-numbered ones stay for
-reporting (benchmarks/bench_detector_data.py). Each pair is read as a two-turn dialogue of one speaker and judged
-by ``ContradictionDetector`` itself (sentence pairing, the product's scoring), so τ is calibrated for exactly the
-score the guard compares with it. rgm is never read here.
+DECODE dev is split by record position: the even-numbered pairs set τ, the odd-numbered ones stay for reporting
+(benchmarks/bench_detector_data.py). DECODE's files hold (earlier utterance, last utterance) pairs; the records
+that share a last utterance come from one dialogue, so they are grouped back into dialogues here: a contradiction
+dialogue (the last utterance against all of its speaker's earlier turns in the half), and its Remove-Contradicting-
+Turns version (the evidence taken out, so nothing contradicts). Each is judged by ``ContradictionDetector`` itself
+(sentence pairing, the product's scoring), so τ is set for exactly the score the guard compares with it.
+
+The default rule (``--rule false-alarm``): in a live chat most replies are consistent, so τ is the score that at
+most 5 % of consistent dialogues reach - the larger of the 95th percentiles over DECODE's consistent dialogues and
+over real held-out chit-chat conversations - with recall reported beside it. ``--rule accuracy`` keeps the old
+accuracy-best τ on balanced pairs. rgm is never read here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from guard.records import Dialogue, Turn
 from guard.training import real_data as rd
 from guard.training.calibration import best_threshold
+
+#: the share of consistent dialogues the operating point may flag (docs/experiments/2026-11-24-detector-v3.md)
+FALSE_ALARM_TARGET = 0.05
+#: held-out chit-chat dialogues in the consistent calibration set
+CHITCHAT_DIALOGUES = 600
 
 
 def decode_dev_halves() -> tuple[list[rd.LabelledPair], list[rd.LabelledPair]]:
     """(calibration half, reporting half) of DECODE dev: even- and odd-numbered records."""
     pairs = rd.load_corpus("decode", "dev")
     return pairs[0::2], pairs[1::2]
+
+
+@dataclass(frozen=True)
+class SpeakerDialogue:
+    """One speaker's earlier utterances and the last utterance judged against them (DECODE's structured view)."""
+
+    earlier: tuple[str, ...]
+    last: str
+    evidence: tuple[int, ...] = ()  # positions in ``earlier`` that the last utterance contradicts
+
+    @property
+    def contradicts(self) -> bool:
+        return bool(self.evidence)
+
+    def without_evidence(self) -> SpeakerDialogue:
+        """Remove-Contradicting-Turns: the same dialogue with its evidence taken out (consistent)."""
+        kept = tuple(t for i, t in enumerate(self.earlier) if i not in self.evidence)
+        return SpeakerDialogue(kept, self.last)
+
+    def as_dialogue(self, dialogue_id: str) -> Dialogue:
+        turns = [Turn(i, "speaker", text) for i, text in enumerate((*self.earlier, self.last))]
+        return Dialogue(dialogue_id, turns, evidence=list(self.evidence), label=self.contradicts)
+
+
+def decode_dialogues(pairs: Sequence[rd.LabelledPair]) -> list[SpeakerDialogue]:
+    """DECODE pairs grouped back into dialogues by their last utterance (first-seen order, deterministic)."""
+    groups: dict[str, list[rd.LabelledPair]] = {}
+    for pair in pairs:
+        groups.setdefault(pair.hypothesis, []).append(pair)
+    return [SpeakerDialogue(tuple(p.premise for p in group), last,
+                            tuple(i for i, p in enumerate(group) if p.is_contradiction))
+            for last, group in groups.items()]
+
+
+def rct_dialogues(dialogues: Sequence[SpeakerDialogue]) -> list[SpeakerDialogue]:
+    """Contradiction dialogues with their evidence removed, where an earlier turn is left to judge against."""
+    return [d.without_evidence() for d in dialogues if d.contradicts and len(d.evidence) < len(d.earlier)]
+
+
+def consistent_dialogues(dialogues: Sequence[SpeakerDialogue]) -> list[SpeakerDialogue]:
+    """RCT versions of the contradiction dialogues plus the dialogues that never contradicted."""
+    return rct_dialogues(dialogues) + [d for d in dialogues if not d.contradicts]
+
+
+def chitchat_dialogues(count: int = CHITCHAT_DIALOGUES, seed: int = 13) -> list[SpeakerDialogue]:
+    """Real consistent dialogues: in held-out chit-chat conversations (the intra threshold's held-out side,
+    never trained on), a speaker's utterance against that speaker's earlier utterances."""
+    from guard.training.calibration import HELDOUT_FRACTION
+    from guard.training.sources import load_chitchat, split_conversations, usable_utterance
+
+    _, held = split_conversations(load_chitchat(), HELDOUT_FRACTION, seed=13)
+    rng = random.Random(seed)
+    made = []
+    for conv in rng.sample(held, len(held)):
+        positions = [i for i, (speaker, text) in enumerate(zip(conv.speakers, conv.utterances))
+                     if usable_utterance(text) and sum(s == speaker for s in conv.speakers[:i]) >= 2]
+        if not positions:
+            continue
+        at = rng.choice(positions)
+        speaker = conv.speakers[at]
+        earlier = tuple(t for s, t in zip(conv.speakers[:at], conv.utterances[:at]) if s == speaker and t.strip())
+        made.append(SpeakerDialogue(earlier, conv.utterances[at]))
+        if len(made) >= count:
+            break
+    return made
+
+
+def dialogue_scores(scorer, dialogues: Sequence[SpeakerDialogue]) -> np.ndarray:
+    """The product detector's score (sentence pairing, no categories) for each dialogue's last utterance."""
+    from guard.detector import ContradictionDetector
+
+    detector = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.5, pairing="sentence",
+                                     categories=False)
+    records = [d.as_dialogue(f"d{i}") for i, d in enumerate(dialogues)]
+    detector.prepare([t for r in records for t in r.turns])
+    return np.array([detector.detect(r).score for r in records])
+
+
+def operating_point(scorer, false_alarm: float = FALSE_ALARM_TARGET) -> dict:
+    """τ for a false-alarm rate on consistent dialogues (even half of DECODE dev + held-out chit-chat), with the
+    recall on the even half's contradiction dialogues reported beside it."""
+    calibration, _ = decode_dev_halves()
+    dialogues = decode_dialogues(calibration)
+    consistent = consistent_dialogues(dialogues)
+    contradicting = [d for d in dialogues if d.contradicts]
+    chitchat = chitchat_dialogues()
+    decode_scores = dialogue_scores(scorer, consistent)
+    chat_scores = dialogue_scores(scorer, chitchat)
+    contradiction_scores = dialogue_scores(scorer, contradicting)
+    quantiles = {"decode": float(np.quantile(decode_scores, 1.0 - false_alarm)),
+                 "chitchat": float(np.quantile(chat_scores, 1.0 - false_alarm))}
+    threshold = min(max(quantiles.values()), 0.999)
+    return {"threshold": round(threshold, 4), "rule": "false-alarm", "false_alarm_target": false_alarm,
+            "quantiles": {k: round(v, 4) for k, v in quantiles.items()},
+            "fire_rate_decode_consistent": round(float(np.mean(decode_scores >= threshold)), 4),
+            "fire_rate_chitchat": round(float(np.mean(chat_scores >= threshold)), 4),
+            "recall_decode_contradictions": round(float(np.mean(contradiction_scores >= threshold)), 4),
+            "dialogues": {"decode_consistent": len(consistent), "chitchat": len(chitchat),
+                          "decode_contradictions": len(contradicting)},
+            "calibrated_on": "consistent dialogues: DECODE dev's even half regrouped by last utterance "
+                             "(Remove-Contradicting-Turns versions and never-contradicting groups) and held-out "
+                             "chit-chat conversations; recall on the even half's contradiction dialogues; never rgm"}
 
 
 def detector_scores(scorer, pairs: Sequence[rd.LabelledPair], pairing: str = "sentence") -> np.ndarray:
@@ -38,26 +155,35 @@ def detector_scores(scorer, pairs: Sequence[rd.LabelledPair], pairing: str = "se
     return np.array(scores)
 
 
-def calibrate(folder: Path, write: bool = True) -> dict:
-    """τ for ``folder``'s checkpoint on the DECODE dev calibration half; written into its guard_config.json."""
-    from guard.loading import GUARD_CONFIG_NAME, load_scorer
-
-    scorer = load_scorer(str(folder))
+def accuracy_point(scorer) -> dict:
+    """The accuracy-best τ on the even half's pairs, each read as a two-turn dialogue (``--rule accuracy``)."""
     calibration, _ = decode_dev_halves()
     labels = np.array([p.is_contradiction for p in calibration])
     scores = detector_scores(scorer, calibration)
     threshold, accuracy = best_threshold(scores, labels)
-    result = {"threshold": round(threshold, 4), "accuracy": round(accuracy, 4), "pairs": len(calibration),
-              "accuracy_at_0.5": round(float(np.mean((scores >= 0.5) == labels)), 4),
-              "calibrated_on": "the even-numbered half of DECODE dev (human-written dialogue contradictions, "
-                               "never trained on), each pair judged by the structured detector; never rgm"}
+    return {"threshold": round(threshold, 4), "rule": "accuracy", "accuracy": round(accuracy, 4),
+            "pairs": len(calibration), "accuracy_at_0.5": round(float(np.mean((scores >= 0.5) == labels)), 4),
+            "calibrated_on": "the even-numbered half of DECODE dev (human-written dialogue contradictions, "
+                             "never trained on), each pair judged by the structured detector; never rgm"}
+
+
+RULES = {"false-alarm": operating_point, "accuracy": accuracy_point}
+
+
+def calibrate(folder: Path, write: bool = True, rule: str = "false-alarm") -> dict:
+    """τ for ``folder``'s checkpoint by ``rule``; written with its figures into the folder's guard_config.json."""
+    from guard.loading import GUARD_CONFIG_NAME, load_scorer
+
+    scorer = load_scorer(str(folder))
+    result = RULES[rule](scorer)
     if write:
         path = Path(folder) / GUARD_CONFIG_NAME
         config = json.loads(path.read_text()) if path.exists() else {}
         config["threshold"] = result["threshold"]
         config["pairing"] = "sentence"
-        config.setdefault("calibration", {})["decode_dev"] = result
-        config["calibration"]["chosen"] = "decode_dev"
+        key = "decode_dev" if rule == "accuracy" else "operating_point"
+        config.setdefault("calibration", {})[key] = result
+        config["calibration"]["chosen"] = key
         config["calibrated_on"] = result["calibrated_on"]
         path.write_text(json.dumps(config, indent=2) + "\n")
     return result
@@ -66,9 +192,12 @@ def calibrate(folder: Path, write: bool = True) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m guard.training calibrate-decode", description=__doc__.splitlines()[0])
     parser.add_argument("folder", help="a detector checkpoint folder (its guard_config.json gets the threshold)")
+    parser.add_argument("--rule", choices=sorted(RULES), default="false-alarm",
+                        help="false-alarm: tau for <= 5%% false alarms on consistent dialogues (default); "
+                             "accuracy: the accuracy-best tau on balanced pairs")
     parser.add_argument("--dry-run", action="store_true", help="print the threshold without writing it")
     args = parser.parse_args(argv)
-    print(json.dumps(calibrate(Path(args.folder), write=not args.dry_run), indent=2))
+    print(json.dumps(calibrate(Path(args.folder), write=not args.dry_run, rule=args.rule), indent=2))
 
 
 if __name__ == "__main__":
