@@ -98,7 +98,7 @@ def test_adapter_is_merged_once_and_scores_like_the_peft_model(tmp_path, monkeyp
     monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "cache"))
     base_dir = build_tiny_nli_model(tmp_path / "base", id2label={0: "contradiction", 1: "entailment", 2: "neutral"})
     peft_model, folder = _tiny_adapter(tmp_path, base_dir)
-    scorer = load_scorer(folder, dtype="float32")
+    scorer = load_scorer(folder, dtype="float32", runtime="torch")  # exact arithmetic: the merge itself
     with torch.inference_mode():
         enc = scorer.tokenizer([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
         expected = torch.softmax(peft_model(**enc).logits, dim=-1).numpy()
@@ -136,3 +136,41 @@ def test_two_way_rest_loss_is_minus_log_of_not_contradiction():
     assert rest.item() == pytest.approx(-math.log(1 - probs[0, LABEL2ID["contradiction"]].item()), rel=1e-5)
     three_way = pair_loss(logits[1:], torch.tensor([LABEL2ID["neutral"]]))
     assert three_way.item() == pytest.approx(-math.log(probs[1, LABEL2ID["neutral"]].item()), rel=1e-5)
+
+
+def test_a_partial_checkpoint_is_put_onto_its_base_once_and_refused_on_another_base(tmp_path, monkeypatch):
+    """--freeze-layers runs ship only the top blocks and the head; the merge must give the trained model exactly."""
+    from safetensors.torch import save_file
+    from transformers import AutoModelForSequenceClassification
+
+    from guard.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME, merged_model
+
+    monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "cache"))
+    id2label = {0: "contradiction", 1: "entailment", 2: "neutral"}
+    base_dir = build_tiny_nli_model(tmp_path / "base", id2label=id2label)
+    trained = AutoModelForSequenceClassification.from_pretrained(base_dir).eval()
+    top = {k: v for k, v in trained.state_dict().items() if "classifier" in k or "encoder.layer.0." in k}
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for value in top.values():
+            value.add_(torch.randn_like(value) * 0.1)  # "trained" top block and head (in place, in the model)
+    folder = tmp_path / "partial"
+    folder.mkdir()
+    save_file({k: v.to(torch.float16).contiguous() for k, v in top.items()}, str(folder / PARTIAL_WEIGHTS_NAME))
+    (folder / PARTIAL_CONFIG_NAME).write_text(json.dumps({"base": str(base_dir), "id2label": id2label}))
+    scorer = load_scorer(folder, dtype="float32", runtime="torch")
+    with torch.no_grad():
+        for key, value in top.items():  # what the shipped fp16 file holds
+            trained.state_dict()[key].copy_(value.to(torch.float16).float())
+        enc = scorer.tokenizer([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+        expected = torch.softmax(trained(**enc).logits, dim=-1).numpy()
+    assert np.allclose(scorer.predict_proba(PAIRS), expected, atol=1e-5)
+    assert merged_model(folder) == merged_model(folder)  # built once, then found in the cache
+
+    other = tmp_path / "other"
+    other.mkdir()
+    save_file({"classifier.weight": torch.zeros(5, 7)}, str(other / PARTIAL_WEIGHTS_NAME))
+    (other / PARTIAL_CONFIG_NAME).write_text(json.dumps({"base": str(base_dir), "id2label": id2label}))
+    with pytest.raises(ModelLoadError, match="trained on another base"):
+        merged_model(other)
+    assert not list((tmp_path / "cache" / "merged").glob("other-*"))  # nothing half-built left behind

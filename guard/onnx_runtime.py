@@ -1,0 +1,140 @@
+"""The NLI cross-encoder through ONNX Runtime, int8: the guard's scoring on an ordinary laptop CPU.
+
+On a CPU without bfloat16 (most laptops) torch runs the cross-encoder in float32. ONNX Runtime with dynamically
+quantised int8 weights (``onnxruntime.quantization.quantize_dynamic``: int8 weights per output channel, activations
+quantised on the fly) does the same arithmetic in about half the time. A checkpoint is exported once
+(``torch.onnx.export``), quantised, and cached under ``GUARD_CACHE_DIR/onnx``, keyed by a hash of its weights and
+config, written to a temporary folder and renamed, so an interrupted export leaves nothing half-written.
+Tokenisation and the label layout are the torch scorer's own (``guard.nli``): only the forward pass changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from guard.nli import LabelLayout, _ClassProbabilities
+
+#: runtimes a scorer can run on (``guard.loading.load_scorer(runtime=...)``)
+RUNTIMES = ("torch", "onnx-int8")
+_MODEL_FILE = "model.int8.onnx"
+
+
+class OnnxRuntimeError(RuntimeError):
+    """The int8 runtime could not be built or loaded; the message says what to do instead."""
+
+
+def checkpoint_digest(folder: Path) -> str:
+    """A hash of a checkpoint's weights and config: the export cache's key."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith((".safetensors", ".bin")) or name == "config.json":
+            digest.update(name.encode())
+            digest.update((folder / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def export_int8(folder: Path, target: Path) -> Path:
+    """Export ``folder``'s sequence classifier to ONNX and quantise it to int8 in ``target`` (atomically)."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        model = AutoModelForSequenceClassification.from_pretrained(str(folder), dtype=torch.float32).eval()
+        sample = tokenizer(["a short premise"], ["a hypothesis"], return_tensors="pt")
+        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
+        axes = {k: {0: "batch", 1: "sequence"} for k in names}
+        with torch.inference_mode():
+            torch.onnx.export(model, tuple(sample[k] for k in names), str(partial / "model.onnx"),
+                              input_names=names, output_names=["logits"],
+                              dynamic_axes={**axes, "logits": {0: "batch"}}, opset_version=17, dynamo=False)
+        quantize_dynamic(str(partial / "model.onnx"), str(partial / _MODEL_FILE), weight_type=QuantType.QInt8,
+                         per_channel=True)
+        (partial / "model.onnx").unlink()
+        (partial / "inputs.txt").write_text("\n".join(names) + "\n")
+    except Exception as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise OnnxRuntimeError(f"could not export {folder} to int8 ONNX ({type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''}); use runtime='torch'") from exc
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target
+
+
+def cached_int8_model(folder: Path) -> Path:
+    """The int8 ONNX export of a checkpoint folder, built on first use."""
+    from embedded import cache_dir
+
+    folder = Path(folder)
+    target = cache_dir() / "onnx" / f"{folder.name}-{checkpoint_digest(folder)}"
+    if not (target / _MODEL_FILE).exists():
+        export_int8(folder, target)
+    return target
+
+
+class OnnxNLIScorer(_ClassProbabilities):
+    """Scores (premise, hypothesis) pairs with an int8 ONNX export of an NLI cross-encoder, in batches."""
+
+    def __init__(self, session, input_names: Sequence[str], tokenizer, layout: LabelLayout, max_length: int = 128,
+                 batch_size: int = 64, name: str = "") -> None:
+        self.session = session
+        self.input_names = tuple(input_names)
+        self.tokenizer = tokenizer
+        self.layout = layout
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.name = name
+        self.runtime = "onnx-int8"
+
+    @classmethod
+    def from_checkpoint(cls, folder: str | Path, max_length: int = 128, batch_size: int = 64, threads: int | None = None,
+                        name: str = "", contradiction_label: str | int | None = None) -> OnnxNLIScorer:
+        """Load (exporting once) the int8 model of a local checkpoint folder; labels are read by name."""
+        import onnxruntime as ort
+        from transformers import AutoConfig, AutoTokenizer
+
+        folder = Path(folder)
+        if not (folder / "config.json").exists():
+            raise OnnxRuntimeError(f"{folder} is not a local checkpoint folder (no config.json); the int8 runtime "
+                                   "exports local checkpoints only: use runtime='torch' for a hub name")
+        exported = cached_int8_model(folder)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or _torch_threads()
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(exported / _MODEL_FILE), options, providers=["CPUExecutionProvider"])
+        input_names = (exported / "inputs.txt").read_text().split()
+        layout = LabelLayout.from_id2label(AutoConfig.from_pretrained(str(folder)).id2label, contradiction_label)
+        return cls(session, input_names, AutoTokenizer.from_pretrained(str(folder)), layout, max_length=max_length,
+                   batch_size=batch_size, name=name or str(folder))
+
+    def predict_proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Softmax over the checkpoint's own labels, shape (len(pairs), num_labels)."""
+        if len(pairs) == 0:
+            return np.zeros((0, self.layout.num_labels), dtype=np.float32)
+        out = []
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start:start + self.batch_size]
+            enc = self.tokenizer([p for p, _ in chunk], [h for _, h in chunk], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="np")
+            logits = self.session.run(None, {k: enc[k].astype(np.int64) for k in self.input_names})[0]
+            logits = logits - logits.max(axis=-1, keepdims=True)
+            probs = np.exp(logits)
+            out.append((probs / probs.sum(axis=-1, keepdims=True)).astype(np.float32))
+        return np.concatenate(out, axis=0)
+
+
+def _torch_threads() -> int:
+    """The thread count torch would use here (the project's one setting for CPU threads)."""
+    import torch
+
+    return torch.get_num_threads()
