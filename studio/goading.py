@@ -122,11 +122,31 @@ def _my_subject(verb):
     return None
 
 
-def _span_text(token, skip: Sequence[str] = ("det",)) -> str:
-    """A token's subtree as text, without leading determiners (for use inside a question)."""
-    words = [t for t in token.subtree if not (t.dep_ in skip and t.i < token.i)]
-    words = [t for t in words if not t.is_punct]
-    return "".join(t.text_with_ws for t in words).strip()
+#: what a phrase quoted inside a question stops at: an apposition ("Sophie, a chatbot"), a clause, a list
+_PHRASE_CUT = frozenset({"appos", "relcl", "acl", "advcl", "cc", "conj", "parataxis", "punct", "prep"})
+
+
+def _span_text(token, skip: Sequence[str] = ("det",), cut: Sequence[str] = ()) -> str:
+    """A token's phrase as it was written (hyphens, apostrophes and inner spacing kept), without leading
+    determiners and, with ``cut``, without the children that start an apposition, clause or list.
+
+    The text is a slice of the sentence, never a re-join of tokens: re-joining without the punctuation tokens
+    turned "Sophie, a no-nonsense AI" into "Sophiea nononsense AI".
+    """
+    dropped = {t.i for c in token.children if c.dep_ in cut and c.i > token.i for t in c.subtree}
+    kept = [t for t in token.subtree if t.i not in dropped]
+    start = token.i
+    while start > kept[0].i and start - 1 not in dropped and token.doc[start - 1] in kept:
+        start -= 1
+    end = token.i
+    while end + 1 <= kept[-1].i and end + 1 not in dropped:
+        end += 1
+    span = token.doc[start:end + 1]
+    while len(span) > 1 and (span[0].dep_ in skip and span[0].i < token.i or span[0].is_punct):
+        span = span[1:]
+    while len(span) > 1 and span[-1].is_punct:
+        span = span[:-1]
+    return span.text.strip()
 
 
 def _second_person(text: str) -> str:
@@ -220,17 +240,26 @@ def _inquiries(sent) -> list[_Inquiry]:
                     found.append(_Inquiry(f"How long have you been {verb.text}?", f"how long I have been {verb.text}",
                                           _span_text(pobj)))
             elif child.dep_ == "attr" and lemma == "be" and child.pos_ in ("NOUN", "PROPN"):
-                attr = _span_text(child, skip=())
+                attr = _span_text(child, skip=(), cut=_PHRASE_CUT)
                 be = "Were" if past else "Are"
                 found.append(_Inquiry(f"{be} you {_second_person(attr)}?", f"whether I am {attr}", attr))
     return found
 
 
-def _chunks(sent) -> list[str]:
-    """Noun chunks and proper names worth asking about (no bare pronouns)."""
+#: nouns of time and amount: "How did you get into ten years?" is not a question a person asks
+_AMOUNT_NOUNS = frozenset({"year", "month", "week", "day", "hour", "minute", "second", "time", "times", "lot", "bit",
+                           "couple", "number", "age", "kind", "sort", "way"})
+
+
+def _chunks(sent, things_only: bool = False) -> list[str]:
+    """Noun chunks and proper names worth asking about (no bare pronouns); with ``things_only`` only common
+    nouns that are not amounts of time ("ten years") and not names ("Sophie"), for the generic follow-ups."""
     out = []
     for chunk in sent.noun_chunks:
-        if chunk.root.pos_ == "PRON":
+        root = chunk.root
+        if root.pos_ == "PRON":
+            continue
+        if things_only and (root.pos_ != "NOUN" or root.lemma_.lower() in _AMOUNT_NOUNS):
             continue
         out.append(chunk.text)
     return out
@@ -284,7 +313,7 @@ def _perturb(history: Sequence[Turn], rng: random.Random) -> list[Suggestion]:
                  "perturb_synonym": lambda s: synonym(s, rng)}
     out: list[Suggestion] = []
     for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
-        for sent in _sentences(turn.text):
+        for sent in _sentences(_said(turn)):
             converted = _as_statement(sent.text)
             if converted is None:
                 continue
@@ -301,11 +330,23 @@ def _perturb(history: Sequence[Turn], rng: random.Random) -> list[Suggestion]:
     return out
 
 
+#: openers this module's paraphrases put in front; a user turn that is itself a clicked paraphrase loses them
+#: before it is paraphrased or perturbed again ("What I'm saying is, what I'm saying is, ...")
+_OWN_OPENERS = re.compile(r"^(?:(?:what i'm saying is|sorry, i mean)[,:]?\s+)+", re.IGNORECASE)
+
+
+def _said(turn: Turn) -> str:
+    """A user turn's words without the openers of an earlier paraphrase suggestion."""
+    text = " ".join(turn.text.split())
+    stripped = _OWN_OPENERS.sub("", text)
+    return stripped[:1].upper() + stripped[1:] if stripped != text else text
+
+
 def _paraphrase(history: Sequence[Turn]) -> list[Suggestion]:
     """The user's latest question (or statement) asked again in other words."""
     out: list[Suggestion] = []
     for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
-        text = " ".join(turn.text.split())
+        text = _said(turn)
         questions = [s.text.strip() for s in _sentences(text) if s.text.strip().endswith("?")]
         for question in questions:
             converted = _as_statement(question)
@@ -358,8 +399,8 @@ def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
                     if child.dep_ == "dobj" and child.pos_ == "NOUN":
                         noun = child.lemma_.lower()
                         out.append(_FollowUp(f"What kind of {noun} {do} you {lemma}?", referent, turn, 2))
-                        out.append(_FollowUp(f"Why {do} you {lemma} {_second_person(_span_text(child, skip=()))}?",
-                                             referent, turn, 2))
+                        obj = _second_person(_span_text(child, skip=(), cut=_PHRASE_CUT))
+                        out.append(_FollowUp(f"Why {do} you {lemma} {obj}?", referent, turn, 2))
                     elif child.dep_ == "xcomp" and child.tag_ == "VBG":
                         out.append(_FollowUp(f"What do you like most about {child.text}?", referent, turn, 2))
                         out.append(_FollowUp(f"How often do you go {child.text}?", referent, turn, 2))
@@ -372,7 +413,7 @@ def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
                         attr = _second_person(_span_text(child, skip=()))
                         out.append(_FollowUp(f"How long have you been {attr}?", referent, turn, 2))
                         out.append(_FollowUp(f"Do you like being {attr}?", referent, turn, 2))
-            for chunk in _chunks(sent)[:2]:
+            for chunk in _chunks(sent, things_only=True)[:2]:
                 chunk = _second_person(chunk)
                 out.append(_FollowUp(f"How did you get into {chunk}?", referent, turn, 1))
                 out.append(_FollowUp(f"What do you like most about {chunk}?", referent, turn, 1))

@@ -169,6 +169,69 @@ def accuracy_point(scorer) -> dict:
 
 RULES = {"false-alarm": operating_point, "accuracy": accuracy_point}
 
+#: share of the strong model's firing pairs the fast model must pass up (docs/experiments/2026-11-24-detector-v3.md)
+CASCADE_RECALL = 0.98
+#: candidates in one guard turn, as the chat page generates them
+CANDIDATES_PER_TURN = 4
+
+
+def product_pairs(pairs: Sequence[rd.LabelledPair]) -> list[tuple[str, str]]:
+    """The (premise sentence, reply sentence) pairs the structured detector scores for each DECODE pair."""
+    from guard import text as textsplit
+
+    textsplit.prepare([t for p in pairs for t in (p.premise, p.hypothesis)])
+    return [(a, b) for p in pairs for a in textsplit.sentences(p.premise) for b in textsplit.sentences(p.hypothesis)]
+
+
+def cascade_point(fast, strong, strong_threshold: float) -> dict:
+    """Escalation point and cap of the fast/strong cascade, by the rule written before the results.
+
+    * escalate_at: the largest fast score such that at least ``CASCADE_RECALL`` of the sentence pairs of DECODE dev's
+      even half that the strong model scores >= its τ get at least that score from the fast model;
+    * max_escalated: the 95th percentile of pairs at or above escalate_at in one guard turn (4 candidates) over the
+      probe suite's dialogues, rounded up, at least 4.
+    """
+    from guard.datasets import read_dataset
+    from guard.detector import ContradictionDetector
+
+    calibration, _ = decode_dev_halves()
+    pairs = list(dict.fromkeys(product_pairs(calibration)))
+    fast_scores, strong_scores = fast.contradiction_proba(pairs), strong.contradiction_proba(pairs)
+    firing = fast_scores[strong_scores >= strong_threshold]
+    escalate_at = float(np.quantile(firing, 1.0 - CASCADE_RECALL)) if len(firing) else 0.5
+    escalate_at = float(np.floor(escalate_at * 1000) / 1000)  # rounded down: never below the recall asked for
+
+    records = read_dataset("decode", Path(__file__).resolve().parents[1] / "data" / "probe_suite.jsonl")
+    replies = [r.turns[-1].text for r in records]
+    detector = ContradictionDetector(fast, threshold=0.5, intra_threshold=0.5, categories=True)
+    per_turn = []
+    for i, record in enumerate(records):
+        candidates = [replies[(i + k) % len(replies)] for k in range(CANDIDATES_PER_TURN)]
+        verdicts = detector.detect_candidates(record.history, candidates, record.turns[-1].agent_id)
+        scores = [p.score for v in verdicts for p in v.pair_scores + (v.details.intra.pairs if v.details.intra else [])]
+        per_turn.append(sum(s >= escalate_at for s in scores))
+    cap = max(4, int(np.ceil(np.quantile(per_turn, 0.95))))
+    return {"escalate_at": escalate_at, "max_escalated": cap, "recall_target": CASCADE_RECALL,
+            "strong_firing_pairs": int(len(firing)), "pairs": len(pairs),
+            "escalated_share_of_pairs": round(float(np.mean(fast_scores >= escalate_at)), 4),
+            "escalated_per_turn_p50": float(np.median(per_turn)), "escalated_per_turn_p95": float(np.quantile(per_turn, 0.95)),
+            "calibrated_on": "sentence pairs of DECODE dev's even half (escalation point) and guard turns of 4 "
+                             "candidates over the probe suite's dialogues (cap); never rgm"}
+
+
+def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
+    """Write the cascade's escalation point and cap into the strong detector's guard_config.json."""
+    from guard.loading import GUARD_CONFIG_NAME, default_threshold, load_scorer
+
+    result = cascade_point(load_scorer("embedded-minilm"), load_scorer(str(strong_folder)),
+                           default_threshold(str(strong_folder)))
+    if write:
+        path = Path(strong_folder) / GUARD_CONFIG_NAME
+        config = json.loads(path.read_text()) if path.exists() else {}
+        config["cascade"] = result
+        path.write_text(json.dumps(config, indent=2) + "\n")
+    return result
+
 
 def calibrate(folder: Path, write: bool = True, rule: str = "false-alarm") -> dict:
     """τ for ``folder``'s checkpoint by ``rule``; written with its figures into the folder's guard_config.json."""
@@ -195,8 +258,14 @@ def main(argv=None) -> None:
     parser.add_argument("--rule", choices=sorted(RULES), default="false-alarm",
                         help="false-alarm: tau for <= 5%% false alarms on consistent dialogues (default); "
                              "accuracy: the accuracy-best tau on balanced pairs")
-    parser.add_argument("--dry-run", action="store_true", help="print the threshold without writing it")
+    parser.add_argument("--cascade", action="store_true",
+                        help="instead of tau: the fast/strong cascade's escalation point and cap, with FOLDER as the "
+                             "strong detector (its tau must be set first)")
+    parser.add_argument("--dry-run", action="store_true", help="print the result without writing it")
     args = parser.parse_args(argv)
+    if args.cascade:
+        print(json.dumps(calibrate_cascade(Path(args.folder), write=not args.dry_run), indent=2))
+        return
     print(json.dumps(calibrate(Path(args.folder), write=not args.dry_run, rule=args.rule), indent=2))
 
 
