@@ -103,9 +103,7 @@ def _cached_build(folder: Path, weights: Path, build) -> Path:
     partial = target.with_suffix(".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        build(partial)
-        if (folder / GUARD_CONFIG_NAME).exists():
-            shutil.copy(folder / GUARD_CONFIG_NAME, partial / GUARD_CONFIG_NAME)
+        build(partial)  # weights and tokenizer only: thresholds stay in the source folder's guard_config.json
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -209,15 +207,20 @@ def choose_runtime(runtime: str, resolved: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_scorer(resolved: str, quantize: bool, dtype: str, runtime: str = "torch"):
-    max_length = guard_config(resolved).get("max_length", 128)  # the length the checkpoint was trained at
+def _load_scorer(resolved: str, quantize: bool, dtype: str, runtime: str = "torch", name: str = ""):
+    """``resolved`` is what loads (a folder, a merged copy in the cache, a hub name); ``name`` is what the caller
+    asked for and what the scorer is called, so thresholds are read from that name's guard_config.json (an
+    adapter's or partial checkpoint's own folder, never its merged copy)."""
+    name = name or resolved
+    max_length = guard_config(name).get("max_length", 128)  # the length the checkpoint was trained at
     if runtime == "onnx-int8":
         from guard.onnx_runtime import OnnxNLIScorer
 
-        return OnnxNLIScorer.from_checkpoint(resolved, max_length=int(max_length), name=resolved)
+        return OnnxNLIScorer.from_checkpoint(resolved, max_length=int(max_length), name=name)
     try:
         scorer = NLIScorer.from_pretrained(resolved, max_length=int(max_length),
                                            dtype="float32" if quantize else dtype)
+        scorer.name = name
     except LabelLayoutError:
         raise
     except (OSError, ValueError) as exc:
@@ -245,7 +248,7 @@ def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False,
     if str(name_or_path).strip() == "embedded-cascade":
         return _load_cascade(bool(quantize), dtype, runtime)
     resolved = _resolve(name_or_path)
-    return _load_scorer(resolved, bool(quantize), dtype, choose_runtime(runtime, resolved))
+    return _load_scorer(resolved, bool(quantize), dtype, choose_runtime(runtime, resolved), str(name_or_path).strip())
 
 
 @functools.lru_cache(maxsize=2)
@@ -253,8 +256,8 @@ def _load_cascade(quantize: bool, dtype: str, runtime: str = "auto") -> CascadeS
     config = guard_config("embedded-mpnet").get("cascade", {})
     fast, strong = _resolve("embedded-minilm"), _resolve("embedded-mpnet")
     return CascadeScorer(
-        _load_scorer(fast, quantize, dtype, choose_runtime(runtime, fast)),
-        _load_scorer(strong, quantize, dtype, choose_runtime(runtime, strong)),
+        _load_scorer(fast, quantize, dtype, choose_runtime(runtime, fast), "embedded-minilm"),
+        _load_scorer(strong, quantize, dtype, choose_runtime(runtime, strong), "embedded-mpnet"),
         escalate_at=float(config.get("escalate_at", 0.1)), max_escalated=int(config.get("max_escalated", 24)),
         name="embedded-cascade")
 
