@@ -115,7 +115,7 @@ def _forward_mean_logprob(model, prompt_ids: torch.Tensor, reply_ids: list[int])
 
 
 def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokenizer):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = DecodingConfig(method="greedy", max_new_tokens=8)
     (candidate,) = bot.generate(HISTORY, 3, decoding, persona=["i am a teacher"])
     prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])
@@ -131,7 +131,7 @@ def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokeniz
 
 @pytest.mark.parametrize("preset", ["fast", "decode_top_k", "decode_beam", "decode_sample_rank"])
 def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = PRESETS[preset].replace(max_new_tokens=10, min_new_tokens=min(PRESETS[preset].min_new_tokens, 4),
                                        seed=3)
     candidates = bot.generate(HISTORY, 4, decoding)
@@ -144,7 +144,7 @@ def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
 
 
 def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     prompt = bot.prompt_ids(HISTORY, ())
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = DecodingConfig(method="beam", num_beams=4, max_new_tokens=6)
@@ -160,7 +160,7 @@ def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
 
 
 def test_seeded_sampling_is_reproducible_and_leaves_global_rng_alone(opt_dir):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = PRESETS["fast"].replace(max_new_tokens=8, seed=11)
     torch.manual_seed(123)
     before = torch.rand(1)
@@ -278,7 +278,7 @@ def test_plan_generation_maps_methods():
 @pytest.mark.parametrize("model_dir", ["opt_dir", "llama_dir"])
 def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
     path = request.getfixturevalue(model_dir)
-    bot = TranscriptBot.from_pretrained(path)
+    bot = TranscriptBot.from_pretrained(path, engine="transformers")
     prompt = bot.prompt_ids(HISTORY, ())
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = PRESETS["fast"].replace(max_new_tokens=8, min_new_tokens=8, seed=4)
