@@ -165,6 +165,7 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
         "min_length": decoding.min_new_tokens,
         "no_repeat_ngram_size": decoding.no_repeat_ngram_size,
         "include_prompt_in_result": False,
+        "return_scores": True,  # also makes every step report its token's log-probability
     }
     keep, beam = num_candidates, False
     if decoding.method == "greedy":
@@ -172,8 +173,7 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
         keep = 1
     elif decoding.method == "beam":
         beam = True
-        kwargs.update(beam_size=max(decoding.num_beams, num_candidates), num_hypotheses=num_candidates,
-                      return_scores=True)
+        kwargs.update(beam_size=max(decoding.num_beams, num_candidates), num_hypotheses=num_candidates)
     else:
         draws = num_candidates
         if decoding.method == "sample_rank":

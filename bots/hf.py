@@ -274,7 +274,7 @@ class PrefixCache:
                     del self.entries[best]
                 elif getattr(stored, "is_croppable", False):
                     cache = copy.deepcopy(stored)
-                    cache.crop(shared)
+                    cache.crop(shared - len(tokens))  # transformers 5 crops by a negative count of tokens to drop
             if cache is None:
                 cache, shared = DynamicCache(config=model.config), 0
             if shared < len(ids):

@@ -72,8 +72,10 @@ def _ids(tokenizer) -> dict:
 def opt_dir(tmp_path_factory, tokenizer):
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-opt")
+    # OPT's vocabulary is padded to a multiple of 8 (fairseq's convention, which CTranslate2's converter follows)
+    ids = {**_ids(tokenizer), "vocab_size": -(-len(tokenizer) // 8) * 8}
     config = OPTConfig(hidden_size=32, num_hidden_layers=1, ffn_dim=64, num_attention_heads=2,
-                       word_embed_proj_dim=32, max_position_embeddings=512, **_ids(tokenizer))
+                       word_embed_proj_dim=32, max_position_embeddings=512, **ids)
     OPTForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
