@@ -170,7 +170,11 @@ class LocalTransformersBot(Bot):
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
-        first start that fits is found by bisection (few encodings even in a long conversation).
+        first start that fits is found by bisection (few encodings even in a long conversation). An
+        engine that keeps the prompt's state across turns (``drop_block`` > 1: transformers) drops them
+        ``drop_block`` at a time, so the start moves once every few turns instead of every turn and
+        the cached state stays valid in between (otherwise a conversation past the budget would
+        re-encode its whole prompt each turn).
         """
         history = list(history)
         encoded: dict[int, torch.Tensor] = {}
@@ -185,7 +189,13 @@ class LocalTransformersBot(Bot):
 
         if len(history) <= 1 or fits(0):
             return encode(0)
-        return encode(bisect_left(range(len(history) - 1), True, lo=1, key=fits))
+        start = bisect_left(range(len(history) - 1), True, lo=1, key=fits)
+        block = getattr(self.engine, "drop_block", 1)
+        if block > 1:  # drop turns a block at a time: the prompt's start, and so its cached state, stays put
+            blocked = -(-start // block) * block
+            if blocked < len(history) and fits(blocked):
+                start = blocked
+        return encode(start)
 
     def head_ids(self, persona: Sequence[str]) -> list[int]:
         """The fixed start of every prompt for this persona (system prompt, preamble): the CTranslate2 engine

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_bots_local import llama_dir, tokenizer  # noqa: F401 (fixtures)
-
 REPO = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).with_name("openai_server.py")
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}

@@ -13,6 +13,7 @@ import math
 import ctranslate2
 import pytest
 import torch
+from tiny_models import HISTORY
 
 from bots import ct2
 from bots.base import PRESETS, BotError, DecodingConfig, Message
@@ -21,7 +22,6 @@ from bots.causal import TranscriptBot
 from bots.embedded import ChatTemplateBot
 from bots.engines import TransformersEngine, resolve_engine
 from bots.hf import PrefixCache, generate_candidates, make_candidate
-from tests.test_bots_local import HISTORY, blenderbot_dir, llama_dir, opt_dir, tokenizer  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -193,3 +193,17 @@ def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, cache_di
     assert "\n" not in str(error.value)
     assert not [p.name for p in (cache_dir / "ct2").iterdir() if p.name.startswith("broken")]
     assert "Converting broken to CTranslate2 int8 (first use only" in capsys.readouterr().err
+
+
+def test_transformers_engine_drops_turns_a_block_at_a_time_so_the_cache_survives(llama_dir):
+    bot = ChatTemplateBot.from_pretrained(llama_dir, engine="transformers")
+    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} about dogs") for i in range(41)]
+    bot.max_prompt_tokens = bot.prompt_ids(history[-12:], ()).shape[1]  # room for about 12 turns
+    starts = []
+    for end in range(13, 42, 2):  # the conversation grows by one exchange at a time
+        prompt = bot.prompt_ids(history[:end], ())
+        assert prompt.shape[1] <= bot.max_prompt_tokens
+        text = bot.tokenizer.decode(prompt[0])
+        starts.append(next(i for i in range(end) if f"message {i} " in text))
+    assert all(start % 8 == 0 for start in starts) and starts == sorted(starts)
+    assert len(set(starts)) < len(starts) / 2  # the prompt's start stays put over several turns
