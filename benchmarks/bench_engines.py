@@ -9,7 +9,7 @@ speed: SmolLM2-135M, 4 candidates of exactly 32 tokens (top-k 40, temperature 0.
 prompt (about 269 tokens), median of ``--repeats`` after a warm-up: transformers float32 with the prompt
 encoded once per candidate (how generate() works by default), with one shared prefill, with the previous
 turn's prompt cached; CTranslate2 int8 with the prompt per candidate and with one shared prefill; and
-the prefill alone. turns: the time to encode the prompt (one greedy token) at every exchange of a
+the prompt's checkpoint cached as a chat leaves it (bots.ct2), and the prefill alone. turns: the time to encode the prompt (one greedy token) at every exchange of a
 growing chat, and a whole 4 x 32 reply at 2, 10 and 30 exchanges. quality: the generator as a MuTual
 response ranker (mean log-probability of each option; R@1) and the share of sampled replies that end
 at a sentence, per engine. Every result carries the CPU's flags and the load average (benchmarks.machine):
@@ -79,6 +79,7 @@ def speed(bots: dict, repeats: int) -> dict:
     import ctranslate2
     import torch
 
+    from bots.ct2 import CHECKPOINT_TOKENS
     from bots.engines import TransformersEngine
     from bots.hf import PrefixCache, generate_candidates
 
@@ -125,7 +126,11 @@ def speed(bots: dict, repeats: int) -> dict:
         int8.engine.generator.generate_batch([tokens] * 4, **options)
 
     rows["ctranslate2 int8, prompt encoded per candidate"] = _timed(ct2_per_candidate, repeats)
+    int8.engine.checkpoint_tokens = 0  # nothing of this prompt cached: the whole prompt is encoded once per call
     rows["ctranslate2 int8, one shared prefill (the engine)"] = _timed(
+        lambda run: int8.engine.generate(prompt, DECODING_32.replace(seed=run), 4, end_ids=ends), repeats)
+    int8.engine.checkpoint_tokens = CHECKPOINT_TOKENS  # as in a chat: the prompt's last checkpoint is cached
+    rows["ctranslate2 int8, shared prefill, checkpoint cached"] = _timed(
         lambda run: int8.engine.generate(prompt, DECODING_32.replace(seed=run), 4, end_ids=ends,
                                          static_length=head), repeats)
 

@@ -10,10 +10,16 @@ interrupted conversion never leaves a half-written model behind.
 Decoding maps onto ``Generator.generate_batch`` (see ``generation_options``). The prompt is given
 once (batch 1) with ``include_prompt_in_result=False``: CTranslate2 forwards it through the decoder
 in one pass and only then tiles the state for the N hypotheses (beams or samples), so the N
-candidates share one prefill. A fixed head of the prompt (the system prompt and persona, or the
-few-shot preamble) goes in as ``static_prompt``, whose state CTranslate2 caches across calls;
-CTranslate2 cannot extend a cached state, so the growing rest of a conversation is prefilled anew
-each turn (in int8; measured in docs/bots.md).
+candidates share one prefill.
+
+Across turns: CTranslate2 cannot extend a cached decoder state; its ``static_prompt`` caches the
+state of one fixed prefix, computed from scratch, keyed by its tokens. So the prompt is cut at a
+checkpoint, the last multiple of ``CHECKPOINT_TOKENS`` before its end (or the fixed head: system
+prompt and persona, whichever is longer), and that prefix goes in as ``static_prompt``. A growing
+conversation keeps the same checkpoint for several turns (only the tokens after it are encoded),
+and pays one full encoding when it passes the next multiple. CTranslate2's state cache has no
+eviction, so the engine reloads its model (a fresh, empty cache) once the prefixes it cached hold
+more than ``CACHE_BUDGET_TOKENS`` tokens.
 """
 
 from __future__ import annotations
@@ -37,6 +43,13 @@ logger = logging.getLogger(__name__)
 
 #: Weights int8, activations float32: the compute type every x86-64 CPU runs natively in CTranslate2.
 COMPUTE_TYPE = "int8"
+#: The prompt's cached prefix ends at a multiple of this many tokens. Encoding cost per turn is about
+#: (prompt length x tokens per turn / C) + C / 2 token-encodings, smallest near C = sqrt(2 x 1000 x 38)
+#: = 275 for a 1,000-token chat growing 38 tokens a turn (the embedded bot's budget and bench_engines' chat).
+CHECKPOINT_TOKENS = 256
+#: Tokens of cached prefixes before the engine reloads its model to empty CTranslate2's cache (for
+#: SmolLM2-135M a cached token holds 30 layers x 2 x 3 heads x 64 floats = 46 KB: about 380 MB).
+CACHE_BUDGET_TOKENS = 8192
 #: A partial conversion folder older than this is a leftover of a killed process and is removed.
 STALE_PARTIAL_SECONDS = 3600
 
@@ -218,6 +231,8 @@ class CTranslate2Engine:
     """Generation and scoring through a converted CTranslate2 model (decoder-only)."""
 
     name = "ctranslate2"
+    #: Turns dropped at a time past the prompt budget (bots.local.prompt_ids), so the checkpoint stays valid.
+    drop_block = 8
 
     def __init__(self, model_dir: str | Path, tokenizer, config, generation_config=None,
                  load_transformers_model: Callable | None = None, intra_threads: int = 0):
@@ -228,13 +243,39 @@ class CTranslate2Engine:
         self.config = config  # the transformers config of the source (architecture, eos, context size)
         self.generation_config = generation_config
         self._load_transformers_model = load_transformers_model
-        try:
-            self.generator = ctranslate2.Generator(str(model_dir), device="cpu", compute_type=COMPUTE_TYPE,
-                                                   intra_threads=intra_threads)
-        except (RuntimeError, ValueError, OSError) as exc:
-            raise BotError(f"could not load the CTranslate2 model in {model_dir}: {first_line(exc)}") from exc
+        self.intra_threads = intra_threads
+        self.checkpoint_tokens = CHECKPOINT_TOKENS  # 0: cache the fixed head only (benchmarks compare both)
+        self.generator = self._load()
+        self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
         self._lock = threading.Lock()  # one generation at a time: the seed is process-wide
+
+    def _load(self):
+        import ctranslate2
+
+        try:
+            return ctranslate2.Generator(str(self.model_dir), device="cpu", compute_type=COMPUTE_TYPE,
+                                         intra_threads=self.intra_threads)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise BotError(f"could not load the CTranslate2 model in {self.model_dir}: {first_line(exc)}") from exc
+
+    def static_prefix(self, prompt: Sequence[int], static_length: int = 0) -> list[int]:
+        """The prefix whose state CTranslate2 caches: the last checkpoint or the fixed head, whichever is longer
+        (empty when that would leave fewer than 2 tokens to encode)."""
+        step = self.checkpoint_tokens
+        checkpoint = (len(prompt) - 2) // step * step if step > 0 else 0
+        length = max(checkpoint, static_length)
+        return list(prompt[:length]) if 0 < length < len(prompt) - 1 else []
+
+    def _remember(self, static: Sequence[int]) -> None:
+        """Count a new cached prefix; past the budget, reload the model so CTranslate2's cache starts empty."""
+        key = tuple(static)
+        if not key or key in self.cached_prefixes:
+            return
+        if sum(map(len, self.cached_prefixes)) + len(key) > CACHE_BUDGET_TOKENS:
+            self.generator = self._load()
+            self.cached_prefixes.clear()
+        self.cached_prefixes.add(key)
 
     @classmethod
     def from_source(cls, source: str | Path, tokenizer, config, name: str | None = None,
@@ -260,8 +301,8 @@ class CTranslate2Engine:
     def generate(self, prompt: Sequence[int], decoding: DecodingConfig, num_candidates: int, *,
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
                  clean: Callable[[str], str] = str.strip) -> list[Candidate]:
-        """N scored candidates after ``prompt`` (token ids); the first ``static_length`` ids are a fixed head
-        whose decoder state CTranslate2 caches across calls (``static_prompt``)."""
+        """N scored candidates after ``prompt`` (token ids). The first ``static_length`` ids are a fixed head;
+        it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring)."""
         import ctranslate2
 
         from bots.hf import make_candidate
@@ -269,7 +310,7 @@ class CTranslate2Engine:
         request = generation_options(decoding, num_candidates)
         ends = {int(t) for t in end_ids}
         prompt = list(prompt)
-        static = prompt[:static_length] if 0 < static_length < len(prompt) - 1 else []
+        static = self.static_prefix(prompt, static_length)
         start = prompt[len(static):]
         kwargs = dict(request.kwargs)
         if ends:
@@ -281,6 +322,7 @@ class CTranslate2Engine:
         if not request.beam:
             kwargs["callback"] = hypotheses
         with self._lock:
+            self._remember(static)
             if decoding.seed is not None:
                 ctranslate2.set_random_seed(decoding.seed)
             try:

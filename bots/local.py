@@ -150,7 +150,7 @@ class LocalTransformersBot(Bot):
                 if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
                     tokenizer = AutoTokenizer.from_pretrained(source)
                     resolved = embedded.cpu_dtype() if dtype == "auto" else dtype
-                    loader = _weights_loader(cls, ensure_converted(gguf, resolved), resolved)
+                    loader = _weights_loader(cls, lambda: ensure_converted(gguf, resolved), resolved)
                     return cls(None, tokenizer, name=name,
                                engine=CTranslate2Engine.from_source(source, tokenizer, config, name, loader), **options)
             weights, tokenizer = load_gguf_causal_lm(gguf, dtype)
@@ -237,12 +237,14 @@ class LocalTransformersBot(Bot):
         return self.engine.score(prompt, rows)
 
 
-def _weights_loader(cls, source: str | Path, dtype: str) -> Callable[[], PreTrainedModel]:
-    """A function that loads the transformers weights of ``source`` in ``dtype``, with a BotError on failure."""
+def _weights_loader(cls, source: str | Path | Callable[[], Path], dtype: str) -> Callable[[], PreTrainedModel]:
+    """A function that loads the transformers weights of ``source`` (or of the folder ``source()`` returns, found
+    only then) in ``dtype``, with a BotError on failure. CTranslate2 bots never call it to generate."""
 
     def load() -> PreTrainedModel:
         try:
-            return cls.model_class.from_pretrained(source, dtype=getattr(torch, dtype)).eval()
+            folder = source() if callable(source) else source
+            return cls.model_class.from_pretrained(folder, dtype=getattr(torch, dtype)).eval()
         except (OSError, ValueError) as exc:
             raise BotError(f"could not load {cls.kind} {source}: {first_line(exc)} ({cls.load_hint})") from exc
 

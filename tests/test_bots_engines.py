@@ -207,3 +207,27 @@ def test_transformers_engine_drops_turns_a_block_at_a_time_so_the_cache_survives
         starts.append(next(i for i in range(end) if f"message {i} " in text))
     assert all(start % 8 == 0 for start in starts) and starts == sorted(starts)
     assert len(set(starts)) < len(starts) / 2  # the prompt's start stays put over several turns
+
+
+def test_ctranslate2_caches_the_prompt_up_to_a_checkpoint_and_reloads_past_its_budget(llama_dir, monkeypatch):
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    engine = bot.engine
+    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} about dogs and cats") for i in range(21)]
+    prompt = bot.prompt_ids(history, ())[0].tolist()
+    engine.checkpoint_tokens = 32
+    static = engine.static_prefix(prompt, static_length=5)
+    assert len(static) % 32 == 0 and len(prompt) - 32 <= len(static) <= len(prompt) - 2
+    assert engine.static_prefix(prompt[:20], static_length=5) == prompt[:5]  # shorter than a checkpoint: the head
+    greedy = DecodingConfig(method="greedy", max_new_tokens=8)
+    cached = engine.generate(prompt, greedy, 1, end_ids=bot.end_ids())
+    longer = prompt + bot.tokenizer("more", add_special_tokens=False)["input_ids"]
+    assert engine.static_prefix(longer) == static  # the next turn reuses the same cached prefix
+    engine.checkpoint_tokens = 0
+    plain = engine.generate(prompt, greedy, 1, end_ids=bot.end_ids())
+    assert cached == plain
+    monkeypatch.setattr(ct2, "CACHE_BUDGET_TOKENS", len(static) + 1)
+    engine.checkpoint_tokens = 32
+    before = engine.generator
+    engine.generate(prompt[:-40], greedy, 1, end_ids=bot.end_ids())  # a second prefix overflows the budget
+    assert engine.generator is not before and len(engine.cached_prefixes) == 1
+    assert engine.generate(prompt, greedy, 1, end_ids=bot.end_ids()) == plain
