@@ -2,7 +2,7 @@
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines speed   [--repeats 5]   # 4 x 32 tokens, 269-token prompt
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines turns   [--turns 30]    # prefill as a chat grows
-    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines quality [--mutual-limit 300]
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines quality [--mutual-limit 300] [--rounds 2]
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines all --json benchmarks/results/engines.json
 
 speed: SmolLM2-135M, 4 candidates of exactly 32 tokens (top-k 40, temperature 0.8), after the same chat
@@ -181,7 +181,7 @@ def turns(bots: dict, max_turns: int, reply_at: tuple[int, ...]) -> dict:
     return {"bench": "turns", "results": results}
 
 
-def quality(bots: dict, mutual_limit: int, messages: int) -> dict:
+def quality(bots: dict, mutual_limit: int, messages: int, rounds: int = 1) -> dict:
     from bots.base import complete_sentences  # noqa: F401  (the rule the replies were trimmed by)
     from embedded import shared_data_dir
 
@@ -206,13 +206,14 @@ def quality(bots: dict, mutual_limit: int, messages: int) -> dict:
     else:
         out["mutual"] = "skipped: MuTual not found in the shared data (../shared/data or GUARD_SHARED_DATA)"
     for name, bot in bots.items():
-        history: list[Message] = []
         replies = []
-        for index, message in enumerate(MESSAGES[:messages]):
-            history.append(Message("user", message))
-            candidates = bot.generate(history, 4, PRESETS["fast"].replace(seed=index))
-            replies += [c.text for c in candidates]
-            history.append(Message("bot", candidates[0].text))
+        for round_ in range(rounds):  # the same chat again with other seeds
+            history: list[Message] = []
+            for index, message in enumerate(MESSAGES[:messages]):
+                history.append(Message("user", message))
+                candidates = bot.generate(history, 4, PRESETS["fast"].replace(seed=1000 * round_ + index))
+                replies += [c.text for c in candidates]
+                history.append(Message("bot", candidates[0].text))
         whole = sum(bool(r) and not r.endswith("…") for r in replies)
         out[f"replies_{name}"] = {"replies": len(replies), "end_at_a_sentence": whole,
                                   "share": round(whole / len(replies), 3),
@@ -243,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=30, help="turns: exchanges the chat grows to")
     parser.add_argument("--mutual-limit", type=int, default=300, help="quality: MuTual dev items scored")
     parser.add_argument("--messages", type=int, default=16, help="quality: user messages sampled (4 replies each)")
+    parser.add_argument("--rounds", type=int, default=1, help="quality: times the chat is replayed with other seeds")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     command = "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines " + " ".join(argv or sys.argv[1:])
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         results["turns"] = turns(bots, args.turns, (2, 10, 30))
         print(json.dumps(results["turns"]), flush=True)
     if args.what in ("quality", "all"):
-        results["quality"] = quality(bots, args.mutual_limit, args.messages)
+        results["quality"] = quality(bots, args.mutual_limit, args.messages, args.rounds)
         print(json.dumps(results["quality"]), flush=True)
     results["loadavg_at_end"] = loadavg()
     if args.json:
