@@ -68,11 +68,20 @@ def _timed(call, repeats: int, warmup: int = 1) -> dict:
             "loadavg_1min": loadavg()[:1]}
 
 
-def load_bots():
+def load_bots(threads: int = 0):
+    """Both engines on the embedded bot; ``threads`` > 0 gives each that many threads (torch and CTranslate2)."""
+    import torch
+
     from bots.registry import make_bot
 
-    return {"ctranslate2": make_bot("embedded", engine="ctranslate2"),
+    bots = {"ctranslate2": make_bot("embedded", engine="ctranslate2"),
             "transformers": make_bot("embedded", engine="transformers", dtype="float32")}
+    if threads:
+        torch.set_num_threads(threads)
+        engine = bots["ctranslate2"].engine
+        engine.intra_threads = threads
+        engine.generator = engine._load()
+    return bots
 
 
 def speed(bots: dict, repeats: int) -> dict:
@@ -245,13 +254,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutual-limit", type=int, default=300, help="quality: MuTual dev items scored")
     parser.add_argument("--messages", type=int, default=16, help="quality: user messages sampled (4 replies each)")
     parser.add_argument("--rounds", type=int, default=1, help="quality: times the chat is replayed with other seeds")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads per engine (0: their defaults, all cores). On a busy machine 1 thread gives "
+                             "CPU times that measure the work rather than the contention")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     command = "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_engines " + " ".join(argv or sys.argv[1:])
     results: dict = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "machine": machine_info()}
-    bots = load_bots()
+    bots = load_bots(args.threads)
     results["engines"] = {name: bot.engine_label for name, bot in bots.items()}
+    results["threads"] = args.threads or "default"
     print(json.dumps({k: results[k] for k in ("machine", "engines")}), flush=True)
     if args.what in ("speed", "all"):
         results["speed"] = speed(bots, args.repeats)
