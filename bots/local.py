@@ -190,7 +190,7 @@ class LocalTransformersBot(Bot):
         if len(history) <= 1 or fits(0):
             return encode(0)
         start = bisect_left(range(len(history) - 1), True, lo=1, key=fits)
-        block = getattr(self.engine, "drop_block", 1)
+        block = 1 if self.is_encoder_decoder else getattr(self.engine, "drop_block", 1)  # no cached prefix to keep
         if block > 1:  # drop turns a block at a time: the prompt's start, and so its cached state, stays put
             blocked = -(-start // block) * block
             if blocked < len(history) and fits(blocked):

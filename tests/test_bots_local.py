@@ -205,6 +205,7 @@ def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
 
 def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
+    bot.engine.drop_block = 1  # exact fitting; the engines' block-wise dropping: test_bots_engines
     history = [Message("user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
                for i in range(15)]
     lengths = [bot.encode_prompt(history[start:], ()).shape[1] for start in range(len(history))]
