@@ -46,7 +46,7 @@ def latency(args: argparse.Namespace) -> dict:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    bot = make_bot("embedded", dtype=args.dtype)
+    bot = make_bot("embedded", dtype=args.dtype, engine=args.engine)
     if args.threads:
         torch.set_num_threads(args.threads)  # make_bot may set the default count
     history = [Message(s, t) for s, t in HISTORY]
@@ -64,7 +64,7 @@ def latency(args: argparse.Namespace) -> dict:
         results[label] = {"p50_s": round(statistics.median(times), 3), "min_s": round(min(times), 3),
                           "max_s": round(max(times), 3), "cpu_p50_s": round(statistics.median(cpu_times), 3)}
     results["full32"]["aggregate_tok_per_s_p50"] = round(4 * 32 / results["full32"]["p50_s"], 1)
-    return {"bench": "latency", "dtype": args.dtype, "threads": torch.get_num_threads(), "candidates": 4,
+    return {"bench": "latency", "engine": bot.engine_label, "dtype": args.dtype, "threads": torch.get_num_threads(), "candidates": 4,
             "max_new_tokens": 32, "repeats": args.repeats, **results, "loadavg_1min": _load()}
 
 
@@ -142,7 +142,10 @@ def mutual(args: argparse.Namespace) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("latency", "cold", "first", "mutual"))
-    parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"))
+    parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"),
+                        help="the transformers engine's weights")
+    parser.add_argument("--engine", default="auto", choices=("auto", "ctranslate2", "transformers"),
+                        help="latency: the bot's engine (auto = CTranslate2 int8)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = the bot's default)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--limit", type=int, default=1000, help="mutual: train items used to pick the window")

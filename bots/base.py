@@ -208,6 +208,9 @@ class Bot(ABC):
 
     name: str = "bot"
     default_decoding: DecodingConfig = PRESETS[DEFAULT_PRESET]
+    #: What runs the model, for the app and the CLIs to show ("CTranslate2 4.8.5 int8", "transformers 5.23.0
+    #: float32"); empty for bots without a local model.
+    engine_label: str = ""
 
     @abstractmethod
     def generate(

@@ -48,11 +48,13 @@ class BlenderBot(LocalTransformersBot):
                  f"{', '.join(KNOWN_MODELS)}")
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str = "blenderbot",
-                 context_tokens: int = CONTEXT_TOKENS):
-        if not model.config.is_encoder_decoder:
+                 context_tokens: int = CONTEXT_TOKENS, engine=None):
+        """``engine`` is accepted for a uniform interface; CTranslate2 has no BlenderBot converter, so
+        BlenderBot always runs on transformers (the encoder runs once, its output shared by all beams)."""
+        if model is None or not model.config.is_encoder_decoder:
             raise BotError(f"{name}: not an encoder-decoder model; use the 'causal' bot")
         context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
-        super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens)
+        super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens, engine=engine)
 
     def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)), return_tensors="pt")["input_ids"]

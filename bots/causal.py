@@ -51,10 +51,16 @@ class TranscriptBot(LocalTransformersBot):
     default_model = "facebook/opt-125m"
     stop_strings = STOP_STRINGS
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str = "causal",
-                 few_shot: str = FEW_SHOT, max_prompt_tokens: int = MAX_PROMPT_TOKENS):
-        super().__init__(model, tokenizer, name, max_prompt_tokens)
+    def __init__(self, model: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase, name: str = "causal",
+                 few_shot: str = FEW_SHOT, max_prompt_tokens: int = MAX_PROMPT_TOKENS, engine=None):
+        super().__init__(model, tokenizer, name, max_prompt_tokens, engine=engine)
         self.few_shot = few_shot
+
+    def head_ids(self, persona: Sequence[str]) -> list[int]:
+        """The preamble and the persona line, the same at every turn (only the part that tokenizes the same
+        inside the whole prompt is used)."""
+        head = transcript([], persona, self.few_shot).removesuffix(BOT_TAG)
+        return self.tokenizer(head)["input_ids"]
 
     def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer(transcript(history, persona, self.few_shot), return_tensors="pt")["input_ids"]
@@ -72,6 +78,7 @@ class TranscriptBot(LocalTransformersBot):
         return text
 
 
-def make_gemma3_bot(dtype: str = "float32", **options) -> TranscriptBot:
-    """Gemma 3 270M base from the shipped GGUF (converted and cached on first use)."""
-    return TranscriptBot.from_gguf(embedded.gemma3_gguf_path, name="gemma3", dtype=dtype, **options)
+def make_gemma3_bot(dtype: str = "float32", engine: str = "auto", **options) -> TranscriptBot:
+    """Gemma 3 270M base from the shipped GGUF (converted and cached on first use; CTranslate2 converts
+    Gemma 3, so ``engine="auto"`` runs it in int8)."""
+    return TranscriptBot.from_gguf(embedded.gemma3_gguf_path, name="gemma3", dtype=dtype, engine=engine, **options)

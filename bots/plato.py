@@ -90,6 +90,10 @@ class PlatoBot(Bot):
     temperatures: Sequence[float] = DEFAULT_TEMPERATURES
     name: str = field(default="plato")
 
+    @property
+    def engine_label(self) -> str:
+        return self.base.engine_label
+
     def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)

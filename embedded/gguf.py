@@ -55,6 +55,21 @@ def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def ensure_converted(gguf_path: str | Path, dtype: str = "float32") -> Path:
+    """The cached transformers folder of a GGUF file (de-quantized on first use); the CTranslate2 engine
+    converts from the float32 one."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, not {dtype!r}")
+    gguf_path = Path(gguf_path)
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
+    target = converted_dir(gguf_path, dtype)
+    if not (target / "config.json").exists():
+        logger.info("converting %s to %s (first load only)", gguf_path.name, target)
+        _convert(gguf_path, target, dtype)
+    return target
+
+
 @functools.lru_cache(maxsize=4)
 def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
     """Return ``(model, tokenizer)`` for a GGUF causal LM, in eval mode, converting once per file.
@@ -72,13 +87,7 @@ def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
         dtype = cpu_dtype()
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be 'auto' or one of {_DTYPES}, not {dtype!r}")
-    gguf_path = Path(gguf_path)
-    if not gguf_path.is_file():
-        raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
-    target = converted_dir(gguf_path, dtype)
-    if not (target / "config.json").exists():
-        logger.info("converting %s to %s (first load only)", gguf_path.name, target)
-        _convert(gguf_path, target, dtype)
+    target = ensure_converted(gguf_path, dtype)
     tokenizer = AutoTokenizer.from_pretrained(target)
     model = AutoModelForCausalLM.from_pretrained(target, dtype=getattr(torch, dtype))
     model.eval()

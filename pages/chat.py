@@ -38,6 +38,7 @@ with st.sidebar:
                             help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU; 'scripted' plays a "
                                  "demo script whose third reply contradicts its first",
                             **initial("bot_name", index=bots.index(base.bot) if base.bot in bots else 0))
+    resources.engine_caption(bot_name)
     presets = list(PRESETS)
     preset_name = st.selectbox("Decoding preset", presets, key="preset",
                                **initial("preset", index=presets.index(base.preset) if base.preset in presets else 0))

@@ -44,14 +44,14 @@ def _positive(value: str) -> int:
     return number
 
 
-def _make_bot(name: str, script: Path | None):
+def _make_bot(name: str, script: Path | None, engine: str | None = None):
     from bots import registry
 
     if script is not None:
         if name != "scripted":
             raise UsageError("--script is for the scripted bot only")
         return registry.make_bot(name, script=str(script))
-    return registry.make_bot(name)
+    return registry.make_bot(name, **({"engine": engine} if engine else {}))
 
 
 def _detector(name: str, method: str, threshold: float | None, prefilter: bool):
@@ -83,7 +83,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     judge_name, judge_method = _judge_spec(args.judge or f"{args.detector}:unstructured", args.detector)
     persona = [line.strip() for line in (args.persona or "").split("|") if line.strip()]
-    bot = _make_bot(args.bot, args.script)
+    bot = _make_bot(args.bot, args.script, args.engine)
     decoding = preset(args.preset)
     guard_detector = _detector(args.detector, "structured", args.threshold, prefilter=True)
     judge_detector = guard_detector if (judge_name, judge_method) == (args.detector, "structured") else \
@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="second judge DETECTOR[:structured|unstructured] (default: the guard's checkpoint, "
                           "unstructured method)")
     red.add_argument("--preset", default="fast", choices=list(PRESETS))
+    red.add_argument("--engine", choices=("auto", "ctranslate2", "transformers"), default=None,
+                     help="local bots: the inference engine (default: $GUARD_ENGINE, else auto = CTranslate2 int8 "
+                          "where it converts the model)")
     red.add_argument("--candidates", type=_positive, default=4)
     red.add_argument("--persona", default="", help="bot persona facts separated by '|'")
     red.add_argument("--sample", type=int, default=20, help="bot replies exported for human checking (0: none)")

@@ -15,6 +15,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+# tiny BlenderBot / OPT / Llama folders for the bot tests (tests/tiny_models.py)
+from tiny_models import blenderbot_dir, llama_dir, opt_dir, tokenizer  # noqa: E402, F401
+
 _WORDS = (
     "i you he she it we they the a an and but or not no yes do don't like love hate have has "
     "am is are was were dog dogs cat cats animal animals my your live in work as teacher nurse "
@@ -39,16 +42,16 @@ def build_tiny_nli_model(folder: Path, id2label: dict[int, str] | None = None, s
 
     folder.mkdir(parents=True, exist_ok=True)
     id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
-    tokenizer = BertTokenizer(vocab=str(_write_vocab(folder)), do_lower_case=True)
+    bert_tokenizer = BertTokenizer(vocab=str(_write_vocab(folder)), do_lower_case=True)
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        vocab_size=len(bert_tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
         intermediate_size=64, max_position_embeddings=256,
         num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
     )
     model = BertForSequenceClassification(config)
     model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
     return folder
 
 

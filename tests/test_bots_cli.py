@@ -95,3 +95,22 @@ def test_list_names_the_bots():
     assert result.returncode == 0
     names = {line.split("\t")[0] for line in result.stdout.splitlines()}
     assert {"embedded", "blenderbot", "causal", "gemma3", "plato", "remote"} <= names
+
+
+def test_engine_option_and_the_engine_in_the_output(history_file, llama_dir, tmp_path):
+    """--engine picks the engine; the JSON says which ran; the first CTranslate2 use converts with a message."""
+    import ctranslate2
+
+    env = {**ENV, "GUARD_CACHE_DIR": str(tmp_path / "cache")}
+    outputs = {}
+    for engine in ("ctranslate2", "transformers"):
+        result = subprocess.run([sys.executable, "-m", "bots", "generate", "--bot", "chat", "--model", str(llama_dir),
+                                 "--engine", engine, "--decoding", "greedy", "--max-new-tokens", "4",
+                                 "--history", str(history_file)], capture_output=True, text=True, cwd=REPO, env=env,
+                                timeout=300)
+        assert result.returncode == 0, result.stderr
+        outputs[engine] = (json.loads(result.stdout), result.stderr)
+    assert outputs["ctranslate2"][0]["engine"] == f"CTranslate2 {ctranslate2.__version__} int8"
+    assert "Converting tiny-llama" in outputs["ctranslate2"][1] and "first use only" in outputs["ctranslate2"][1]
+    assert outputs["transformers"][0]["engine"].startswith("transformers ")
+    assert len(outputs["transformers"][0]["candidates"]) == 1

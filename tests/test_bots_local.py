@@ -10,16 +10,7 @@ import math
 
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import (
-    BlenderbotConfig,
-    BlenderbotForConditionalGeneration,
-    LlamaConfig,
-    LlamaForCausalLM,
-    OPTConfig,
-    OPTForCausalLM,
-    PreTrainedTokenizerFast,
-)
+from tiny_models import HISTORY
 
 from bots.base import PRESETS, BotError, DecodingConfig, Message, complete_sentences
 from bots.blenderbot import TURN_SEPARATOR, BlenderBot
@@ -27,82 +18,6 @@ from bots.causal import BOT_TAG, USER_TAG, TranscriptBot, transcript
 from bots.embedded import ChatTemplateBot
 from bots.hf import _kept_token_count, generate_candidates, plan_generation
 from bots.local import StopAtStrings
-
-CORPUS = [
-    "hello how are you today", "i like dogs and cats", "my favourite food is pizza",
-    "Person 1: hi\nPerson 2: hello there\n", "do you have any pets? i have two dogs.",
-    "your persona: i am a teacher", "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
-] * 5
-SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<|im_start|>", "<|im_end|>"]
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-HISTORY = [
-    Message("user", "hi, do you have any pets?"),
-    Message("bot", "i have two dogs."),
-    Message("user", "what is your favourite food?"),
-]
-
-
-def byte_level_tokenizer() -> PreTrainedTokenizerFast:
-    """A GPT-2-style byte-level BPE (like OPT's and BlenderBot's), trained in milliseconds on CORPUS."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tokenizer.train_from_iterator(CORPUS, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", pad_token="<pad>",
-                                   eos_token="</s>", unk_token="<unk>",
-                                   additional_special_tokens=["<|im_start|>", "<|im_end|>"])
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return byte_level_tokenizer()
-
-
-def _ids(tokenizer) -> dict:
-    return dict(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-
-
-@pytest.fixture(scope="module")
-def opt_dir(tmp_path_factory, tokenizer):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny-opt")
-    config = OPTConfig(hidden_size=32, num_hidden_layers=1, ffn_dim=64, num_attention_heads=2,
-                       word_embed_proj_dim=32, max_position_embeddings=512, **_ids(tokenizer))
-    OPTForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def blenderbot_dir(tmp_path_factory, tokenizer):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny-blenderbot")
-    config = BlenderbotConfig(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-                              decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                              max_position_embeddings=128, decoder_start_token_id=tokenizer.bos_token_id,
-                              **_ids(tokenizer))
-    BlenderbotForConditionalGeneration(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def llama_dir(tmp_path_factory, tokenizer):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny-llama")
-    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                         num_key_value_heads=2, max_position_embeddings=512, **_ids(tokenizer))
-    LlamaForCausalLM(config).save_pretrained(path)
-    tokenizer.chat_template = CHAT_TEMPLATE
-    tokenizer.save_pretrained(path)
-    tokenizer.chat_template = None
-    return path
 
 
 def _forward_mean_logprob(model, prompt_ids: torch.Tensor, reply_ids: list[int]) -> float:
@@ -115,7 +30,7 @@ def _forward_mean_logprob(model, prompt_ids: torch.Tensor, reply_ids: list[int])
 
 
 def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokenizer):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = DecodingConfig(method="greedy", max_new_tokens=8)
     (candidate,) = bot.generate(HISTORY, 3, decoding, persona=["i am a teacher"])
     prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])
@@ -131,7 +46,7 @@ def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokeniz
 
 @pytest.mark.parametrize("preset", ["fast", "decode_top_k", "decode_beam", "decode_sample_rank"])
 def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = PRESETS[preset].replace(max_new_tokens=10, min_new_tokens=min(PRESETS[preset].min_new_tokens, 4),
                                        seed=3)
     candidates = bot.generate(HISTORY, 4, decoding)
@@ -144,7 +59,7 @@ def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
 
 
 def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     prompt = bot.prompt_ids(HISTORY, ())
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = DecodingConfig(method="beam", num_beams=4, max_new_tokens=6)
@@ -160,7 +75,7 @@ def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
 
 
 def test_seeded_sampling_is_reproducible_and_leaves_global_rng_alone(opt_dir):
-    bot = TranscriptBot.from_pretrained(opt_dir)
+    bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = PRESETS["fast"].replace(max_new_tokens=8, seed=11)
     torch.manual_seed(123)
     before = torch.rand(1)
@@ -278,7 +193,7 @@ def test_plan_generation_maps_methods():
 @pytest.mark.parametrize("model_dir", ["opt_dir", "llama_dir"])
 def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
     path = request.getfixturevalue(model_dir)
-    bot = TranscriptBot.from_pretrained(path)
+    bot = TranscriptBot.from_pretrained(path, engine="transformers")
     prompt = bot.prompt_ids(HISTORY, ())
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = PRESETS["fast"].replace(max_new_tokens=8, min_new_tokens=8, seed=4)
@@ -290,6 +205,7 @@ def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
 
 def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
+    bot.engine.drop_block = 1  # exact fitting; the engines' block-wise dropping: test_bots_engines
     history = [Message("user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
                for i in range(15)]
     lengths = [bot.encode_prompt(history[start:], ()).shape[1] for start in range(len(history))]

@@ -30,7 +30,7 @@ def test_a_reply_that_ended_on_its_own_is_kept():
 
 
 def test_a_cut_inside_an_emoji_leaves_no_replacement_character():
-    from test_bots_local import byte_level_tokenizer
+    from tiny_models import byte_level_tokenizer
 
     tokenizer = byte_level_tokenizer()
     ids = tokenizer("I love it 😄 so much", add_special_tokens=False)["input_ids"]

@@ -10,6 +10,8 @@ control come from environment variables:
 * ``GUARD_APP_MODE``       default guard mode (off | flag | rerank | penalty | block)
 * ``GUARD_APP_CANDIDATES`` default number of candidates
 * ``GUARD_APP_PRESET``     default decoding preset (bots.base.PRESETS)
+* ``GUARD_ENGINE``         the local bots' inference engine: auto (default: CTranslate2 int8 where it converts
+                           the model, else transformers), ctranslate2 or transformers (bots.engines)
 """
 
 from __future__ import annotations
@@ -74,8 +76,10 @@ def show_error(message: str, detail: str = "") -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def _bot(name: str, script: str | None = None):
-    return registry.make_bot(name, script=script) if name == "scripted" else registry.make_bot(name)
+def _bot(name: str, script: str | None = None, engine: str = "auto"):
+    if name == "scripted":
+        return registry.make_bot(name, script=script)
+    return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
 
 
 @st.cache_resource(show_spinner=False)
@@ -115,23 +119,38 @@ def _with_status(kind: str, name: str, label: str, loader):
     return value
 
 
-def get_bot(name: str):
-    """The bot, or None after an st.error that says what to do."""
+def get_bot(name: str, engine: str = "auto"):
+    """The bot, or None after an st.error that says what to do. ``engine`` (local bots): auto, ctranslate2 or
+    transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so."""
     try:
         script = defaults().script if name == "scripted" else None
-        return _with_status("bot", f"{name}:{script or ''}", f"Loading bot '{name}'…", lambda _: _bot(name, script))
+        label = f"Loading bot '{name}'…"
+        if name not in ("scripted", "remote") and engine != "transformers":
+            label = f"Loading bot '{name}' (its first use on this machine converts it to CTranslate2 int8 once)…"
+        return _with_status("bot", f"{name}:{script or ''}:{engine}", label, lambda _: _bot(name, script, engine))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
                    "sidebar (the conversation is kept).", str(exc))
         return None
 
 
-def loaded_bot(name: str):
+def loaded_bot(name: str, engine: str = "auto"):
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
     script = defaults().script if name == "scripted" else None
-    if ("bot", f"{name}:{script or ''}") not in _loaded:
+    if ("bot", f"{name}:{script or ''}:{engine}") not in _loaded:
         return None
-    return _bot(name, script)
+    return _bot(name, script, engine)
+
+
+def engine_caption(name: str, engine: str = "auto") -> None:
+    """One sidebar caption saying what runs the bot: its engine once loaded, else what will be chosen."""
+    bot = loaded_bot(name, engine)
+    if bot is not None:
+        if bot.engine_label:
+            st.caption(f"Engine: {bot.engine_label}")
+    elif name not in ("scripted", "remote"):
+        st.caption("Engine: CTranslate2 int8 where it converts the model, else transformers (loads on the first reply)"
+                   if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
 
 
 def get_scorer(name: str):

@@ -1,0 +1,82 @@
+"""What a benchmark ran on: CPU model, the instruction-set flags that decide the speed of int8/bf16 kernels,
+cores and load. Every latency figure in the docs is read next to this record.
+
+    .venv/bin/python -m benchmarks.machine     # prints it as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+
+#: The flags that change which kernels run: AVX2 (int8 GEMM on every x86-64 laptop of the last decade),
+#: AVX-512 and its VNNI int8 / BF16 extensions, and AMX tiles (Sapphire Rapids and later).
+FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+
+
+def cpu_flags(cpuinfo: str | None = None) -> dict[str, bool]:
+    """The FLAGS this CPU reports in /proc/cpuinfo (all False where it cannot be read, e.g. not Linux)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            cpuinfo = ""
+    present: set[str] = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            present = set(line.split(":", 1)[1].split())
+            break
+    return {flag: flag in present for flag in FLAGS}
+
+
+def cpu_model(cpuinfo: str | None = None) -> str:
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return platform.processor() or platform.machine()
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine_class(flags: dict[str, bool]) -> str:
+    """The docs' machine classes: what decides whether bf16 or int8-VNNI kernels exist."""
+    if flags.get("amx_tile"):
+        return "AMX (bf16/int8 tiles)"
+    if flags.get("avx512_bf16"):
+        return "AVX-512 BF16"
+    if flags.get("avx512f"):
+        return "AVX-512, no BF16"
+    if flags.get("avx2"):
+        return "AVX2, no AVX-512 / BF16"
+    return "no AVX2"
+
+
+def loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def machine_info() -> dict:
+    """One record for a benchmark's JSON: CPU, flags, class, cores, load now, library versions."""
+    flags = cpu_flags()
+    info = {"cpu": cpu_model(), "flags": flags, "class": machine_class(flags), "cpu_count": os.cpu_count(),
+            "platform": platform.platform(), "loadavg": loadavg()}
+    versions = {}
+    for package in ("torch", "transformers", "ctranslate2"):
+        try:
+            versions[package] = __import__(package).__version__
+        except ImportError:
+            pass
+    info["versions"] = versions
+    return info
+
+
+if __name__ == "__main__":
+    print(json.dumps(machine_info(), indent=2))

@@ -1,0 +1,361 @@
+"""The int8 inference engine under the local bots: CTranslate2, converted once per model and cached.
+
+Why: on a CPU without native bfloat16 (most laptops) transformers' float32 decode loop ran at a
+fifth of CTranslate2's int8 speed on the same two cores (tracker issue 20; docs/bots.md has the
+side-by-side table). The converter runs once per model; its output lives in
+``embedded.cache_dir()/ct2/<name>-<key>-int8/``, keyed by the source folder's files and the
+CTranslate2 version, written into a temporary folder and renamed into place, so a failed or
+interrupted conversion never leaves a half-written model behind.
+
+Decoding maps onto ``Generator.generate_batch`` (see ``generation_options``). The prompt is given
+once (batch 1) with ``include_prompt_in_result=False``: CTranslate2 forwards it through the decoder
+in one pass and only then tiles the state for the N hypotheses (beams or samples), so the N
+candidates share one prefill.
+
+Across turns: CTranslate2 cannot extend a cached decoder state; its ``static_prompt`` caches the
+state of one fixed prefix, computed from scratch, keyed by its tokens. So the prompt is cut at a
+checkpoint, the last multiple of ``CHECKPOINT_TOKENS`` before its end (or the fixed head: system
+prompt and persona, whichever is longer), and that prefix goes in as ``static_prompt``. A growing
+conversation keeps the same checkpoint for several turns (only the tokens after it are encoded),
+and pays one full encoding when it passes the next multiple. CTranslate2's state cache has no
+eviction, so the engine reloads its model (a fresh, empty cache) once the prefixes it cached hold
+more than ``CACHE_BUDGET_TOKENS`` tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, first_line
+
+logger = logging.getLogger(__name__)
+
+#: Weights int8, activations float32: the compute type every x86-64 CPU runs natively in CTranslate2.
+COMPUTE_TYPE = "int8"
+#: The prompt's cached prefix ends at a multiple of this many tokens. Encoding cost per turn is about
+#: (prompt length x tokens per turn / C) + C / 2 token-encodings, smallest near C = sqrt(2 x 1000 x 38)
+#: = 275 for a 1,000-token chat growing 38 tokens a turn (the embedded bot's budget and bench_engines' chat).
+CHECKPOINT_TOKENS = 256
+#: Tokens of cached prefixes before the engine reloads its model to empty CTranslate2's cache (for
+#: SmolLM2-135M a cached token holds 30 layers x 2 x 3 heads x 64 floats = 46 KB: about 380 MB).
+CACHE_BUDGET_TOKENS = 8192
+#: A partial conversion folder older than this is a leftover of a killed process and is removed.
+STALE_PARTIAL_SECONDS = 3600
+
+
+def available() -> bool:
+    """Whether the ctranslate2 package is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("ctranslate2") is not None
+
+
+def converts(config) -> bool:
+    """Whether CTranslate2's transformers converter handles this (decoder-only) architecture.
+
+    The converter registers one loader per config class (LlamaConfig, OPTConfig, Gemma3TextConfig, ...);
+    encoder-decoder models would need its Translator, and BlenderBot has no loader at all, so they stay
+    on transformers.
+    """
+    if getattr(config, "is_encoder_decoder", False) or not available():
+        return False
+    from ctranslate2.converters.transformers import _MODEL_LOADERS
+
+    return type(config).__name__ in _MODEL_LOADERS
+
+
+def _source_key(source: str | Path) -> str:
+    """A key that changes when the source model changes: its files' names, sizes and mtimes (a folder),
+    or its name (a hub model), plus the CTranslate2 version and compute type."""
+    import ctranslate2
+
+    path = Path(source)
+    parts = [str(path.resolve()) if path.is_dir() else str(source), ctranslate2.__version__, COMPUTE_TYPE]
+    if path.is_dir():
+        for file in sorted(path.iterdir()):
+            if file.is_file():
+                stat = file.stat()
+                parts.append(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}")
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
+
+
+def converted_dir(source: str | Path, name: str | None = None) -> Path:
+    """Where the CTranslate2 conversion of ``source`` is cached (whether or not it exists yet)."""
+    import embedded
+
+    label = (name or Path(str(source)).name).replace("/", "--")
+    return embedded.cache_dir() / "ct2" / f"{label}-{_source_key(source)}-{COMPUTE_TYPE}"
+
+
+def is_complete(folder: Path) -> bool:
+    return (folder / "model.bin").is_file() and (folder / "config.json").is_file()
+
+
+def _remove_stale_partials(parent: Path) -> None:
+    now = time.time()
+    for partial in parent.glob("*.partial-*"):
+        try:
+            if now - partial.stat().st_mtime > STALE_PARTIAL_SECONDS:
+                shutil.rmtree(partial, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def convert(source: str | Path, name: str | None = None, converter: Callable | None = None) -> Path:
+    """The cached CTranslate2 int8 model of ``source`` (a transformers folder or hub name), converting it once.
+
+    The conversion is written into ``<target>.partial-XXXX`` and renamed into place only when it is
+    complete; any failure removes the partial folder and raises one BotError. ``converter(source,
+    output_dir)`` replaces the real converter (tests make it fail).
+    """
+    target = converted_dir(source, name)
+    if is_complete(target):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(target.parent)
+    print(f"Converting {name or source} to CTranslate2 {COMPUTE_TYPE} (first use only; cached in {target.parent})…",
+          file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".partial-", dir=target.parent))
+    try:
+        (converter or _convert_with_ctranslate2)(str(source), str(staging))
+        if not is_complete(staging):
+            raise RuntimeError("the converter finished without writing model.bin and config.json")
+        try:
+            os.rename(staging, target)  # atomic: readers see a whole model or none
+        except OSError:
+            if not is_complete(target):
+                raise
+            # another process converted it meanwhile; keep theirs
+    except Exception as exc:
+        raise BotError(f"could not convert {name or source} to CTranslate2: {first_line(exc)} "
+                       "(nothing was cached; engine='transformers' runs it without conversion)") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    print(f"Converted {name or source} in {time.perf_counter() - started:.0f} s.", file=sys.stderr, flush=True)
+    return target
+
+
+def _convert_with_ctranslate2(source: str, output_dir: str) -> None:
+    from ctranslate2.converters import TransformersConverter
+
+    TransformersConverter(source, low_cpu_mem_usage=True).convert(output_dir, quantization=COMPUTE_TYPE, force=True)
+
+
+@dataclass
+class GenerationRequest:
+    """One generate_batch call: its keyword arguments and what is done with the hypotheses."""
+
+    kwargs: dict
+    keep: int
+    beam: bool
+
+
+def generation_options(decoding: DecodingConfig, num_candidates: int) -> GenerationRequest:
+    """Our decoding settings as ``Generator.generate_batch`` keyword arguments.
+
+    greedy -> beam_size 1, sampling_topk 1 (one hypothesis: a deterministic search has one answer);
+    beam -> beam_size max(num_beams, N), num_hypotheses N; top_k / top_p / sample_rank -> beam_size 1,
+    sampling_topk (0 = the whole vocabulary) / sampling_topp / sampling_temperature, num_hypotheses N
+    (sample_rank: num_samples, ranked afterwards); min/max_new_tokens -> min_length / max_length (counted
+    after the prompt when include_prompt_in_result=False); no_repeat_ngram_size -> no_repeat_ngram_size.
+    """
+    if num_candidates < 1:
+        raise BotError("num_candidates must be >= 1")
+    kwargs: dict = {
+        "max_length": decoding.max_new_tokens,
+        "min_length": decoding.min_new_tokens,
+        "no_repeat_ngram_size": decoding.no_repeat_ngram_size,
+        "include_prompt_in_result": False,
+        "return_scores": True,  # also makes every step report its token's log-probability
+    }
+    keep, beam = num_candidates, False
+    if decoding.method == "greedy":
+        kwargs.update(beam_size=1, sampling_topk=1, num_hypotheses=1)
+        keep = 1
+    elif decoding.method == "beam":
+        beam = True
+        kwargs.update(beam_size=max(decoding.num_beams, num_candidates), num_hypotheses=num_candidates)
+    else:
+        draws = num_candidates
+        if decoding.method == "sample_rank":
+            draws = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
+        kwargs.update(
+            beam_size=1,
+            num_hypotheses=draws,
+            sampling_topk=decoding.top_k if decoding.method in ("top_k", "sample_rank") else 0,
+            sampling_topp=decoding.top_p if decoding.method == "top_p" else 1.0,
+            sampling_temperature=decoding.temperature,
+        )
+    return GenerationRequest(kwargs, keep, beam)
+
+
+@dataclass
+class _Hypotheses:
+    """Tokens and their log-probabilities per hypothesis, collected by generate_batch's step callback."""
+
+    tokenizer: object
+    stop_strings: Sequence[str]
+    end_ids: set[int]
+    expected: int
+    tokens: dict[int, list[int]] = field(default_factory=dict)
+    log_probs: dict[int, list[float]] = field(default_factory=dict)
+    done: set[int] = field(default_factory=set)
+
+    def __call__(self, step) -> bool:
+        """Record one step; True (stop the batch) once every hypothesis has ended or hit a stop string."""
+        tokens = self.tokens.setdefault(step.hypothesis_id, [])
+        tokens.append(step.token_id)
+        self.log_probs.setdefault(step.hypothesis_id, []).append(step.log_prob)
+        if step.is_last or step.token_id in self.end_ids:
+            self.done.add(step.hypothesis_id)
+        elif self.stop_strings:
+            text = self.tokenizer.decode(tokens, skip_special_tokens=True).lstrip()
+            if any(s in text for s in self.stop_strings):
+                self.done.add(step.hypothesis_id)
+        return bool(self.stop_strings) and len(self.done) >= self.expected
+
+
+class CTranslate2Engine:
+    """Generation and scoring through a converted CTranslate2 model (decoder-only)."""
+
+    name = "ctranslate2"
+    #: Turns dropped at a time past the prompt budget (bots.local.prompt_ids), so the checkpoint stays valid.
+    drop_block = 8
+
+    def __init__(self, model_dir: str | Path, tokenizer, config, generation_config=None,
+                 load_transformers_model: Callable | None = None, intra_threads: int = 0):
+        import ctranslate2
+
+        self.model_dir = Path(model_dir)
+        self.tokenizer = tokenizer
+        self.config = config  # the transformers config of the source (architecture, eos, context size)
+        self.generation_config = generation_config
+        self._load_transformers_model = load_transformers_model
+        self.intra_threads = intra_threads
+        self.checkpoint_tokens = CHECKPOINT_TOKENS  # 0: cache the fixed head only (benchmarks compare both)
+        self.generator = self._load()
+        self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
+        self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
+        self._lock = threading.Lock()  # one generation at a time: the seed is process-wide
+
+    def _load(self):
+        import ctranslate2
+
+        try:
+            return ctranslate2.Generator(str(self.model_dir), device="cpu", compute_type=COMPUTE_TYPE,
+                                         intra_threads=self.intra_threads)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise BotError(f"could not load the CTranslate2 model in {self.model_dir}: {first_line(exc)}") from exc
+
+    def static_prefix(self, prompt: Sequence[int], static_length: int = 0) -> list[int]:
+        """The prefix whose state CTranslate2 caches: the last checkpoint or the fixed head, whichever is longer
+        (empty when that would leave fewer than 2 tokens to encode)."""
+        step = self.checkpoint_tokens
+        checkpoint = (len(prompt) - 2) // step * step if step > 0 else 0
+        length = max(checkpoint, static_length)
+        return list(prompt[:length]) if 0 < length < len(prompt) - 1 else []
+
+    def _remember(self, static: Sequence[int]) -> None:
+        """Count a new cached prefix; past the budget, reload the model so CTranslate2's cache starts empty."""
+        key = tuple(static)
+        if not key or key in self.cached_prefixes:
+            return
+        if sum(map(len, self.cached_prefixes)) + len(key) > CACHE_BUDGET_TOKENS:
+            self.generator = self._load()
+            self.cached_prefixes.clear()
+        self.cached_prefixes.add(key)
+
+    @classmethod
+    def from_source(cls, source: str | Path, tokenizer, config, name: str | None = None,
+                    load_transformers_model: Callable | None = None) -> CTranslate2Engine:
+        """The engine over the cached conversion of ``source`` (converted now on first use)."""
+        from transformers import GenerationConfig
+
+        try:
+            generation_config = GenerationConfig.from_pretrained(source)
+        except (OSError, ValueError):
+            generation_config = None
+        return cls(convert(source, name), tokenizer, config, generation_config, load_transformers_model)
+
+    def load_transformers_model(self):
+        """The source's transformers weights, for code that needs them (the studio's FQness scorer)."""
+        if self._load_transformers_model is None:
+            raise BotError("this CTranslate2 bot has no transformers weights to load")
+        return self._load_transformers_model()
+
+    def _tokens(self, ids: Sequence[int]) -> list[str]:
+        return self.tokenizer.convert_ids_to_tokens(list(ids))
+
+    def generate(self, prompt: Sequence[int], decoding: DecodingConfig, num_candidates: int, *,
+                 stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
+                 clean: Callable[[str], str] = str.strip) -> list[Candidate]:
+        """N scored candidates after ``prompt`` (token ids). The first ``static_length`` ids are a fixed head;
+        it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring)."""
+        import ctranslate2
+
+        from bots.hf import make_candidate
+
+        request = generation_options(decoding, num_candidates)
+        ends = {int(t) for t in end_ids}
+        prompt = list(prompt)
+        static = self.static_prefix(prompt, static_length)
+        start = prompt[len(static):]
+        kwargs = dict(request.kwargs)
+        if ends:
+            kwargs["end_token"] = sorted(ends)
+        kwargs["return_end_token"] = True
+        if static:
+            kwargs["static_prompt"] = self._tokens(static)
+        hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"])
+        if not request.beam:
+            kwargs["callback"] = hypotheses
+        with self._lock:
+            self._remember(static)
+            if decoding.seed is not None:
+                ctranslate2.set_random_seed(decoding.seed)
+            try:
+                (result,) = self.generator.generate_batch([self._tokens(start)], **kwargs)
+            except (RuntimeError, ValueError) as exc:
+                raise BotError(f"generation failed: {first_line(exc)}") from exc
+            if request.beam:  # no step callback in beam search: score the finished beams token by token
+                rows = [list(ids) for ids in result.sequences_ids]
+                scores = self._token_log_probs(prompt, rows)
+            else:
+                order = sorted(hypotheses.tokens)
+                rows = [hypotheses.tokens[h] for h in order]
+                scores = [hypotheses.log_probs[h] for h in order]
+        candidates = [make_candidate(self.tokenizer, row, row_scores, stop_strings, ends, clean)
+                      for row, row_scores in zip(rows, scores)]
+        if decoding.method == "sample_rank":
+            from bots.hf import _distinct
+
+            candidates = _distinct(candidates)
+        candidates.sort(key=lambda c: c.score, reverse=True)
+        return candidates[: request.keep]
+
+    def _token_log_probs(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[list[float]]:
+        """Log-probability of every reply token after the prompt (temperature 1), by CTranslate2's scorer."""
+        if not replies:
+            return []
+        batch = [self._tokens(list(prompt) + list(reply)) for reply in replies]
+        results = self.generator.score_batch(batch, max_input_length=0)
+        return [list(r.log_probs[len(r.log_probs) - len(reply):]) if reply else []
+                for r, reply in zip(results, replies)]
+
+    def score(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[float]:
+        """Mean log-probability of each reply's tokens after ``prompt`` (-inf for an empty reply)."""
+        with self._lock:
+            rows = self._token_log_probs(prompt, replies)
+        return [sum(r) / len(r) if r else -math.inf for r in rows]
