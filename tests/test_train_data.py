@@ -10,6 +10,7 @@ import pytest
 from guard.perturb import Perturb
 from guard.training import calibration, persona, sources
 from guard.training import pairs as builders
+from guard.training.labels import LabelledPair
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,7 @@ def test_chitchat_pairs_labels(nlp, wn):
 
 
 def test_context_noise_only_grows_the_premise():
-    pairs = [sources.NLIPair("i have a dog.", "i do not have a dog.", "contradiction", "persona-relation")]
+    pairs = [LabelledPair("i have a dog.", "i do not have a dog.", "contradiction", "persona-relation")]
     noisy = builders.add_context_noise(pairs * 20, ["What a nice day it is."], prob=1.0, seed=0)
     assert all(p.hypothesis == "i do not have a dog." and "i have a dog." in p.premise for p in noisy)
     assert all(p.label == "contradiction" and p.source.endswith("+ctx") for p in noisy)
@@ -141,7 +142,7 @@ def test_calibration_dialogues_are_balanced_and_positives_hold_a_perturbed_claus
 
 def test_bad_label_is_refused():
     with pytest.raises(ValueError, match="label must be one of"):
-        sources.NLIPair("a", "b", "contradict", "x")
+        LabelledPair("a", "b", "contradict", "x")
 
 
 def test_snli_loader_drops_no_consensus_rows(tmp_path):

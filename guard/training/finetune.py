@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 from guard.training import real_data as rd
+from guard.training.labels import ID2LABEL, LABEL2ID
 from guard.training.run import length_grouped_batches  # the same seeded batches as the synthetic-data run
+from guard.training.step import train_step
 
-LABEL2ID = {name: i for i, name in enumerate(rd.THREE_WAY)}
-ID2LABEL = {i: name for name, i in LABEL2ID.items()}
 #: what a training label means for the loss: a class id, or -1 for "not contradiction" (two-way)
 TARGET = {**LABEL2ID, "not_contradiction": -1}
 #: arguments that must match when a run is resumed (they fix data, order and schedule)
@@ -357,16 +357,8 @@ def run(args) -> Path:
         batch = plan[step]
         features = tokenizer.pad({k: [enc[k][i] for i in batch] for k in keys}, return_tensors="pt")
         target = torch.tensor([targets[i] for i in batch])
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-            logits = model(**features).logits
-        loss = pair_loss(logits, target)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        running.append(loss.item())
+        running.append(train_step(model, features, lambda logits: pair_loss(logits, target), optimizer, params,
+                                  learning_rate(step), use_bf16))
         step += 1
         if step % args.log_every == 0:
             elapsed = time.time() - started

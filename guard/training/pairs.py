@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from guard.perturb import Perturb, synonym
-from guard.training.sources import ChitchatConversation, NLIPair, usable_pool, usable_utterance
+from guard.training.labels import LabelledPair
+from guard.training.sources import ChitchatConversation, usable_pool, usable_utterance
 
 
 def negate_chat(doc) -> str | None:
@@ -41,7 +42,7 @@ def _statement_docs(pool: Sequence[str], count: int, nlp, rng: random.Random):
             yield doc, sents
 
 
-def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[LabelledPair]:
     """Neutral pairs whose hypothesis carries a negation: an utterance vs an *unrelated* statement negated.
 
     Counters the shortcut "negation word => contradiction" that the negation perturbations alone teach.
@@ -50,7 +51,7 @@ def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, se
     pool = usable_pool(convs)
     if not pool:
         return []
-    pairs: list[NLIPair] = []
+    pairs: list[LabelledPair] = []
     for doc, sents in _statement_docs(pool, 4 * n, nlp, rng):
         if len(pairs) >= n:
             break
@@ -60,11 +61,11 @@ def negated_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, se
         premise = rng.choice(pool)
         if premise == doc.text:
             continue
-        pairs.append(NLIPair(premise, changed, "neutral", "chitchat-negated-unrelated"))
+        pairs.append(LabelledPair(premise, changed, "neutral", "chitchat-negated-unrelated"))
     return pairs
 
 
-def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[LabelledPair]:
     """Entailment pairs whose hypothesis carries a negation the premise already states.
 
     The premise is a real utterance with one statement negated; the hypothesis is that negated
@@ -75,7 +76,7 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
     pool = usable_pool(convs)
     if not pool:
         return []
-    pairs: list[NLIPair] = []
+    pairs: list[LabelledPair] = []
     for doc, sents in _statement_docs(pool, 4 * n, nlp, rng):
         if len(pairs) >= n:
             break
@@ -84,11 +85,11 @@ def negated_entailment_pairs(convs: Sequence[ChitchatConversation], n: int, nlp,
         if not changed:
             continue
         premise = replace_sentence(doc, target, changed)
-        pairs.append(NLIPair(premise, changed, "entailment", "chitchat-negated-restated"))
+        pairs.append(LabelledPair(premise, changed, "entailment", "chitchat-negated-restated"))
     return pairs
 
 
-def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[NLIPair]:
+def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: int = 0) -> list[LabelledPair]:
     """Entailment pairs that look like the perturbations but keep the meaning.
 
     Every synthetic contradiction is a near copy of its premise, which teaches "near copy with one word
@@ -101,7 +102,7 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
     pool = usable_pool(convs)
     if not pool:
         return []
-    pairs: list[NLIPair] = []
+    pairs: list[LabelledPair] = []
     for doc, sents in _statement_docs(pool, 6 * n, nlp, rng):
         if len(pairs) >= n:
             break
@@ -116,7 +117,7 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
         premise, hypothesis = doc.text, changed if rng.random() < 0.5 else whole
         if kind == "synonym" and hypothesis == whole and rng.random() < 0.5:  # same content: entails both ways
             premise, hypothesis = hypothesis, premise
-        pairs.append(NLIPair(premise, hypothesis, "entailment", f"chitchat-restated-{kind}"))
+        pairs.append(LabelledPair(premise, hypothesis, "entailment", f"chitchat-restated-{kind}"))
     return pairs
 
 
@@ -135,7 +136,7 @@ def _content_words(text: str) -> set[str]:
 
 
 def overlap_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, seed: int = 0,
-                          min_shared: int = 2) -> list[NLIPair]:
+                          min_shared: int = 2) -> list[LabelledPair]:
     """Neutral pairs of two real utterances by the *same speaker* in one conversation that share content words.
 
     Against the shortcut "many shared words => contradiction": people rarely contradict themselves in a
@@ -160,11 +161,11 @@ def overlap_neutral_pairs(convs: Sequence[ChitchatConversation], n: int, seed: i
     for a, b in candidates[:n]:
         if rng.random() < 0.5:
             a, b = b, a
-        pairs.append(NLIPair(a, b, "neutral", "chitchat-same-speaker-overlap"))
+        pairs.append(LabelledPair(a, b, "neutral", "chitchat-same-speaker-overlap"))
     return pairs
 
 
-def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed: int = 0) -> list[NLIPair]:
+def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed: int = 0) -> list[LabelledPair]:
     """Dialogue-domain pairs from real utterances.
 
     neutral: an utterance vs one from another conversation (unrelated) or from the same one
@@ -178,11 +179,11 @@ def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed:
         return []
     n_unrelated, n_topic, n_repeat = int(0.25 * n), int(0.25 * n), int(0.10 * n)
     n_perturb = n - n_unrelated - n_topic - n_repeat
-    pairs: list[NLIPair] = []
+    pairs: list[LabelledPair] = []
     for _ in range(n_unrelated):
         (ca, a), (cb, b) = rng.choice(pool), rng.choice(pool)
         if ca != cb:
-            pairs.append(NLIPair(a, b, "neutral", "chitchat-unrelated"))
+            pairs.append(LabelledPair(a, b, "neutral", "chitchat-unrelated"))
     by_conv: dict[int, list[str]] = {}
     for ci, u in pool:
         by_conv.setdefault(ci, []).append(u)
@@ -191,7 +192,7 @@ def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed:
         us = by_conv[rng.choice(multi)]
         a, b = rng.sample(us, 2)
         if a.lower() != b.lower():
-            pairs.append(NLIPair(a, b, "neutral", "chitchat-same-topic"))
+            pairs.append(LabelledPair(a, b, "neutral", "chitchat-same-topic"))
     # parse a sample once for repetition and perturbations
     sample = [u for _, u in rng.sample(pool, min(len(pool), 3 * (n_repeat + n_perturb)))]
     made_repeat = made_perturb = 0
@@ -202,7 +203,7 @@ def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed:
         if not sents:
             continue
         if made_repeat < n_repeat and len(list(doc.sents)) >= 2 and rng.random() < 0.3:
-            pairs.append(NLIPair(doc.text, rng.choice(sents).text.strip(), "entailment", "chitchat-repeat"))
+            pairs.append(LabelledPair(doc.text, rng.choice(sents).text.strip(), "entailment", "chitchat-repeat"))
             made_repeat += 1
             continue
         if made_perturb >= n_perturb:
@@ -224,13 +225,13 @@ def chitchat_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, wn, seed:
         premise = doc.text
         if rng.random() < 0.5:  # either order: the contradiction is symmetric
             premise, hypothesis = hypothesis, premise
-        pairs.append(NLIPair(premise, hypothesis, "contradiction", f"chitchat-{kind}"))
+        pairs.append(LabelledPair(premise, hypothesis, "contradiction", f"chitchat-{kind}"))
         made_perturb += 1
     rng.shuffle(pairs)
     return pairs
 
 
-def add_context_noise(pairs: Iterable[NLIPair], fillers: Sequence[str], prob: float, seed: int = 0) -> list[NLIPair]:
+def add_context_noise(pairs: Iterable[LabelledPair], fillers: Sequence[str], prob: float, seed: int = 0) -> list[LabelledPair]:
     """Append an unrelated real chit-chat sentence to the premise of some pairs.
 
     Bot replies are multi-sentence; a contradiction in one clause must survive unrelated company.
@@ -242,7 +243,7 @@ def add_context_noise(pairs: Iterable[NLIPair], fillers: Sequence[str], prob: fl
         if fillers and rng.random() < prob:
             extra = rng.choice(fillers)
             premise = f"{p.premise} {extra}" if rng.random() < 0.5 else f"{extra} {p.premise}"
-            out.append(NLIPair(premise, p.hypothesis, p.label, p.source + "+ctx"))
+            out.append(LabelledPair(premise, p.hypothesis, p.label, p.source + "+ctx"))
         else:
             out.append(p)
     return out

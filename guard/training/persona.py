@@ -13,7 +13,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard.training.sources import ENTITIES, NLIPair
+from guard.training.labels import LabelledPair
+from guard.training.sources import ENTITIES
 
 # Antonym pairs for attributes (appendix A.3's hand swaps, plus common personality words).
 ATTRIBUTE_ANTONYMS: list[tuple[str, str]] = [
@@ -321,7 +322,7 @@ def dress_as_reply(sentence: str, rng: random.Random, fillers: Sequence[str], ta
 
 
 def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None = None, extended: bool = False,
-                  fillers: Sequence[str] = (), dress: float = 0.0) -> list[NLIPair]:
+                  fillers: Sequence[str] = (), dress: float = 0.0) -> list[LabelledPair]:
     """DNLI-style pairs: about 1/3 each of contradiction (relation/entity/numeric swaps),
     entailment (two phrasings of one fact) and neutral (independent facts).
 
@@ -332,7 +333,7 @@ def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None =
     """
     rng = random.Random(seed)
     entities = entities or ENTITIES
-    pairs: list[NLIPair] = []
+    pairs: list[LabelledPair] = []
     while len(pairs) < n:
         fact = _random_fact(rng, entities, extended)
         kind = rng.random()
@@ -355,5 +356,5 @@ def persona_pairs(n: int, seed: int = 0, entities: dict[str, list[str]] | None =
             first, second = first[0].upper() + first[1:], second[0].upper() + second[1:]
         if extended and label != "entailment" and rng.random() < 0.5:  # both relations are symmetric
             first, second = second, first
-        pairs.append(NLIPair(first, second, label, f"persona-{how}"))
+        pairs.append(LabelledPair(first, second, label, f"persona-{how}"))
     return pairs

@@ -12,15 +12,16 @@ import gzip
 import json
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Literal
 
-#: the detector's three-way head, in this order (a checkpoint's own order is read from its config)
-THREE_WAY: tuple[str, ...] = ("contradiction", "entailment", "neutral")
-#: every label a training pair may carry; ``not_contradiction`` is DECODE's two-way "rest"
+from guard.training.labels import THREE_WAY, TRAIN_LABELS, LabelledPair
+
+__all__ = ["THREE_WAY", "TRAIN_LABELS", "LabelledPair", "load_corpus", "load_pairs", "save_pairs", "label_counts"]
+
+#: every label a training pair may carry (``labels``); re-exported here for the corpora's readers
 TrainLabel = Literal["contradiction", "entailment", "neutral", "not_contradiction"]
-TRAIN_LABELS: tuple[str, ...] = (*THREE_WAY, "not_contradiction")
 
 #: file names inside ``<shared data>/nli`` by corpus and split
 NLI_FILES: dict[str, dict[str, str]] = {
@@ -29,24 +30,6 @@ NLI_FILES: dict[str, dict[str, str]] = {
     "dnli": {"train": "dnli_train.jsonl", "dev": "dnli_dev.jsonl"},
 }
 TWO_WAY_CORPORA = frozenset({"decode"})
-
-
-@dataclass(frozen=True)
-class LabelledPair:
-    """One (premise, hypothesis) training or evaluation pair; ``source`` names the corpus or builder."""
-
-    premise: str
-    hypothesis: str
-    label: str
-    source: str
-
-    def __post_init__(self) -> None:
-        if self.label not in TRAIN_LABELS:
-            raise ValueError(f"label must be one of {TRAIN_LABELS}, got {self.label!r}")
-
-    @property
-    def is_contradiction(self) -> bool:
-        return self.label == "contradiction"
 
 
 def shared_nli_dir() -> Path | None:

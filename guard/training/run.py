@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from guard.nli import LabelLayout, NLIScorer
 from guard.training.calibration import (
@@ -27,6 +28,7 @@ from guard.training.calibration import (
     calibrate_intra,
     calibration_dialogues,
 )
+from guard.training.labels import ID2LABEL, LABEL2ID, THREE_WAY, LabelledPair
 from guard.training.pairs import (
     add_context_noise,
     chitchat_pairs,
@@ -37,18 +39,14 @@ from guard.training.pairs import (
 )
 from guard.training.persona import persona_pairs
 from guard.training.sources import (
-    LABEL2ID,
-    LABELS,
     ChitchatConversation,
-    NLIPair,
     load_chitchat,
     load_snli,
     split_conversations,
     usable_utterance,
     wordnet_entities,
 )
-
-ID2LABEL = {i: name for i, name in enumerate(LABELS)}
+from guard.training.step import train_step
 
 
 def log(message: str, handle=None) -> None:
@@ -69,7 +67,7 @@ TRAINING_PAIR_COUNTS = ("snli", "persona", "chitchat", "overlap_neutral", "negat
                         "negated_entailment")
 
 
-def build_data(args) -> tuple[list[NLIPair], list[NLIPair], list[SyntheticDialogue], dict,
+def build_data(args) -> tuple[list[LabelledPair], list[LabelledPair], list[SyntheticDialogue], dict,
                               list[ChitchatConversation]]:
     """Training pairs, a held-out dialogue-domain pair set, held-out calibration dialogues, counts, and the
     held-out conversations themselves (the intra threshold is set on their real messages)."""
@@ -139,7 +137,7 @@ def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int, g
 # Evaluation
 # --------------------------------------------------------------------------------------------
 
-def nli_accuracy(scorer: NLIScorer, pairs: Sequence[NLIPair]) -> dict:
+def nli_accuracy(scorer: NLIScorer, pairs: Sequence[LabelledPair]) -> dict:
     """3-way accuracy and contradiction-vs-rest AUC on labelled pairs."""
     from sklearn.metrics import roc_auc_score
 
@@ -192,7 +190,7 @@ def train(args) -> Path:
     base = resolve_base(args.base)
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=len(LABELS), id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32)
+        base, num_labels=len(THREE_WAY), id2label=ID2LABEL, label2id=LABEL2ID, dtype=torch.float32)
     if args.freeze_word_embeddings:  # ~half of MiniLM's weights; freezing them roughly halves the optimizer cost
         model.get_input_embeddings().weight.requires_grad_(False)
     if args.freeze_layers:  # no backward pass through the lowest layers: more examples per CPU-second
@@ -247,15 +245,8 @@ def train(args) -> Path:
                                      return_tensors="pt")
             features = {k: v.to(device) for k, v in features.items()}
             target = torch.tensor([labels[i] for i in batch], device=device)
-            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=use_bf16):
-                loss = model(**features, labels=target).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step, time.time() - start)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            running.append(loss.item())
+            running.append(train_step(model, features, lambda logits: F.cross_entropy(logits.float(), target),
+                                      optimizer, params, learning_rate(step, time.time() - start), use_bf16, device))
             step += 1
             if step % args.log_every == 0:
                 elapsed = time.time() - start

@@ -18,29 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-LABELS: tuple[str, ...] = ("contradiction", "entailment", "neutral")
-LABEL2ID: dict[str, int] = {name: i for i, name in enumerate(LABELS)}
-
-
-@dataclass
-class NLIPair:
-    """One training / evaluation example; ``source`` says which builder made it (for counts)."""
-
-    premise: str
-    hypothesis: str
-    label: str
-    source: str
-
-    def __post_init__(self) -> None:
-        if self.label not in LABEL2ID:
-            raise ValueError(f"label must be one of {LABELS}, got {self.label!r}")
-
+from guard.training.labels import LABEL2ID, LabelledPair
 
 # --------------------------------------------------------------------------------------------
 # SNLI
 # --------------------------------------------------------------------------------------------
 
-def load_snli(path: Path | str, limit: int | None = None, seed: int = 0) -> list[NLIPair]:
+def load_snli(path: Path | str, limit: int | None = None, seed: int = 0) -> list[LabelledPair]:
     """SNLI pairs with a gold label (the ``-`` no-consensus rows are dropped), optionally a random subset."""
     pairs = []
     with open(path, encoding="utf-8") as handle:
@@ -48,7 +32,7 @@ def load_snli(path: Path | str, limit: int | None = None, seed: int = 0) -> list
             row = json.loads(line)
             if row.get("gold_label") not in LABEL2ID:
                 continue
-            pairs.append(NLIPair(row["sentence1"], row["sentence2"], row["gold_label"], "snli"))
+            pairs.append(LabelledPair(row["sentence1"], row["sentence2"], row["gold_label"], "snli"))
     if limit is not None and limit < len(pairs):
         pairs = random.Random(seed).sample(pairs, limit)
     return pairs
