@@ -217,8 +217,7 @@ class Conversation:
                 if cand.chosen:
                     marks.on_turn(turn.turn_id, *candidate_marks(cand))
         for (source, turn_id, premise), hits in found.items():
-            marks.on_premise(EvidencePair(source, turn_id, premise, "", 0.0), Mark(premise, evidence_label(hits),
-                                                                                    "evidence"))
+            marks.on_premise(source, turn_id, Mark(premise, evidence_label(hits), "evidence"))
         return marks
 
     def to_decode_record(self) -> dict:
@@ -325,6 +324,7 @@ def _guard(history: list[Turn], persona: list[str], scored: list[tuple[str, floa
            settings: GuardSettings, detector_name: str) -> tuple[BotTurnReport, str]:
     """Judge the candidates against the history and persona, let the policy choose; the report and the reply."""
     from guard.policies import choose
+    from guard.records import Candidate
 
     verdicts = None
     if settings.mode != GuardMode.OFF:
@@ -332,7 +332,7 @@ def _guard(history: list[Turn], persona: list[str], scored: list[tuple[str, floa
     kwargs = {"penalty_lambda": settings.penalty_lambda}
     if settings.fallback:
         kwargs["fallback"] = settings.fallback
-    decision = choose(scored, verdicts, settings.mode, **kwargs)
+    decision = choose([Candidate(t, s) for t, s in scored], verdicts, settings.mode, **kwargs)
     reasons = list(decision.reasons)
     reports = []
     for i, (text, score) in enumerate(scored):
