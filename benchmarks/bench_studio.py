@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -33,19 +32,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def chitchat_histories(conversations: int, max_turns: int = 10) -> list[list]:
-    """Real chats as user/bot turns: each speaker's consecutive messages joined, speaker 2 = the bot."""
-    import chitchat_dataset
-
+    """Real chats (guard.chitchat) as user/bot turns: ASCII turns only, the second speaker plays the bot."""
+    from guard.chitchat import iter_chitchat
     from guard.records import Turn
 
-    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
     out = []
-    for conv in data.values():
-        turns = []
-        for block in conv.get("messages", []):
-            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
-            if text and text.isascii():
-                turns.append(Turn(len(turns), "user" if len(turns) % 2 == 0 else "bot", text))
+    for conv in iter_chitchat():
+        texts = [text for text in conv.utterances if text.isascii()]
+        turns = [Turn(i, "user" if i % 2 == 0 else "bot", text) for i, text in enumerate(texts)]
         if len(turns) >= 4:
             out.append(turns[:max_turns])
         if len(out) >= conversations:

@@ -254,44 +254,6 @@ def agreement_line(judgements: list[ExampleJudgement]) -> str:
     return line
 
 
-def chitchat_pool(limit: int = 200, max_words: int = 30) -> list:
-    """Real chit-chat exchanges (``chitchat-dataset`` package) for A2T to sample inserted turns from.
-
-    One two-speaker exchange per conversation (a speaker's consecutive messages joined), short
-    plain-ASCII utterances only, so the inserted turns read naturally.
-    Returns [] when the package is not installed (A2T then samples from the built-in examples).
-    """
-    import json
-    import re
-    from pathlib import Path
-
-    from guard.records import Dialogue, Turn
-
-    try:
-        import chitchat_dataset
-    except ModuleNotFoundError:
-        return []
-    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
-    pool = []
-    for conv_id, conv in data.items():
-        turns = []
-        for block in conv.get("messages", []):
-            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
-            if not block or not text:
-                continue
-            turns.append(Turn(len(turns), str(block[0].get("sender")), text))
-        def usable(t: Turn) -> bool:
-            return t.text.isascii() and 3 <= len(t.text.split()) <= max_words and "http" not in t.text
-
-        for a, b in zip(turns[2:], turns[3:]):  # past the greetings
-            if a.agent_id != b.agent_id and usable(a) and usable(b):
-                pool.append(Dialogue(record_id=f"chitchat:{conv_id}:{a.turn_id}", turns=[a, b]))
-                break  # one exchange per conversation: variety over volume
-        if len(pool) >= limit:
-            break
-    return pool
-
-
 def inserted_turns_note(variant, seed: int) -> str:
     """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
     'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
