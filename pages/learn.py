@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from guard.dialogue_text import parse_dialogue_text
+from guard.examples import BY_KEY
 from guard.vocabulary import Method
 from ui import resources
-from ui.examples import BY_KEY
-from ui.render import parse_dialogue_text
 from ui.widgets import (
     example_judgements,
     judgement_text,

@@ -7,11 +7,12 @@ import streamlit as st
 
 from guard import probes
 from guard.chitchat import a2t_pool as chitchat_a2t_pool
+from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.examples import BY_KEY, EXAMPLES
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import resources
-from ui.examples import BY_KEY, EXAMPLES, inserted_turns_note
-from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
+from ui.render import escape_markdown, inserted_turns_note
 from ui.widgets import (
     example_judgements,
     heatmap,

@@ -86,8 +86,8 @@ def _from_record(obj: dict, name: str) -> Transcript:
 
 
 def _from_dialogue_text(text: str, name: str) -> Transcript:
+    from guard.dialogue_text import DialogueTextError, parse_dialogue_text
     from ui.chat import ChatTurn
-    from ui.render import DialogueTextError, parse_dialogue_text
 
     try:
         dialogue = parse_dialogue_text(text, record_id=name)

@@ -115,8 +115,8 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch):
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
     from guard.detector import ContradictionDetector
+    from guard.examples import agreement_line, judge_examples
     from guard.loading import load_scorer
-    from ui.examples import agreement_line, judge_examples
 
     # what the page must say, computed here from the same detector at the same τ
     judgements = judge_examples(ContradictionDetector(load_scorer(str(flagging_detector)), threshold=0.1))

@@ -9,6 +9,8 @@ import pytest
 from bots.base import PRESETS, BotError, Message
 from bots.scripted import ScriptedBot
 from guard.detector import PairScore, Verdict, VerdictDetails
+from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.examples import EXAMPLES
 from guard.records import Turn
 from guard.vocabulary import Category, Method, PremiseSource
 from ui.chat import (
@@ -25,18 +27,14 @@ from ui.chat import (
     rejudge,
     turn_scores,
 )
-from ui.examples import EXAMPLES
 from ui.render import (
-    DialogueTextError,
     Mark,
-    dialogue_to_text,
     escape_markdown,
     evidence_marks,
     highlight_html,
     locate,
     pair_score_frame,
     pair_score_matrix,
-    parse_dialogue_text,
 )
 
 
@@ -424,7 +422,7 @@ def test_turn_score_chart_draws_tau_as_a_rule():
 
 
 def test_example_agreement_is_counted_from_live_verdicts():
-    from ui.examples import EXAMPLES, agreement_line, judge_examples
+    from guard.examples import EXAMPLES, agreement_line, judge_examples
 
     class SaysHistory:
         def detect(self, dialogue):

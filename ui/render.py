@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from guard.records import Dialogue, Turn
 from guard.verdicts import PairScore
 from guard.vocabulary import PremiseSource, describe_source
 
@@ -188,41 +187,6 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
     return body
 
 
-# ---------------------------------------------------------------- dialogue text <-> records
-
-_SPEAKER_LINE = re.compile(r"^\s*([^:\n]{1,40}?)\s*:\s*(.*\S)\s*$")
-
-
-class DialogueTextError(ValueError):
-    """The pasted dialogue is not in 'Speaker: text' lines; the message says which line."""
-
-
-def parse_dialogue_text(text: str, record_id: str = "playground") -> Dialogue:
-    """Parse 'Speaker: text' lines (one turn a line, blank lines ignored) into a Dialogue.
-
-    The last line is the turn the detector judges. Speaker names are kept as written; the last
-    speaker needs no earlier turn (an intra-sentence contradiction needs no history).
-    """
-    turns: list[Turn] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        match = _SPEAKER_LINE.match(line)
-        if not match:
-            raise DialogueTextError(
-                f"line {number}: start it with a speaker name and a colon, e.g. 'A: I like fish.'"
-            )
-        turns.append(Turn(turn_id=len(turns), agent_id=match.group(1).strip(), text=match.group(2).strip()))
-    if len(turns) < 2:
-        raise DialogueTextError("write at least two turns: earlier turns, then the turn to judge last")
-    return Dialogue(record_id=record_id, turns=turns)
-
-
-def dialogue_to_text(dialogue: Dialogue) -> str:
-    """The inverse of parse_dialogue_text (for showing a probe's output in the editor)."""
-    return "\n".join(f"{t.agent_id}: {t.text}" for t in dialogue.turns)
-
-
 # ---------------------------------------------------------------- pair-score heatmap
 
 def _short(text: str, limit: int = 60) -> str:
@@ -294,3 +258,18 @@ def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "
         marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})",
                                         "clause"))
     return marks
+
+
+def inserted_turns_note(variant, seed: int) -> str:
+    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
+    'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
+    meta = variant.meta
+    at = meta.get("inserted_at")
+    source, first, second = (meta.get("inserted_from") or [None, None, None])[:3]
+    if at is None or at + 1 >= len(variant.turns):
+        return f"seed {seed}"
+    texts = " / ".join(f'"{t.text}"' for t in variant.turns[at:at + 2])
+    origin = str(source)
+    if origin.startswith("chitchat:"):
+        origin = f"chit-chat conversation {origin.split(':')[1][:8]}"
+    return f"seed {seed}: {texts} ({origin}, turns {first}-{second})"

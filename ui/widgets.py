@@ -8,10 +8,10 @@ import html
 import pandas as pd
 import streamlit as st
 
+from guard.examples import ExampleJudgement, agreement_line, judge_examples
 from guard.records import Dialogue
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
-from ui.examples import ExampleJudgement, agreement_line, judge_examples
 from ui.render import escape_markdown, evidence_marks, pair_score_frame, turn_html
 
 
