@@ -57,7 +57,7 @@ st.markdown("**Players** — fewest bot turns to a contradiction (confirmed by a
 st.dataframe(player_board(scores), hide_index=True)
 
 st.subheader("Sessions")
-rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode,
+rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode or "",
          "source": s.source, "bot turns": s.bot_turns, "guard flags": s.guard_flags,
          "flagged replies sent": s.flagged_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
          "first flag (bot turn)": s.turns_to_first_flag, "first confirmed (bot turn)": s.turns_to_first_confirmed,

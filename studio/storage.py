@@ -17,18 +17,12 @@ contradicted, the CDConv category, whether the guard was right).
 
 from __future__ import annotations
 
-import enum
-import functools
-import importlib
 import os
 import threading
-import types
-import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -51,10 +45,12 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from ui.chat import jsonable
+from conversation.jsonform import from_jsonable, jsonable
+from conversation.records import BOT, BotTurnReport, ChatTurn, Conversation
+from guard.vocabulary import CATEGORIES, Category, GuardMode
 
 ENV_URL = "GUARD_STUDIO_DB"
-CATEGORIES = ("none", "intra", "role", "history")
+#: Where a session came from: the chat page, self-play (studio.redteam) or an imported transcript.
 SOURCES = ("chat", "redteam", "import")
 
 
@@ -222,12 +218,13 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
 # ---------------------------------------------------------------------------- records the callers see
 @dataclass
 class SessionInfo:
-    """A session's settings (what the scoreboard groups by)."""
+    """A session's settings (what the scoreboard groups by). ``guard_mode`` is None when not known (an
+    imported transcript)."""
 
     id: str
     bot: str = ""
     preset: str = ""
-    guard_mode: str = ""
+    guard_mode: GuardMode | None = None
     detector: str = ""
     threshold: float | None = None
     num_candidates: int | None = None
@@ -237,6 +234,9 @@ class SessionInfo:
     meta: dict = field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
 
 
 @dataclass
@@ -248,7 +248,7 @@ class Annotation:
     annotator: str
     contradiction: bool
     contradicted_turns: list[int] = field(default_factory=list)
-    category: str = "none"
+    category: Category = Category.NONE
     guard_right: bool | None = None
     note: str = ""
 
@@ -257,17 +257,32 @@ class Annotation:
             raise ValueError("an annotation needs the annotator's name")
         if self.category not in CATEGORIES:
             raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, not {self.category!r}")
+        self.category = Category(self.category)
         if not self.contradiction:
-            self.category, self.contradicted_turns = "none", []
-        elif self.category == "none":
+            self.category, self.contradicted_turns = Category.NONE, []
+        elif self.category == Category.NONE:
             raise ValueError("a contradiction needs its CDConv category (intra, role or history)")
+
+
+@dataclass
+class TurnJudgement:
+    """What self-play's two judges said about one sent reply (studio.redteam), and what provoked it."""
+
+    session_id: str
+    turn_index: int
+    method: str  # the trigger method of the user message before the reply
+    guard_flag: bool  # the guard flagged some candidate at generation time (not in mode off)
+    guard_judge: bool  # the guard's detector flags the sent reply
+    guard_judge_score: float
+    judge: bool  # the second judge flags the sent reply
+    judge_score: float
 
 
 @dataclass
 class StoredTurn:
     """A turn as stored: the chat turn plus how a user turn was written."""
 
-    turn: Any  # ui.chat.ChatTurn
+    turn: ChatTurn
     method: str | None = None
     suggestion_id: int | None = None
 
@@ -277,10 +292,8 @@ class StoredSession:
     info: SessionInfo
     turns: list[StoredTurn]
 
-    def conversation(self):
+    def conversation(self) -> Conversation:
         """The session as the chat page's Conversation (its record_id is the session id)."""
-        from ui.chat import Conversation
-
         return Conversation(persona=list(self.info.persona), turns=[t.turn for t in self.turns],
                             record_id=self.info.id)
 
@@ -288,52 +301,21 @@ class StoredSession:
     def methods(self) -> dict[int, str]:
         return {t.turn.turn_id: t.method for t in self.turns if t.method}
 
+    def judgement(self, turn_index: int) -> TurnJudgement | None:
+        """Self-play's judgement of the bot turn ``turn_index``, or None (not a self-play turn).
 
-def _typed(kind, value):
-    """``value`` (plain JSON) as the annotated type: dataclasses, lists, dicts, optionals, enums."""
-    if value is None:
-        return None
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        return _typed(options[0], value) if len(options) == 1 else value
-    if origin in (list, Sequence) and args:
-        return [_typed(args[0], v) for v in value]
-    if origin is dict and len(args) == 2:
-        return {k: _typed(args[1], v) for k, v in value.items()}
-    if is_dataclass(kind) and isinstance(value, Mapping):
-        return _from_dict(kind, value)
-    if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        try:
-            return kind(value)
-        except ValueError:
-            return value
-    return value
-
-
-@functools.cache
-def _hints(cls) -> dict:
-    """Field types of a report dataclass; names its module imports only for type checking
-    (guard.detector's verdict details, guard.vocabulary's enums) are resolved too."""
-    namespace: dict = {}
-    for name in ("guard.vocabulary", "guard.detector", cls.__module__):
-        namespace.update(vars(importlib.import_module(name)))
-    return typing.get_type_hints(cls, globalns=namespace)
-
-
-def _from_dict(cls, data: Mapping):
-    """A dataclass from its asdict() form, typed field by field; keys it does not have are ignored
-    (reports written by other versions)."""
-    hints = _hints(cls)
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: _typed(hints.get(k, object), v) for k, v in data.items() if k in names})
-
-
-def report_from_dict(data: Mapping):
-    """ui.chat.BotTurnReport from its stored JSON (asdict form)."""
-    from ui.chat import BotTurnReport
-
-    return _from_dict(BotTurnReport, data)
+        Kept in the session's ``meta["judgements"]`` by turn index. Sessions stored before the whole
+        judgement was kept hold only the judges' verdicts; the rest is read from the session itself (the
+        method of the user turn before, and whether the stored report flags a candidate), as it was made.
+        """
+        stored = (self.info.meta.get("judgements") or {}).get(str(turn_index))
+        if not stored:
+            return None
+        turn = next((t.turn for t in self.turns if t.turn.turn_id == turn_index), None)
+        known = {"session_id": self.info.id, "turn_index": turn_index,
+                 "method": self.methods.get(turn_index - 1, ""),
+                 "guard_flag": bool(turn is not None and turn.report is not None and turn.report.any_contradiction)}
+        return from_jsonable(TurnJudgement, {**known, **stored})
 
 
 # ---------------------------------------------------------------------------- the store
@@ -433,6 +415,7 @@ class Store:
             raise ValueError(f"source must be one of {SOURCES}")
         values = {f.name: getattr(info, f.name) for f in fields(SessionInfo)
                   if f.name not in ("id", "created_at", "updated_at")}
+        values["guard_mode"] = str(info.guard_mode or "")  # the column's "" = not known
         values["persona"] = list(values["persona"])
         values["meta"] = jsonable(values["meta"])
         with self._session("saving the session") as session:
@@ -469,7 +452,7 @@ class Store:
         """Store the turns not stored yet (by turn index); returns how many were added.
 
         Idempotent, so the page can call it after every rerun and a turn whose write failed is
-        written by the next call. ``turns`` are ui.chat.ChatTurn; ``methods`` maps a user turn
+        written by the next call. ``turns`` are ChatTurns; ``methods`` maps a user turn
         index to how it was written (a goading method or "typed").
         """
         methods, suggestion_ids = dict(methods or {}), dict(suggestion_ids or {})
@@ -531,8 +514,6 @@ class Store:
 
     def load_session(self, session_id: str) -> StoredSession | None:
         """The session with its turns (bot turns with their guard reports), or None if unknown."""
-        from ui.chat import ChatTurn
-
         with self._session("reading the session") as session:
             row = session.get(SessionRow, session_id)
             if row is None:
@@ -540,7 +521,7 @@ class Store:
             turns = []
             for t in session.scalars(select(TurnRow).where(TurnRow.session_id == session_id)
                                      .order_by(TurnRow.turn_index)):
-                report = report_from_dict(t.guard) if t.guard else None
+                report = from_jsonable(BotTurnReport, t.guard) if t.guard else None
                 turns.append(StoredTurn(ChatTurn(t.turn_index, t.speaker, t.text, report), t.method, t.suggestion_id))
             return StoredSession(self._info(row), turns)
 
@@ -582,7 +563,7 @@ class Store:
         with self._session("saving the annotation") as session:
             turn = session.scalar(select(TurnRow).where(TurnRow.session_id == annotation.session_id,
                                                         TurnRow.turn_index == annotation.turn_index))
-            if turn is None or turn.speaker != "bot":
+            if turn is None or turn.speaker != BOT:
                 raise ValueError(f"turn {annotation.turn_index} of session {annotation.session_id} is not a stored "
                                  "bot turn")
             earlier = [i for i in annotation.contradicted_turns if not 0 <= int(i) < annotation.turn_index]

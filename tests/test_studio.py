@@ -8,20 +8,20 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from conftest import build_tiny_nli_model
-from postgres_server import postgres_server, why_unavailable
 
-from guard.detector import IntraCheck, PairScore, RoleCheck, VerdictDetails
+from conversation.records import BotTurnReport, CandidateReport, Conversation
 from guard.records import Turn
+from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
+from harness.postgres import postgres_server, why_unavailable
+from harness.studio_writers import write_sessions_at_once
 from studio.goading import FAMILIES, METHODS, suggest
 from studio.scores import agreement, by_turn, outcome_frame, scoreboard, session_score
 from studio.storage import SCHEMA_VERSION, Annotation, SessionInfo, Store, StoreError
-from ui.chat import BotTurnReport, CandidateReport, Conversation, EvidencePair
 
 REPO = Path(__file__).resolve().parent.parent
 HISTORY = [
@@ -156,7 +156,7 @@ def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
 # ---------------------------------------------------------------------------- storage
 def _report(score: float, contradicts: bool, evidence_turn: int = 1) -> BotTurnReport:
     pair = PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)
-    evidence = [EvidencePair(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
+    evidence = [PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
         if contradicts else []
     details = VerdictDetails(method=Method.STRUCTURED, turn_id=3, threshold=0.5, n_pairs=2, history_score=score,
                              paired_turn_ids=[evidence_turn],
@@ -224,34 +224,9 @@ def test_sqlite_roundtrip(sqlite_url):
 
 def _concurrent_sessions(url: str, sessions: int = 5, turns: int = 10) -> dict[str, int]:
     """Each writer its own engine (like separate browser sessions / processes), all writing at once."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(sessions, timeout=120)
-
-    def writer(k: int) -> None:
-        try:
-            store = Store(url)
-            conversation = Conversation()
-            store.save_session(SessionInfo(conversation.record_id, bot=f"bot{k}"))
-            start.wait()
-            for t in range(turns):
-                conversation.add("user", f"s{k} question {t}")
-                conversation.add("bot", f"s{k} answer {t}", _report(0.2, False))
-                store.save_turns(conversation.record_id, conversation.turns)
-            store.dispose()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-            start.abort()  # the others stop waiting for this writer
-
-    threads = [threading.Thread(target=writer, args=(k,)) for k in range(sessions)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    store = Store(url)
-    counts = store.counts()
-    store.dispose()
-    return counts
+    run = write_sessions_at_once(url, sessions, turns, lambda k, t: _report(0.2, False))
+    assert not run.errors, run.errors
+    return run.counts
 
 
 def test_five_sessions_writing_at_once_lose_nothing_sqlite(sqlite_url):

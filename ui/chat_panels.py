@@ -1,5 +1,6 @@
 """Streamlit pieces of the guarded-chat page: a bot turn's caption and candidate panel, the per-turn
-chart and re-judging the conversation. The logic they show lives in ui/chat.py (pure, tested alone)."""
+chart and re-judging the conversation. The records come from conversation/, the pure
+helpers from ui/transcript.py (tested alone)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,19 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from conversation.guarding import rejudge
+from conversation.records import BOT, BotTurnReport, ChatTurn, Conversation, GuardSettings
 from guard.vocabulary import GuardMode, category_name
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
-from ui.chat import (
-    BOT,
+from ui.render import escape_markdown, turn_html
+from ui.transcript import (
     STATUS_ICONS,
-    BotTurnReport,
-    ChatTurn,
-    Conversation,
-    GuardSettings,
     candidate_marks,
     candidate_table,
     evidence_context_html,
     evidence_rows,
-    rejudge,
     turn_scores,
 )
-from ui.render import escape_markdown, turn_html
 
 
 def turn_caption(report: BotTurnReport) -> None:

@@ -12,16 +12,15 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from guard.vocabulary import CATEGORIES, Category, GuardMode, category_name
 from studio.goading import METHOD_HELP, METHOD_LABELS, SuggestionSet, history_of, refine_follow_ups, suggest
-from studio.storage import CATEGORIES, Annotation, SessionInfo, Store, StoreError, default_url, open_store
+from studio.storage import Annotation, SessionInfo, Store, StoreError, default_url, open_store
 from ui.render import escape_markdown
 
 URL_KEY = "studio_db_url"
 NAME_KEY = "studio_name"
 PENDING_KEY = "studio::pending"
 EDIT_KEY = "studio::edit"
-CATEGORY_NAMES = {"none": "no contradiction", "intra": "intra-sentence", "role": "role confusion",
-                  "history": "history contradiction"}
 
 
 @dataclass
@@ -320,18 +319,18 @@ def annotation_box(conversation, turn) -> None:
                                       default=[i for i in (previous.contradicted_turns if previous else [])
                                                if i in earlier],
                                       format_func=lambda i: f"turn {i}", disabled=yes == "no")
-        categories = [c for c in CATEGORIES if c != "none"]
+        categories = [c for c in CATEGORIES if c != Category.NONE]
         category = st.selectbox("CDConv category", categories, key=f"{key}::category",
                                 index=categories.index(previous.category)
                                 if previous and previous.category in categories else 2,
-                                format_func=CATEGORY_NAMES.get, disabled=yes == "no")
+                                format_func=category_name, disabled=yes == "no")
         right = st.radio("Was the guard right?", ["yes", "no", "not sure"], horizontal=True, key=f"{key}::right",
                          index={True: 0, False: 1, None: 2}[previous.guard_right] if previous else 2)
         if st.button("Save annotation", key=f"{key}::save", icon="💾"):
             try:
                 db.annotate(Annotation(conversation.record_id, turn.turn_id, name, yes == "yes",
                                        list(contradicted) if yes == "yes" else [],
-                                       category if yes == "yes" else "none",
+                                       category if yes == "yes" else Category.NONE,
                                        {"yes": True, "no": False}.get(right)))
             except (StoreError, ValueError) as exc:
                 st.error(f"Annotation not saved: {exc}", icon="🏷️")
@@ -363,7 +362,7 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     from bots import registry
     from bots.base import PRESETS
     from studio.goading import METHODS
-    from studio.redteam import Judge, RedteamSettings, run_redteam
+    from studio.redteam import SELF_PLAY_MODES, Judge, RedteamSettings, run_redteam
     from ui import resources
 
     bots = registry.available_bots()
@@ -371,7 +370,7 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     with st.form("studio_redteam"):
         left, right = st.columns(2)
         bot_name = left.selectbox("Bot", bots, index=bots.index(default_bot) if default_bot in bots else 0)
-        mode = right.selectbox("Guard mode", ["off", "flag", "rerank", "block"], index=2)
+        mode = right.selectbox("Guard mode", SELF_PLAY_MODES, index=SELF_PLAY_MODES.index(GuardMode.RERANK))
         methods = st.multiselect("Trigger methods (session k uses method k mod n)", list(METHODS),
                                  default=list(METHODS), format_func=lambda m: METHOD_LABELS.get(m, m))
         sessions = left.number_input("Sessions", 1, 200, 2)
