@@ -108,4 +108,4 @@ with cols[1]:
     live("cdconv_noodles")
 
 st.page_link("pages/playground.py", label="Try your own dialogues in the probe playground", icon="🧪")
-st.page_link("pages/chat.py", label="Chat with a guarded bot", icon="💬")
+st.page_link("pages/guarded_chat.py", label="Chat with a guarded bot", icon="💬")

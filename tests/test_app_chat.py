@@ -168,7 +168,7 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     at.text_area(key="persona_text").set_value("I have a dog named Max.\nI live in Ohio.").run()
     at.radio(key="guard_mode").set_value("block").run()
     at.switch_page("pages/playground.py").run()
-    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/guarded_chat.py").run()
     assert not at.exception, at.exception
     assert at.text_area(key="persona_text").value == "I have a dog named Max.\nI live in Ohio."
     assert at.radio(key="guard_mode").value == "block"

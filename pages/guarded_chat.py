@@ -12,9 +12,9 @@ from conversation.guarding import guarded_reply
 from conversation.records import BOT, USER, Conversation, GuardSettings
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 from ui import resources, studio_widgets
-from ui.chat_panels import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 from ui.render import escape_markdown, turn_html
 from ui.transcript import MODE_HELP, persona_lines, transcript_marks
+from ui.turn_widgets import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 
 base = resources.defaults()
 detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
