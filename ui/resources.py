@@ -1,7 +1,6 @@
 """Models loaded once per server process (st.cache_resource), with progress while they load.
 
-The only module under ui/ that imports Streamlit. Settings the tests (and `make run` users)
-control come from environment variables:
+Settings the tests (and `make run` users) control come from environment variables:
 
 * ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
 * ``GUARD_APP_SCRIPT``     a JSON script for the "scripted" bot (bots/scripted.py) instead of its
@@ -166,12 +165,14 @@ def get_embedder():
 
 
 def default_threshold(name: str) -> float:
+    """The detector's calibrated τ (its guard_config.json), or DECODE's 0.5 for a checkpoint without one.
+
+    A broken guard_config.json raises guard.loading.ModelLoadError: its τ is unknown, and 0.5 in its place
+    would judge with a threshold nobody chose.
+    """
     from guard.loading import default_threshold as threshold_of
 
-    try:
-        return float(threshold_of(name))
-    except LOAD_ERRORS:
-        return 0.5
+    return float(threshold_of(name))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -228,7 +229,16 @@ def sidebar_detector_settings() -> tuple[str, float]:
         help="'embedded' = the project's NLI checkpoint in models/detector; or a local checkpoint folder "
              "or a hub name already in the local cache (the app runs offline).",
     ).strip() or "embedded"
-    default = default_threshold(name)
+    try:
+        default = default_threshold(name)
+    except LOAD_ERRORS as exc:
+        from guard.loading import FALLBACK_THRESHOLD
+
+        with st.sidebar:
+            show_error(f"The detector '{name}' has no usable threshold: {short_error(exc)}. Fix its guard_config.json "
+                       f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
+                       "calibrated for it.", str(exc))
+        default = FALLBACK_THRESHOLD
     threshold = st.sidebar.slider(
         "Contradiction threshold τ", min_value=0.05, max_value=0.95, value=round(default, 2), step=0.01,
         key=f"threshold::{name}",

@@ -51,6 +51,11 @@ def store() -> Store | None:
         return None
 
 
+def _not_stored(what: str, exc: StoreError) -> None:
+    """A database failure the page works around (the chat goes on): say what was lost and why, where it happened."""
+    st.warning(f"{what}: {exc}", icon="🗄️")
+
+
 def player_name() -> str:
     return (st.session_state.get(NAME_KEY) or "").strip() or "guest"
 
@@ -210,8 +215,8 @@ def note_user_turn(conversation, picked: Picked | None) -> None:
         if db is not None:
             try:
                 db.mark_suggestion_used(picked.suggestion_id, turn_id, picked.edited)
-            except StoreError:
-                pass  # the turn itself is saved with the page; the usage flag is a detail
+            except StoreError as exc:  # the turn itself is saved with the page
+                _not_stored("Which suggestion you sent is not saved", exc)
 
 
 def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
@@ -279,7 +284,8 @@ def _record(conversation, result: SuggestionSet) -> list[int | None]:
             return [None] * len(result.suggestions)
         return db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id, result.suggestions,
                                    result.ranking)
-    except StoreError:
+    except StoreError as exc:
+        _not_stored("The suggestions are not saved (they still work)", exc)
         return [None] * len(result.suggestions)
 
 
@@ -292,7 +298,8 @@ def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, 
     try:
         new_ids = db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id,
                                       [after.suggestions[i] for i in changed], after.ranking, positions=changed)
-    except StoreError:
+    except StoreError as exc:
+        _not_stored("The re-ranked follow-up question is not saved", exc)
         return ids
     ids = list(ids)
     for i, new_id in zip(changed, new_ids):
@@ -349,7 +356,8 @@ def _annotations(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
     if cached is None:
         try:
             cached = st.session_state[cache_key] = db.annotations(session_id)
-        except StoreError:
+        except StoreError as exc:
+            _not_stored("Earlier annotations could not be read", exc)
             return []
     return [a for a in cached if a.turn_index == turn_id]
 
