@@ -6,26 +6,15 @@ verdicts should be on the papers' examples is checked with the embedded detector
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from conftest import build_tiny_nli_model
+from conftest import APP
 
 from embedded import DETECTOR_DIR
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HAS_EMBEDDED = (DETECTOR_DIR / "config.json").exists()
 needs_embedded = pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector (models/detector) is not there yet")
-
-
-@pytest.fixture(scope="module")
-def flagging_detector(tmp_path_factory) -> Path:
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("flagging_nli_pages"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
 
 
 def _page(monkeypatch, detector: str, page: str) -> AppTest:

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_tiny_nli_model
 
 from conversation.records import BotTurnReport, CandidateReport, Conversation
 from guard.records import Turn
@@ -373,14 +372,7 @@ def _studio(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def tiny_detector(tmp_path_factory) -> Path:
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("studio_tiny_nli"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
-
-
-def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, tiny_detector):
+def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, flagging_detector):
     store = Store(sqlite_url)
     conversation = _conversation(n_bot_turns=2, flagged_at=2)
     store.save_session(SessionInfo(conversation.record_id, bot="b", persona=["I have a dog."]))
@@ -399,7 +391,7 @@ def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, tiny_detect
     dialogues = read_dataset("decode", out)
     assert dialogues[1].evidence == [1] and dialogues[1].category == "history"
     evaluated = subprocess.run([sys.executable, "-m", "guard", "evaluate", "--format", "decode", str(out),
-                                "--detector", str(tiny_detector), "--json", "-q"], cwd=REPO, capture_output=True,
+                                "--detector", str(flagging_detector), "--json", "-q"], cwd=REPO, capture_output=True,
                                text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
     assert evaluated.returncode == 0, evaluated.stderr
     assert json.loads(evaluated.stdout)["overall"]["n"] == 2
@@ -449,14 +441,14 @@ SCRIPT = {"replies": [[{"text": "I have a dog named Max. I live in Ohio.", "scor
                        {"text": "Max loves long walks in the park.", "score": -0.9}]]}
 
 
-def test_redteam_self_play_with_the_scripted_bot(tmp_path, tiny_detector):
+def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     url = f"sqlite:///{tmp_path / 'rt.db'}"
     sample = tmp_path / "sample.jsonl"
     done = _studio("redteam", "--bot", "scripted", "--script", str(script), "--sessions", "2", "--turns", "2",
                    "--guard", "flag", "--methods", "inquire_bot", "short", "--db", url, "--json",
-                   "--detector", str(tiny_detector), "--judge", f"{tiny_detector}:unstructured",
+                   "--detector", str(flagging_detector), "--judge", f"{flagging_detector}:unstructured",
                    "--sample", "3", "--sample-out", str(sample), "-q")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
