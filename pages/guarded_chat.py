@@ -17,7 +17,7 @@ from ui.transcript import MODE_HELP, persona_lines, transcript_marks
 from ui.turn_widgets import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 
 base = resources.defaults()
-detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+detector_name, threshold = resources.detector_choice()
 conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.

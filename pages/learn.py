@@ -18,8 +18,7 @@ from ui.widgets import (
     verdict_line,
 )
 
-base = resources.defaults()
-detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+detector_name, threshold = resources.detector_choice()
 
 st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "

@@ -42,26 +42,30 @@ def flagging_detector(tmp_path_factory) -> Path:
     return build_flagging_detector(tmp_path_factory.mktemp("flagging_nli"))
 
 
-@pytest.fixture(scope="session")
-def nlp():
-    """The shipped spaCy pipeline (embedded.spacy_nlp); the test is skipped when it is not provisioned."""
+def _provisioned(load):
+    """What ``load`` returns, or the test is skipped when ``embedded.provision`` has not put the asset there."""
     import embedded
 
     try:
-        return embedded.spacy_nlp()
+        return load()
     except embedded.MissingAssetError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    """The shipped spaCy pipeline (embedded.spacy_nlp)."""
+    import embedded
+
+    return _provisioned(embedded.spacy_nlp)
 
 
 @pytest.fixture(scope="session")
 def wn():
-    """WordNet unpacked by embedded.provision; the test is skipped when it is not there."""
+    """WordNet unpacked by embedded.provision."""
     import embedded
 
-    try:
-        return embedded.wordnet()
-    except embedded.MissingAssetError as exc:
-        pytest.skip(str(exc))
+    return _provisioned(embedded.wordnet)
 
 
 @pytest.fixture(scope="session")

@@ -17,12 +17,17 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from bots import registry
-from bots.base import BotError
+from bots.base import Bot, BotError
 from embedded import MissingAssetError
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
+    from guard.nli import NLIScorer
 
 # Errors a user can act on (wrong name, missing package, server down); anything else is a bug and
 # propagates so Streamlit shows the traceback.
@@ -114,7 +119,7 @@ def _with_status(kind: str, name: str, label: str, loader):
     return value
 
 
-def get_bot(name: str):
+def get_bot(name: str) -> Bot | None:
     """The bot, or None after an st.error that says what to do."""
     try:
         script = defaults().script if name == "scripted" else None
@@ -125,7 +130,7 @@ def get_bot(name: str):
         return None
 
 
-def loaded_bot(name: str):
+def loaded_bot(name: str) -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
     script = defaults().script if name == "scripted" else None
     if ("bot", f"{name}:{script or ''}") not in _loaded:
@@ -133,7 +138,7 @@ def loaded_bot(name: str):
     return _bot(name, script)
 
 
-def get_scorer(name: str):
+def get_scorer(name: str) -> NLIScorer | None:
     """The NLI scorer, or None after an st.error that says what to do."""
     try:
         return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
@@ -184,7 +189,8 @@ def _detector(name: str, threshold: float, method: str, prefilter_k: int | None,
                                  prefilter_k=prefilter_k if _embedder is not None else None)
 
 
-def make_detectors(name: str, threshold: float, methods=("structured",), prefilter_k: int | None = None):
+def make_detectors(name: str, threshold: float, methods: tuple[str, ...] = ("structured",),
+                   prefilter_k: int | None = None) -> dict[str, ContradictionDetector] | None:
     """ContradictionDetectors over one cached scorer, one per method, or None after one st.error
     (a page that needs several methods loads the scorer once, so a bad name is reported once)."""
     scorer = get_scorer(name)
@@ -201,7 +207,8 @@ def make_detectors(name: str, threshold: float, methods=("structured",), prefilt
         return None
 
 
-def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
+def make_detector(name: str, threshold: float, method: str = "structured",
+                  prefilter_k: int | None = None) -> ContradictionDetector | None:
     """A ContradictionDetector over the cached scorer, or None after an st.error."""
     detectors = make_detectors(name, threshold, (method,), prefilter_k)
     return None if detectors is None else detectors[method]
@@ -218,6 +225,11 @@ def presentation_toggle() -> bool:
     if on:
         st.html(PRESENTATION_CSS)
     return on
+
+
+def detector_choice() -> tuple[str, float]:
+    """The detector name and τ the sidebar holds (app.py renders it before every page)."""
+    return st.session_state.get("detector_choice", (defaults().detector, 0.5))
 
 
 def sidebar_detector_settings() -> tuple[str, float]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from bots.base import Bot
+from conversation.records import ChatTurn, Conversation
 from guard.vocabulary import CATEGORIES, Category, GuardMode, category_name
 from studio.goading import METHOD_HELP, METHOD_LABELS, SuggestionSet, history_of, refine_follow_ups, suggest
 from studio.storage import Annotation, SessionInfo, Store, StoreError, default_url, open_store
@@ -68,7 +70,7 @@ def _suggestion_ids(record_id: str) -> dict[int, int]:
     return st.session_state.setdefault("studio::suggestion_ids", {}).setdefault(record_id, {})
 
 
-def resume(conversation):
+def resume(conversation: Conversation) -> Conversation:
     """The conversation named by ``?session=`` in the URL (loaded from the database after a refresh or
     a server restart), else the one in this browser session."""
     wanted = st.query_params.get("session")
@@ -94,7 +96,7 @@ def resume(conversation):
     return loaded
 
 
-def save(conversation, bot: str, preset: str, mode: str, detector: str, threshold: float,
+def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, detector: str, threshold: float,
          num_candidates: int) -> bool:
     """Store the session's settings and any turn not stored yet; put the session id in the URL."""
     if not conversation.turns:
@@ -120,7 +122,7 @@ def save(conversation, bot: str, preset: str, mode: str, detector: str, threshol
     return True
 
 
-def save_rejudged(conversation) -> None:
+def save_rejudged(conversation: Conversation) -> None:
     """After a re-judge: the stored guard reports and flags follow what the page now shows."""
     db = store()
     if db is None or not conversation.turns:
@@ -205,7 +207,7 @@ def take_pending() -> Picked | None:
     return st.session_state.pop(PENDING_KEY, None)
 
 
-def note_user_turn(conversation, picked: Picked | None) -> None:
+def note_user_turn(conversation: Conversation, picked: Picked | None) -> None:
     """Remember how the user's newest turn was written (a suggestion's method, or typed)."""
     turn_id = conversation.turns[-1].turn_id
     _methods(conversation.record_id)[turn_id] = picked.method if picked else "typed"
@@ -233,7 +235,7 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
         st.caption(escape_markdown(f"follow-up questions: {result.ranking} · {result.seconds * 1000:.0f} ms"))
 
 
-def suggestions(conversation, bot=None, lock=None) -> None:
+def suggestions(conversation: Conversation, bot: Bot | None = None, lock: threading.Lock | None = None) -> None:
     """After a bot turn: 3-5 suggested next messages (one click sends, ✏️ edits first).
 
     The set is computed once per bot turn, with the template ranking first so it shows at once; when
@@ -274,7 +276,7 @@ def suggestions(conversation, bot=None, lock=None) -> None:
         st.button("Send edited message", key="studio::send_edit", on_click=_send_edit)
 
 
-def _record(conversation, result: SuggestionSet) -> list[int | None]:
+def _record(conversation: Conversation, result: SuggestionSet) -> list[int | None]:
     """Store what was offered (needs the bot turn stored first; the page saves before this)."""
     db = store() if conversation.turns else None
     if db is None:
@@ -289,7 +291,8 @@ def _record(conversation, result: SuggestionSet) -> list[int | None]:
         return [None] * len(result.suggestions)
 
 
-def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, ids: list) -> list:
+def _record_replaced(conversation: Conversation, before: SuggestionSet, after: SuggestionSet,
+                     ids: list[int | None]) -> list[int | None]:
     """Store only the suggestions the FQness re-ranking changed; the others keep their rows."""
     changed = [i for i, (a, b) in enumerate(zip(before.suggestions, after.suggestions)) if a.text != b.text]
     db = store()
@@ -308,7 +311,7 @@ def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, 
 
 
 # ---------------------------------------------------------------------------- annotations
-def annotation_box(conversation, turn) -> None:
+def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
     """Per bot turn: contradiction yes/no, which earlier turns, CDConv category, was the guard right."""
     key = f"ann::{conversation.record_id}::{turn.turn_id}"
     with st.expander(f"Annotate turn {turn.turn_id}", icon="🏷️"):

@@ -5,6 +5,7 @@ helpers from ui/transcript.py (tested alone)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -22,6 +23,9 @@ from ui.transcript import (
     evidence_rows,
     turn_scores,
 )
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
 
 
 def turn_caption(report: BotTurnReport) -> None:
@@ -80,7 +84,7 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
 
 
 def rejudge_controls(conversation: Conversation, settings: GuardSettings, detector_name: str,
-                     load_detector: Callable[[], object | None]) -> Conversation | None:
+                     load_detector: Callable[[], ContradictionDetector | None]) -> Conversation | None:
     """A button that judges every bot turn again with the sidebar's detector, τ and mode (the
     candidates stay; nothing is regenerated). Returns the re-judged conversation, or None."""
     if not any(t.report is not None for t in conversation.turns):

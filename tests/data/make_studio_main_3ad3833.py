@@ -1,10 +1,9 @@
 """Write tests/data/studio_main_3ad3833.db with the studio code of commit 3ad3833 (before issue 18's layout).
 
-Run it against that commit's tree, not this one (it imports ``ui.chat``, which moved):
+Run it against that commit's tree, not this one (it imports ``ui.chat``, which moved), from the checkout:
 
-    git -C /work/wt/house archive 3ad3833 | tar -x -C /tmp/main-snap
-    cd /tmp/main-snap && HF_HUB_OFFLINE=1 PYTHONPATH=/tmp/main-snap:/tmp/main-snap/tests \\
-        /work/main/.venv/bin/python /work/wt/house/tests/data/make_studio_main_3ad3833.py OUT.db
+    mkdir old && git archive 3ad3833 | tar -x -C old
+    cd old && HF_HUB_OFFLINE=1 PYTHONPATH=.:tests ../.venv/bin/python ../tests/data/make_studio_main_3ad3833.py OUT.db
 
 It stores what the studio writes in use: a chat session (persona, typed and suggested user turns, re-rank and
 block turns with evidence from history, persona and an intra-sentence clash, role readings, a re-judge, a
@@ -21,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fake_nli import ScriptedScorer
+from ui.chat import Conversation, GuardSettings, guarded_reply, jsonable, rejudge
 
 from bots.base import PRESETS
 from bots.scripted import ScriptedBot
@@ -30,7 +30,6 @@ from studio.goading import suggest
 from studio.redteam import Judge, RedteamSettings, run_redteam
 from studio.storage import Annotation, SessionInfo, Store
 from studio.transcripts import import_transcript, read_transcripts
-from ui.chat import Conversation, GuardSettings, guarded_reply, jsonable, rejudge
 
 CONTRA = (0.02, 0.03, 0.95)
 ENTAIL = (0.9, 0.05, 0.05)
