@@ -25,7 +25,7 @@ st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
 page = st.navigation([
-    st.Page("pages/chat.py", title="Guarded chat", icon="💬", default=True),
+    st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True),
     st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
     st.Page("pages/review.py", title="Review sessions", icon="📋"),

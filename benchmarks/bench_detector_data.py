@@ -7,7 +7,7 @@ For each model (an embedded name, a checkpoint folder or an adapter folder):
   (not flagged), contradiction dialogues caught;
 * Dialogue NLI dev, MNLI dev mismatched and matched (1,500 pairs each, seed 0), SNLI test (all 9,824 labelled):
   three-way argmax accuracy;
-* the built-in playground / Learn examples (ui/examples.py): does the detector's yes/no match the person's label;
+* the built-in playground / Learn examples (guard/examples.py): does the detector's yes/no match the person's label;
 * the probe suite (A2T, RCT, labelled accuracy) and rgm topical dev (evaluation only) from bench_detector.
 
 Needs ../shared/data (or GUARD_SHARED_DATA). Results: benchmarks/results/detector_data.json and a markdown table.
@@ -54,9 +54,9 @@ def decode_report(scorer, threshold: float) -> dict:
 
 def examples_agreement(scorer, threshold: float) -> dict:
     from guard.detector import ContradictionDetector
+    from guard.dialogue_text import parse_dialogue_text
+    from guard.examples import EXAMPLES
     from guard.vocabulary import Category
-    from ui.examples import EXAMPLES
-    from ui.render import parse_dialogue_text
 
     detector = ContradictionDetector(scorer, threshold=threshold, categories=True)
     rows = []

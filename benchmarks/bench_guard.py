@@ -74,13 +74,12 @@ SPEAKERS = ("user", "bot")
 
 
 def load_messages() -> list[list[str]]:
-    """Conversations of the Chit Chat Challenge data, each a list of messages (a sender's run)."""
-    import chitchat_dataset
+    """Conversations of the Chit Chat Challenge data (guard.chitchat), each a list of its turns' texts."""
+    from guard.chitchat import load_chitchat
 
     conversations = []
-    for conv in chitchat_dataset.ConversationDataset():
-        msgs = [" ".join(m.split()) for m in conv]
-        msgs = [m for m in msgs if len(m) >= 2]
+    for conv in load_chitchat():
+        msgs = [m for m in conv.utterances if len(m) >= 2]
         if len(msgs) >= 4:
             conversations.append(msgs)
     return conversations

@@ -20,11 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -33,19 +31,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def chitchat_histories(conversations: int, max_turns: int = 10) -> list[list]:
-    """Real chats as user/bot turns: each speaker's consecutive messages joined, speaker 2 = the bot."""
-    import chitchat_dataset
-
+    """Real chats (guard.chitchat) as user/bot turns: ASCII turns only, the second speaker plays the bot."""
+    from guard.chitchat import iter_chitchat
     from guard.records import Turn
 
-    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
     out = []
-    for conv in data.values():
-        turns = []
-        for block in conv.get("messages", []):
-            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
-            if text and text.isascii():
-                turns.append(Turn(len(turns), "user" if len(turns) % 2 == 0 else "bot", text))
+    for conv in iter_chitchat():
+        texts = [text for text in conv.utterances if text.isascii()]
+        turns = [Turn(i, "user" if i % 2 == 0 else "bot", text) for i, text in enumerate(texts)]
         if len(turns) >= 4:
             out.append(turns[:max_turns])
         if len(out) >= conversations:
@@ -96,53 +89,25 @@ def bench_suggest(args: argparse.Namespace) -> dict:
 
 
 def bench_db(args: argparse.Namespace) -> dict:
-    from studio.storage import SessionInfo, Store
-    from ui.chat import BotTurnReport, CandidateReport, Conversation
+    from conversation.records import BotTurnReport, CandidateReport
+    from guard.vocabulary import Category, GuardMode
+    from harness.studio_writers import write_sessions_at_once
+    from studio.storage import safe_url
+
+    def report(k: int, t: int) -> BotTurnReport:
+        return BotTurnReport(GuardMode.RERANK, 0.5, "bench", 0, False, [
+            CandidateReport(i, f"answer {t}.{i}", -0.5, 0.1, False, Category.NONE, i == 0, "r") for i in range(4)])
 
     def run(url: str) -> dict:
-        errors: list[str] = []
-        barrier = threading.Barrier(args.sessions, timeout=120)
-        per_turn: list[float] = []
-
-        def writer(k: int) -> None:
-            try:
-                store = Store(url)
-                conversation = Conversation()
-                store.save_session(SessionInfo(conversation.record_id, bot=f"bench{k}"))
-                barrier.wait()
-                for t in range(args.turns):
-                    conversation.add("user", f"session {k} question {t}")
-                    report = BotTurnReport("rerank", 0.5, "bench", 0, False, [
-                        CandidateReport(i, f"answer {t}.{i}", -0.5, 0.1, False, "none", i == 0, "r")
-                        for i in range(4)])
-                    conversation.add("bot", f"session {k} answer {t}", report)
-                    t0 = time.perf_counter()
-                    store.save_turns(conversation.record_id, conversation.turns)
-                    per_turn.append(time.perf_counter() - t0)
-                store.dispose()
-            except Exception as exc:  # noqa: BLE001 - counted and reported
-                errors.append(f"{type(exc).__name__}: {exc}")
-                barrier.abort()
-
-        threads = [threading.Thread(target=writer, args=(k,)) for k in range(args.sessions)]
-        t0 = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        seconds = time.perf_counter() - t0
-        store = Store(url)
-        counts = store.counts()
-        store.dispose()
+        done = write_sessions_at_once(url, args.sessions, args.turns, report)
         expected = args.sessions * args.turns * 2
-        return {"benchmark": "db", "url": store.display_url, "sessions": args.sessions, "turns_each": args.turns,
-                "seconds": round(seconds, 2), "turn_rows": counts["turns"], "expected_turn_rows": expected,
-                "candidate_rows": counts["candidates"], "lost": expected - counts["turns"], "errors": errors,
-                "save_turn": _percentiles(per_turn)}
+        return {"benchmark": "db", "url": safe_url(url), "sessions": args.sessions, "turns_each": args.turns,
+                "seconds": round(done.seconds, 2), "turn_rows": done.counts["turns"], "expected_turn_rows": expected,
+                "candidate_rows": done.counts["candidates"], "lost": expected - done.counts["turns"],
+                "errors": done.errors, "save_turn": _percentiles(done.save_seconds)}
 
     if args.postgres:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-        from postgres_server import postgres_server
+        from harness.postgres import postgres_server
 
         with postgres_server() as url:
             return run(url)

@@ -235,15 +235,12 @@ SPEAKERS = ("user", "bot")
 
 
 def load_conversations(max_len: int = 160) -> list[tuple[str, list[str]]]:
-    """(conversation id, messages) from the Chit Chat Challenge data; a message is one sender's run."""
-    import chitchat_dataset
+    """(conversation id, messages) from the Chit Chat Challenge data (guard.chitchat); a message is one sender's
+    run. Runs without text count (and disqualify their conversation), as when the suite was made."""
+    from guard.chitchat import iter_chitchat
 
-    out = []
-    for conv_id, conv in chitchat_dataset.Dataset().items():
-        msgs = [" ".join(" ".join(u["text"] for u in m).split()) for m in conv["messages"]]
-        if len(msgs) >= 6 and all(3 <= len(m) <= max_len for m in msgs[:8]):
-            out.append((conv_id, msgs))
-    return out
+    return [(conv.conv_id, conv.utterances) for conv in iter_chitchat(keep_empty=True)
+            if len(conv.utterances) >= 6 and all(3 <= len(m) <= max_len for m in conv.utterances[:8])]
 
 
 def content_words(texts: list[str]) -> set[str]:

@@ -13,6 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from guard.records import Candidate  # the one candidate type: the guard's policies choose among them
+
 SPEAKERS = ("user", "bot")
 DECODING_METHODS = ("beam", "top_k", "top_p", "sample_rank", "greedy")
 DEFAULT_SAMPLE_RANK_SAMPLES = 20
@@ -33,14 +35,6 @@ class Message:
 
     speaker: str
     text: str
-
-
-@dataclass
-class Candidate:
-    """A proposed reply and the generator's own score: mean token log-probability (higher = more likely)."""
-
-    text: str
-    score: float
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import csv
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -262,26 +262,41 @@ def read_decode(path: Path) -> list[Dialogue]:
     return [parse_decode_record(path, line, obj) for line, obj in iter_objects(path)]
 
 
-def dialogue_to_decode(dialogue: Dialogue) -> dict:
-    """The DECODE-shaped JSON object for a record (what probes and the probe suite write)."""
+def decode_record(record_id: str, turns: Sequence[Turn], *, label: bool | None = None,
+                  indices: Sequence[int] | None = None, persona: Sequence[str] | None = None,
+                  category: str | None = None, meta: Mapping[str, Any] | None = None,
+                  turn_fields: Mapping[int, Mapping[str, Any]] | None = None) -> dict:
+    """The one writer of DECODE-shaped JSON objects (probes, the probe suite, the chat transcript, the studio's
+    export): ``record_id``, ``turns`` (``turn_id``, ``agent_id``, ``text``, plus ``turn_fields[turn_id]``),
+    ``is_contradiction``, ``aggregated_contradiction_indices`` and the project's ``persona``, ``category`` and
+    ``meta``; a field given as None is left out. ``parse_decode_record`` reads what this writes."""
+    extra = turn_fields or {}
     out: dict[str, Any] = {
-        "record_id": dialogue.record_id,
-        "turns": [{"turn_id": t.turn_id, "agent_id": t.agent_id, "text": t.text} for t in dialogue.turns],
+        "record_id": record_id,
+        "turns": [{"turn_id": t.turn_id, "agent_id": t.agent_id, "text": t.text, **extra.get(t.turn_id, {})}
+                  for t in turns],
     }
-    if dialogue.label is not None:
-        out["is_contradiction"] = dialogue.label
-    if dialogue.evidence is not None:
-        indices = list(dialogue.evidence)
-        if dialogue.label:
-            indices.append(dialogue.turns[-1].turn_id)  # DECODE's convention: the last turn is listed too
-        out["aggregated_contradiction_indices"] = indices
-    if dialogue.persona:
-        out["persona"] = list(dialogue.persona)
-    if dialogue.category is not None:
-        out["category"] = dialogue.category
-    if dialogue.meta:
-        out["meta"] = dialogue.meta
+    if label is not None:
+        out["is_contradiction"] = label
+    if indices is not None:
+        out["aggregated_contradiction_indices"] = list(indices)
+    if persona is not None:
+        out["persona"] = list(persona)
+    if category is not None:
+        out["category"] = category
+    if meta is not None:
+        out["meta"] = meta
     return out
+
+
+def dialogue_to_decode(dialogue: Dialogue) -> dict:
+    """A record as a DECODE-shaped object. Its evidence (earlier turns) is written with the judged turn added
+    when it contradicts (DECODE's convention); empty persona and meta are left out."""
+    indices = None
+    if dialogue.evidence is not None:
+        indices = list(dialogue.evidence) + ([dialogue.turns[-1].turn_id] if dialogue.label else [])
+    return decode_record(dialogue.record_id, dialogue.turns, label=dialogue.label, indices=indices,
+                         persona=dialogue.persona or None, category=dialogue.category, meta=dialogue.meta or None)
 
 
 # ---------------------------------------------------------------------------- DNLI

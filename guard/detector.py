@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,92 +32,11 @@ from guard.answers import after_particle
 from guard.answers import resolve as resolve_answer
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
+from guard.verdicts import IntraCheck, PairScore, RoleCheck, Verdict, VerdictDetails
 from guard.vocabulary import METHODS, PAIRINGS, Category, Method, Pairing, PremiseSource
 
 _EMBED_CACHE_LIMIT = 50_000
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", re.IGNORECASE)
-
-
-@dataclass
-class PairScore:
-    """One scored (premise, hypothesis) pair: exact texts compared, P(contradiction), and where the
-    premise comes from.
-
-    ``turn_id`` goes with ``source``: the earlier turn's id for ``history``, the persona line's
-    0-based index for ``persona``, the judged turn's own id for ``intra`` (a clause pair inside it),
-    None for ``whole_history`` (the unstructured method's one pair).
-    """
-
-    source: PremiseSource
-    turn_id: int | None
-    premise: str
-    hypothesis: str
-    score: float
-
-
-@dataclass
-class IntraCheck:
-    """What the intra-sentence check compared: the judged turn's clauses, every clause pair scored
-    (earlier clause as premise), the best pair's score and the threshold it had to reach."""
-
-    clauses: list[str]
-    pairs: list[PairScore]
-    score: float
-    threshold: float
-
-
-@dataclass
-class RoleCheck:
-    """The role-confusion reading of a history contradiction (CDConv's "role"): P(entailment) of the
-    turn as the other speaker's words vs as its own speaker's, from the best premise of each side."""
-
-    decided: bool
-    why: str = ""  # why it could not be decided (a 2-way checkpoint has no entailment class), or why it is role
-    signal: str = "nli-entailment"  # or "answers-own-question" (a contradiction of the bot's own question back)
-    user_reading: float = 0.0
-    bot_reading: float = 0.0
-    user_pair: PairScore | None = None  # the other speaker's sentence that entails the turn best
-    role_threshold: float = 0.5
-
-
-@dataclass
-class VerdictDetails:
-    """What a verdict rests on besides its evidence: the settings it was judged with and each check's numbers."""
-
-    method: Method
-    turn_id: int  # the judged turn's id (for a candidate reply, the id it would get)
-    threshold: float
-    n_pairs: int  # pairs scored for this turn: history, persona and clause pairs
-    history_score: float  # best history/persona pair (unstructured: its one whole-history pair)
-    pairing: Pairing | None = None  # structured only
-    paired_turn_ids: list[int] = field(default_factory=list)  # earlier turns paired (after the prefilter)
-    same_speaker_turns: int = 0  # earlier turns of the judged speaker
-    # best P(entailment) from the speaker's own record: the role check's "own words" reading (None: 2-way checkpoint)
-    bot_entailment: float | None = None
-    intra: IntraCheck | None = None  # structured with categories=True
-    role: RoleCheck | None = None  # history contradictions, structured with categories=True
-
-
-@dataclass
-class Verdict:
-    """The detector's decision on one utterance, with what it rests on."""
-
-    contradiction: bool
-    score: float
-    category: Category
-    evidence: list[PairScore]  # pairs >= threshold, best first
-    pair_scores: list[PairScore]  # every history/persona pair scored (for the heatmap)
-    details: VerdictDetails
-
-    @property
-    def evidence_turn_ids(self) -> list[int]:
-        """Earlier turns (not persona lines, not the utterance itself) the evidence points at."""
-        return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.HISTORY})
-
-    @property
-    def evidence_persona_lines(self) -> list[int]:
-        """0-based indices of the persona lines the evidence points at."""
-        return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.PERSONA})
 
 
 def _answered_questions(history: Sequence[Turn]) -> dict[int, str]:
@@ -148,6 +67,8 @@ def asks_back(text: str) -> bool:
 def is_short_reply(text: str, max_words: int = 4) -> bool:
     """A short, content-poor turn ("Hmm.", "ok", "lol") - CDConv's short-utterance trigger."""
     return len(text.split()) <= max_words and "?" not in text
+
+
 
 
 @dataclass

@@ -21,7 +21,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard.detector import Verdict
+from guard.records import Candidate
+from guard.verdicts import Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, describe_source
 
 MODES = GUARD_MODES  # the modes choose() takes
@@ -57,30 +58,34 @@ def describe_verdict(verdict: Verdict) -> str:
             + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
 
 
-def _check(candidates: Sequence[tuple[str, float]], verdicts: Sequence[Verdict] | None, mode: GuardMode | str) -> None:
+def _check(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, mode: GuardMode) -> GuardMode:
+    """``mode`` as a GuardMode, once the inputs are known to fit together (a clear ValueError otherwise)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if len(candidates) == 0:
         raise ValueError("no candidates to choose from: generate at least one candidate reply")
     for c in candidates:
-        if len(c) != 2 or not isinstance(c[0], str) or not isinstance(c[1], (int, float)) or math.isnan(c[1]):
-            raise ValueError(f"each candidate must be a (text, generator score) pair, got {c!r}")
+        if not isinstance(c, Candidate) or not isinstance(c.text, str) or not isinstance(c.score, (int, float)) \
+                or math.isnan(c.score):
+            raise ValueError(f"each candidate must be a guard.records.Candidate (text, generator score), got {c!r}")
     if mode != GuardMode.OFF and (verdicts is None or len(verdicts) != len(candidates)):
         n = 0 if verdicts is None else len(verdicts)
         raise ValueError(f"mode {mode!r} needs one verdict per candidate: {len(candidates)} candidates, {n} verdicts")
+    return GuardMode(mode)
 
 
 def choose(
-    candidates: Sequence[tuple[str, float]],
-    verdicts: list[Verdict],
-    mode: GuardMode | str,
+    candidates: Sequence[Candidate],
+    verdicts: Sequence[Verdict] | None,
+    mode: GuardMode,
     penalty_lambda: float = 1.0,
     fallback: str = DEFAULT_SAFE_REPLY,
     penalty_k: int | None = None,
 ) -> PolicyDecision:
-    """Pick the reply for ``mode``; ``candidates`` are (text, generator score), higher is better."""
-    _check(candidates, verdicts, mode)
-    scores = [float(s) for _, s in candidates]
+    """Pick the reply for ``mode``; a candidate's generator score is higher when better. ``verdicts`` are the
+    detector's, one per candidate (None or empty when the mode is off)."""
+    mode = _check(candidates, verdicts, mode)
+    scores = [float(c.score) for c in candidates]
     n = len(candidates)
     best_gen = max(range(n), key=lambda i: scores[i])  # first of equals wins
     flagged = [bool(v.contradiction) for v in verdicts] if mode != GuardMode.OFF else [False] * n
@@ -93,7 +98,7 @@ def choose(
             if mode == GuardMode.FLAG:
                 line += ("; FLAGGED, " if flagged[i] else "; ") + describe_verdict(verdicts[i])
             reasons.append(line)
-        return PolicyDecision(best_gen, candidates[best_gen][0], False, reasons, scores)
+        return PolicyDecision(best_gen, candidates[best_gen].text, False, reasons, scores)
 
     if mode == GuardMode.PENALTY:
         if penalty_lambda < 0:
@@ -115,7 +120,7 @@ def choose(
                 f" (λ={penalty_lambda:g} × gap {gap:.3f} × contradiction {contra[i]:.2f}); "
                 + describe_verdict(verdicts[i])
             )
-        return PolicyDecision(chosen, candidates[chosen][0], False, reasons, adjusted)
+        return PolicyDecision(chosen, candidates[chosen].text, False, reasons, adjusted)
 
     # rerank / block: the best generator score among the candidates the detector does not flag.
     clean = [i for i in range(n) if not flagged[i]]
@@ -140,4 +145,4 @@ def choose(
         reasons.append(f"{head}; {describe_verdict(verdicts[i])}")
     if chosen is None:
         return PolicyDecision(None, fallback, True, reasons, scores)
-    return PolicyDecision(chosen, candidates[chosen][0], False, reasons, scores)
+    return PolicyDecision(chosen, candidates[chosen].text, False, reasons, scores)

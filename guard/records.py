@@ -1,4 +1,8 @@
-"""One dialogue record type that every data set, probe and detector speaks."""
+"""The records every data set, probe, detector and policy speaks: dialogue turns and candidate replies.
+
+``Candidate`` lives here rather than in ``bots`` because the guard's policies choose among candidates
+and the guard never imports the generators; ``bots.base`` takes it from here.
+"""
 
 from __future__ import annotations
 
@@ -36,3 +40,11 @@ class Dialogue:
     @property
     def history(self) -> list[Turn]:
         return self.turns[:-1]
+
+
+@dataclass
+class Candidate:
+    """A proposed reply and the generator's own score: mean token log-probability (higher = more likely)."""
+
+    text: str
+    score: float

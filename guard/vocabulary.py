@@ -9,7 +9,10 @@ value. No heavy imports here: the command line and the UI import this without lo
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # guard.verdicts speaks this vocabulary
+    from guard.verdicts import PairScore
 
 
 class Method(StrEnum):
@@ -73,22 +76,7 @@ def category_name(category: str) -> str:
     return CATEGORY_NAMES.get(category, category)
 
 
-class Premise(Protocol):
-    """Anything that says where its premise comes from (guard.detector.PairScore, ui.chat.EvidencePair)."""
-
-    source: PremiseSource
-    turn_id: int | None
-
-
-class ScoredPair(Premise, Protocol):
-    """A scored (premise, hypothesis) pair with its premise's place (guard.detector.PairScore and its copies)."""
-
-    premise: str
-    hypothesis: str
-    score: float
-
-
-def describe_source(premise: Premise | PremiseSource | str, turn_id: int | None = None) -> str:
+def describe_source(premise: PairScore | PremiseSource | str, turn_id: int | None = None) -> str:
     """Name a premise for people: "turn 3", "persona line 2", "its own earlier clause", "the whole history".
 
     Pass a pair (its ``source`` and ``turn_id`` are read) or a source and the id that goes with it:

@@ -5,6 +5,7 @@ No Streamlit import here: this drives the app from outside, like a user's browse
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -21,6 +22,21 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CHAT_INPUT = "textarea[data-testid='stChatInputTextArea']"
+
+
+def scripted_app_env(folder: Path, script: dict, mode: str, candidates: int = 2, **more: str) -> dict[str, str]:
+    """The app's settings for a run with the scripted bot playing ``script`` (written to ``folder``) in guard
+    ``mode``: the embedded detector when models/detector is there, else a tiny random one with τ = 0.1 that
+    flags every candidate (the same highlights then come from the plumbing alone). ``more``: other variables."""
+    from embedded import DETECTOR_DIR
+    from harness.tiny_nli import build_flagging_detector
+
+    path = folder / "script.json"
+    path.write_text(json.dumps(script))
+    detector = "embedded" if (DETECTOR_DIR / "config.json").exists() else str(build_flagging_detector(
+        folder / "tiny_nli"))
+    return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": mode,
+            "GUARD_APP_CANDIDATES": str(candidates), **more}
 
 
 def free_port() -> int:

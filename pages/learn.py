@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from guard.dialogue_text import parse_dialogue_text
+from guard.examples import BY_KEY
 from guard.vocabulary import Method
 from ui import resources
-from ui.examples import BY_KEY
-from ui.render import parse_dialogue_text
 from ui.widgets import (
     example_judgements,
     judgement_text,
@@ -18,8 +18,7 @@ from ui.widgets import (
     verdict_line,
 )
 
-base = resources.defaults()
-detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+detector_name, threshold = resources.detector_choice()
 
 st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
@@ -108,4 +107,4 @@ with cols[1]:
     live("cdconv_noodles")
 
 st.page_link("pages/playground.py", label="Try your own dialogues in the probe playground", icon="🧪")
-st.page_link("pages/chat.py", label="Chat with a guarded bot", icon="💬")
+st.page_link("pages/guarded_chat.py", label="Chat with a guarded bot", icon="💬")

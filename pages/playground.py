@@ -6,11 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from guard import probes
+from guard.chitchat import a2t_pool as chitchat_a2t_pool
+from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.examples import BY_KEY, EXAMPLES
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import resources
-from ui.examples import BY_KEY, EXAMPLES, chitchat_pool, inserted_turns_note
-from ui.render import DialogueTextError, dialogue_to_text, escape_markdown, parse_dialogue_text
+from ui.render import escape_markdown, inserted_turns_note
 from ui.widgets import (
     example_judgements,
     heatmap,
@@ -22,8 +24,7 @@ from ui.widgets import (
     verdict_line,
 )
 
-base = resources.defaults()
-detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+detector_name, threshold = resources.detector_choice()
 state = st.session_state
 state.setdefault("pg_example", EXAMPLES[0].key)
 state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)
@@ -37,7 +38,7 @@ if "pg_a2t_seed_next" in state:
 
 @st.cache_resource(show_spinner="Loading real chit-chat turns for A2T…")
 def a2t_pool() -> list[Dialogue]:
-    pool = chitchat_pool()
+    pool = chitchat_a2t_pool()
     return pool or [parse_dialogue_text(e.text, e.key) for e in EXAMPLES]
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 from studio.export import decode_records
 from studio.scores import agreement, by_turn, outcome_frame, player_board, scoreboard, session_score
 from studio.storage import StoreError
-from ui import studio_widgets
+from ui import resources, studio_widgets
 from ui.render import escape_markdown
 
 st.title("Review goading sessions")
@@ -24,7 +24,7 @@ with st.expander("Self-play red-teaming: the goading assistant talks to a bot", 
     st.caption("Each session opens with a question, then sends the assistant's suggestion of its method every "
                "turn; replies go through the guard as on the chat page and are judged by the guard's detector "
                "and by its unstructured reading. Same as `python -m studio redteam`.")
-    detector_name, threshold = st.session_state.get("detector_choice", ("embedded", 0.5))
+    detector_name, threshold = resources.detector_choice()
     studio_widgets.self_play_form(detector_name, threshold)
 try:
     infos = db.list_sessions()
@@ -57,7 +57,7 @@ st.markdown("**Players** — fewest bot turns to a contradiction (confirmed by a
 st.dataframe(player_board(scores), hide_index=True)
 
 st.subheader("Sessions")
-rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode,
+rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode or "",
          "source": s.source, "bot turns": s.bot_turns, "guard flags": s.guard_flags,
          "flagged replies sent": s.flagged_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
          "first flag (bot turn)": s.turns_to_first_flag, "first confirmed (bot turn)": s.turns_to_first_confirmed,

@@ -18,9 +18,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from studio.redteam import SELF_PLAY_MODES
+
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
-GUARD_MODES = ("off", "flag", "rerank", "block")  # penalty needs a λ; the chat page offers it
 
 
 class UsageError(ValueError):
@@ -185,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="script file for the scripted bot (default: its built-in demo)")
     red.add_argument("--sessions", type=_positive, required=True)
     red.add_argument("--turns", type=_positive, required=True, help="bot turns per session")
-    red.add_argument("--guard", choices=GUARD_MODES, required=True)
+    red.add_argument("--guard", choices=[str(m) for m in SELF_PLAY_MODES], required=True)
     red.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
                      help="trigger methods; session k uses methods[k mod len] throughout (default: all)")
     red.add_argument("--db", default=None, help=db_help)

@@ -13,48 +13,48 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
+from conversation.records import USER
+from guard.datasets import dialogue_to_decode
+from guard.records import Dialogue
+from guard.vocabulary import Category
 from studio.scores import TYPED, by_turn, majority
 from studio.storage import Annotation, Store, StoredSession
 
 
 def _record(session: StoredSession, index: int, labels: Sequence[Annotation], method: str) -> dict:
-    turns = session.turns[: index + 1]
-    judged = turns[-1].turn
-    record: dict = {
-        "record_id": f"{session.info.id}:{judged.turn_id}",
-        "turns": [{"turn_id": t.turn.turn_id, "agent_id": t.turn.speaker, "text": t.turn.text} for t in turns],
-    }
-    if session.info.persona:
-        record["persona"] = list(session.info.persona)
+    stored = session.turns[: index + 1]
+    judged = stored[-1].turn
     verdict = majority(labels)
+    evidence, category = None, None
     if verdict is not None:
-        record["is_contradiction"] = verdict
-        if verdict:
-            yes = [a for a in labels if a.contradiction]
-            present = {t.turn.turn_id for t in turns}
-            earlier = sorted({i for a in yes for i in a.contradicted_turns if i in present and i != judged.turn_id})
-            record["aggregated_contradiction_indices"] = earlier + [judged.turn_id]
-            record["category"] = Counter(a.category for a in yes).most_common(1)[0][0]
-        else:
-            record["aggregated_contradiction_indices"] = []
-            record["category"] = "none"
-        record["annotations"] = [
-            {"annotator": a.annotator, "is_contradiction": a.contradiction, "contradicted_turns": a.contradicted_turns,
-             "category": a.category, "guard_right": a.guard_right, "note": a.note} for a in labels]
+        yes = [a for a in labels if a.contradiction]
+        present = {t.turn.turn_id for t in stored}
+        evidence = sorted({i for a in yes for i in a.contradicted_turns if i in present and i != judged.turn_id})
+        category = Counter(a.category for a in yes).most_common(1)[0][0] if verdict else Category.NONE
     report = judged.report
     chosen = report.chosen if report is not None else None
-    record["meta"] = {
+    meta = {
         "kind": method, "session_id": session.info.id, "bot": session.info.bot, "preset": session.info.preset,
-        "guard_mode": session.info.guard_mode, "detector": session.info.detector, "player": session.info.player,
+        "guard_mode": session.info.guard_mode or "", "detector": session.info.detector, "player": session.info.player,
         "studio_source": session.info.source,
         "guard_flagged": bool(chosen is not None and chosen.contradicts),
         "guard_score": None if chosen is None or chosen.contradiction_score is None
         else round(float(chosen.contradiction_score), 4),
     }
-    judged = (session.info.meta.get("judgements") or {}).get(str(judged.turn_id))
-    if judged:  # self-play: what the guard's detector and the second judge said about the sent reply
-        record["meta"]["self_play"] = {**judged, "guard_judge_name": session.info.meta.get("guard_judge"),
-                                       "judge_name": session.info.meta.get("judge")}
+    judgement = session.judgement(judged.turn_id)
+    if judgement is not None:  # self-play: what the guard's detector and the second judge said about the sent reply
+        meta["self_play"] = {"guard_judge": judgement.guard_judge, "guard_judge_score": judgement.guard_judge_score,
+                             "judge": judgement.judge, "judge_score": judgement.judge_score,
+                             "guard_judge_name": session.info.meta.get("guard_judge"),
+                             "judge_name": session.info.meta.get("judge")}
+    dialogue = Dialogue(f"{session.info.id}:{judged.turn_id}", session.conversation().history(before=index + 1),
+                        label=verdict, evidence=evidence, persona=list(session.info.persona), category=category,
+                        meta=meta)
+    record = dialogue_to_decode(dialogue)
+    if verdict is not None:
+        record["annotations"] = [
+            {"annotator": a.annotator, "is_contradiction": a.contradiction, "contradicted_turns": a.contradicted_turns,
+             "category": a.category, "guard_right": a.guard_right, "note": a.note} for a in labels]
     return record
 
 
@@ -69,7 +69,7 @@ def decode_records(store: Store, annotated_only: bool = False,
             continue
         method = TYPED
         for index, stored in enumerate(session.turns):
-            if stored.turn.speaker == "user":
+            if stored.turn.speaker == USER:
                 method = stored.method or TYPED
                 continue
             labels = grouped.get((session_id, stored.turn.turn_id), [])

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bots.base import Message
+from conversation.records import BOT, USER
 from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
 from studio.lm import ContinuationScorer
 
-USER, BOT = "user", "bot"
 #: Method ids, in the order the assistant lists them.
 METHODS = ("inquire_bot", "inquire_user", "follow_up", "perturb_negation", "perturb_antonym",
            "perturb_synonym", "paraphrase", "short")
@@ -564,5 +564,5 @@ def refine_follow_ups(result: SuggestionSet, history: Sequence[Turn], scorer: Co
 
 
 def history_of(turns: Sequence) -> list[Turn]:
-    """guard Turns from anything with turn_id / speaker (or agent_id) / text (ui.chat.ChatTurn, Turn)."""
+    """guard Turns from anything with turn_id / speaker (or agent_id) / text (conversation.records.ChatTurn, Turn)."""
     return [Turn(t.turn_id, getattr(t, "speaker", None) or t.agent_id, t.text) for t in turns]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots.base import Message
+from bots.base import Bot, Message
 
 #: contexts (each a list of Messages) and the user message that follows each -> summed log-probabilities
 ContinuationScorer = Callable[[Sequence[Sequence[Message]], Sequence[str]], list[float]]
@@ -80,7 +80,7 @@ class CausalLMScorer:
         return scores
 
 
-def continuation_scorer(bot) -> ContinuationScorer | None:
+def continuation_scorer(bot: Bot) -> ContinuationScorer | None:
     """The bot's own way to score a next user message, or None when it has no local LM."""
     hook = getattr(bot, "score_continuation", None)
     if callable(hook):

@@ -3,7 +3,7 @@
 Each session opens with a question to the bot (CDConv's u_1 were questions addressed to the bot)
 and then sends, turn after turn, the assistant's suggestion for the session's trigger method;
 when that method has nothing to offer, a new opening question is sent instead (method "opener").
-Every bot reply goes through ``ui.chat.guarded_reply`` exactly as on the chat page and is stored.
+Every bot reply goes through ``conversation.guarding.guarded_reply`` exactly as on the chat page and is stored.
 
 Each sent reply is judged twice: by the guard's own detector (in re-rank and block modes it only
 lets through what it does not flag, so it trivially "wins" there) and by a second, named judge
@@ -18,10 +18,19 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from bots.base import Bot, DecodingConfig
+from conversation.guarding import guarded_reply
+from conversation.jsonform import jsonable
+from conversation.records import BOT, USER, Conversation, GuardSettings
 from guard.records import Turn
+from guard.vocabulary import GuardMode
 from studio.goading import METHODS, suggest
-from studio.storage import SessionInfo, Store
+from studio.storage import SessionInfo, Store, TurnJudgement
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
 
 #: Opening questions in the spirit of CDConv's u_1 (second person, a question about the bot).
 OPENERS = (
@@ -31,6 +40,8 @@ OPENERS = (
     "How old are you?", "What did you study?", "Do you have a car?", "What are you reading at the moment?",
 )
 OPENER = "opener"
+#: The modes self-play runs in (penalty needs a λ; the chat page offers it).
+SELF_PLAY_MODES: tuple[GuardMode, ...] = tuple(m for m in GuardMode if m != GuardMode.PENALTY)
 
 
 @dataclass
@@ -38,17 +49,17 @@ class Judge:
     """A detector with a name for the report."""
 
     name: str
-    detector: object  # guard.detector.ContradictionDetector
+    detector: ContradictionDetector
 
     def flags(self, history: Sequence[Turn], reply: str, persona: Sequence[str]) -> tuple[bool, float]:
-        verdict = self.detector.detect_candidates(list(history), [reply], speaker="bot", persona=list(persona))[0]
+        verdict = self.detector.detect_candidates(list(history), [reply], speaker=BOT, persona=list(persona))[0]
         return bool(verdict.contradiction), float(verdict.score)
 
 
 @dataclass
 class RedteamSettings:
     bot: str
-    guard_mode: str
+    guard_mode: GuardMode
     methods: list[str]
     sessions: int
     turns: int
@@ -61,17 +72,8 @@ class RedteamSettings:
     use_lm: bool = True
     player: str | None = None  # who started the run (the page's name); default "self-play:<method>"
 
-
-@dataclass
-class TurnJudgement:
-    session_id: str
-    turn_index: int
-    method: str
-    guard_flag: bool  # the guard flagged some candidate at generation time (not in mode off)
-    guard_judge: bool  # the guard's detector flags the sent reply
-    guard_judge_score: float
-    judge: bool  # the second judge flags the sent reply
-    judge_score: float
+    def __post_init__(self) -> None:
+        self.guard_mode = GuardMode(self.guard_mode)
 
 
 @dataclass
@@ -105,12 +107,13 @@ class RedteamRun:
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 1), "per_method": rows}
 
 
-def run_redteam(settings: RedteamSettings, store: Store, bot, guard_detector, guard_judge: Judge, judge: Judge,
-                decoding, on_turn: Callable[[], None] | None = None) -> RedteamRun:
+def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detector: ContradictionDetector | None,
+                guard_judge: Judge, judge: Judge, decoding: DecodingConfig,
+                on_turn: Callable[[], None] | None = None) -> RedteamRun:
     """Play ``settings.sessions`` sessions of ``settings.turns`` bot turns each; every turn is stored as it
-    happens, so an interruption (Ctrl-C) keeps what was done and the run reports it."""
+    happens, so an interruption (Ctrl-C) keeps what was done and the run reports it. ``guard_detector`` is
+    not used (and may be None) in mode off."""
     from studio.lm import continuation_scorer
-    from ui.chat import BOT, USER, Conversation, GuardSettings, guarded_reply
 
     unknown = [m for m in settings.methods if m not in METHODS]
     if unknown:
@@ -139,7 +142,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot, guard_detector, gu
             conversation.add(USER, rng.choice(OPENERS))
             methods[0] = OPENER
             for _ in range(settings.turns):
-                turn = guarded_reply(conversation, bot, guard_detector if settings.guard_mode != "off" else None,
+                turn = guarded_reply(conversation, bot, guard_detector if settings.guard_mode != GuardMode.OFF else None,
                                      guard, decoding, detector_name=settings.detector)
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
@@ -149,9 +152,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot, guard_detector, gu
                                           bool(turn.report and turn.report.any_contradiction),
                                           own, round(own_score, 4), other, round(other_score, 4))
                 run.judgements.append(judgement)
-                info.meta["judgements"][str(turn.turn_id)] = {
-                    "guard_judge": own, "guard_judge_score": judgement.guard_judge_score,
-                    "judge": other, "judge_score": judgement.judge_score}
+                info.meta["judgements"][str(turn.turn_id)] = jsonable(judgement)  # read by StoredSession.judgement
                 offered = suggest(conversation.history(), scorer=scorer, methods=[method], minimum=1,
                                   seed=settings.seed * 1000 + k * 100 + turn.turn_id)
                 store.save_turns(info.id, conversation.turns, methods)

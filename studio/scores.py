@@ -17,6 +17,8 @@ from itertools import combinations
 
 import pandas as pd
 
+from conversation.records import USER
+from guard.vocabulary import GuardMode
 from studio.storage import Annotation, StoredSession
 
 TYPED = "typed"
@@ -57,7 +59,7 @@ def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], lis
     number = 0
     for stored in session.turns:
         turn = stored.turn
-        if turn.speaker == "user":
+        if turn.speaker == USER:
             previous_method = stored.method or TYPED
             continue
         number += 1
@@ -66,7 +68,7 @@ def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], lis
         out.append(TurnOutcome(
             session_id=session.info.id, turn_index=turn.turn_id, bot_turn_number=number, method=previous_method,
             guard_flag=bool(report is not None and report.any_contradiction),
-            reply_flagged=bool(report is not None and report.chosen is not None and report.chosen.contradicts),
+            reply_flagged=bool(report is not None and report.reply_flagged),
             confirmed=majority(labels), annotators=len(labels)))
     return out
 
@@ -76,7 +78,7 @@ class SessionScore:
     session_id: str
     bot: str
     preset: str
-    guard_mode: str
+    guard_mode: GuardMode | None
     player: str | None
     source: str
     bot_turns: int
@@ -115,7 +117,8 @@ def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annot
     for session in sessions:
         info = session.info
         for o in turn_outcomes(session, grouped):
-            rows.append({"session": info.id, "bot": info.bot, "preset": info.preset, "guard_mode": info.guard_mode,
+            rows.append({"session": info.id, "bot": info.bot, "preset": info.preset,
+                         "guard_mode": str(info.guard_mode or ""),  # "": not known, a group of its own
                          "player": info.player or "", "source": info.source, "turn": o.turn_index,
                          "bot_turn_number": o.bot_turn_number, "method": o.method, "guard_flag": o.guard_flag,
                          "reply_flagged": o.reply_flagged, "confirmed": o.confirmed, "annotators": o.annotators})

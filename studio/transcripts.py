@@ -13,7 +13,9 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
-from studio.storage import SessionInfo, Store, report_from_dict
+from conversation.jsonform import from_jsonable
+from conversation.records import BOT, USER, BotTurnReport, ChatTurn
+from studio.storage import SessionInfo, Store
 
 MAX_BYTES = 5_000_000
 
@@ -25,7 +27,7 @@ class TranscriptError(ValueError):
 @dataclass
 class Transcript:
     name: str
-    turns: list  # ui.chat.ChatTurn
+    turns: list[ChatTurn]
     persona: list[str] = field(default_factory=list)
     record_id: str | None = None
 
@@ -44,18 +46,16 @@ def _decode_text(data: bytes | str, name: str) -> str:
 
 def _speakers(raw: list[str], name: str) -> dict[str, str]:
     distinct = list(dict.fromkeys(raw))
-    if set(distinct) <= {"user", "bot"}:
-        return {"user": "user", "bot": "bot"}
+    if set(distinct) <= {USER, BOT}:
+        return {USER: USER, BOT: BOT}
     if len(distinct) > 2:
         raise TranscriptError(f"{name}: {len(distinct)} speakers ({', '.join(distinct[:4])}); a goading session "
                               "has two, the user and the bot")
     bot = raw[-1]
-    return {s: ("bot" if s == bot else "user") for s in distinct}
+    return {s: (BOT if s == bot else USER) for s in distinct}
 
 
 def _from_record(obj: dict, name: str) -> Transcript:
-    from ui.chat import ChatTurn
-
     raw_turns = obj.get("turns")
     if not isinstance(raw_turns, list) or not raw_turns:
         raise TranscriptError(f"{name}: field 'turns' must be a non-empty list of {{agent_id, text}} objects")
@@ -72,11 +72,11 @@ def _from_record(obj: dict, name: str) -> Transcript:
         texts.append(text.strip())
         guard = raw.get("guard")
         try:
-            reports.append(report_from_dict(guard) if isinstance(guard, dict) else None)
+            reports.append(from_jsonable(BotTurnReport, guard) if isinstance(guard, dict) else None)
         except (TypeError, ValueError, KeyError) as exc:
             raise TranscriptError(f"{name}: turns[{i}].guard is not a guard report ({exc})") from None
     mapping = _speakers(speakers, name)
-    turns = [ChatTurn(i, mapping[s], t, r if mapping[s] == "bot" else None)
+    turns = [ChatTurn(i, mapping[s], t, r if mapping[s] == BOT else None)
              for i, (s, t, r) in enumerate(zip(speakers, texts, reports))]
     persona = obj.get("persona") or []
     if not isinstance(persona, list) or not all(isinstance(p, str) for p in persona):
@@ -86,8 +86,7 @@ def _from_record(obj: dict, name: str) -> Transcript:
 
 
 def _from_dialogue_text(text: str, name: str) -> Transcript:
-    from ui.chat import ChatTurn
-    from ui.render import DialogueTextError, parse_dialogue_text
+    from guard.dialogue_text import DialogueTextError, parse_dialogue_text
 
     try:
         dialogue = parse_dialogue_text(text, record_id=name)

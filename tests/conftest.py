@@ -1,16 +1,20 @@
-"""Shared fixtures: tiny random NLI checkpoints built locally (no hub, no real weights).
+"""Shared fixtures and helpers: tiny random NLI checkpoints (harness/tiny_nli.py), spaCy and WordNet (skipped when
+not provisioned), the studio database of the run, and the app started through Streamlit's AppTest with the
+scripted bot.
 
-They exercise the plumbing (loading, label mapping, batching, evidence bookkeeping); behaviour
-that depends on a trained model is tested against the embedded detector and skipped without it.
+Tiny models exercise the plumbing (loading, label mapping, batching, evidence bookkeeping); behaviour that
+depends on a trained model is tested against the embedded detector and skipped without it.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import string
 from pathlib import Path
 
 import pytest
+
+from harness.tiny_nli import build_flagging_detector, build_tiny_nli_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -18,41 +22,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # tiny BlenderBot / OPT / Llama folders for the bot tests (tests/tiny_models.py)
 from tiny_models import blenderbot_dir, llama_dir, opt_dir, tokenizer  # noqa: E402, F401
 
-_WORDS = (
-    "i you he she it we they the a an and but or not no yes do don't like love hate have has "
-    "am is are was were dog dogs cat cats animal animals my your live in work as teacher nurse "
-    "never always two three kids children years old vegetarian meat eat ohio texas hiking hike"
-).split()
-
-
-def _write_vocab(folder: Path) -> Path:
-    """A WordPiece vocab that can spell any lower-case ASCII text (letters as ##pieces)."""
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    chars = list(string.ascii_lowercase + string.digits + string.punctuation)
-    tokens = specials + chars + [f"##{c}" for c in string.ascii_lowercase + string.digits] + _WORDS
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(dict.fromkeys(tokens)) + "\n")
-    return vocab
-
-
-def build_tiny_nli_model(folder: Path, id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
-    """Save a 1-layer random BERT sequence classifier plus a locally built tokenizer to ``folder``."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
-
-    folder.mkdir(parents=True, exist_ok=True)
-    id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
-    bert_tokenizer = BertTokenizer(vocab=str(_write_vocab(folder)), do_lower_case=True)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(bert_tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=256,
-        num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
-    )
-    model = BertForSequenceClassification(config)
-    model.save_pretrained(folder)
-    bert_tokenizer.save_pretrained(folder)
-    return folder
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture(scope="session")
@@ -67,6 +37,38 @@ def tiny_nli2_model_dir(tmp_path_factory) -> Path:
     return build_tiny_nli_model(
         tmp_path_factory.mktemp("tiny_nli2"), id2label={0: "contradiction", 1: "non_contradiction"}, seed=1
     )
+
+
+@pytest.fixture(scope="session")
+def flagging_detector(tmp_path_factory) -> Path:
+    """Tiny random 3-way NLI model with τ = 0.1: its ~1/3 contradiction probabilities all fire."""
+    return build_flagging_detector(tmp_path_factory.mktemp("flagging_nli"))
+
+
+def _provisioned(load):
+    """What ``load`` returns, or the test is skipped when ``embedded.provision`` has not put the asset there."""
+    import embedded
+
+    try:
+        return load()
+    except embedded.MissingAssetError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    """The shipped spaCy pipeline (embedded.spacy_nlp)."""
+    import embedded
+
+    return _provisioned(embedded.spacy_nlp)
+
+
+@pytest.fixture(scope="session")
+def wn():
+    """WordNet unpacked by embedded.provision."""
+    import embedded
+
+    return _provisioned(embedded.wordnet)
 
 
 @pytest.fixture(scope="session")
@@ -86,3 +88,26 @@ def studio_database(tmp_path_factory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('studio') / 'studio.db'}"
     os.environ["GUARD_STUDIO_DB"] = url
     return url
+
+
+def start_scripted_app(monkeypatch, tmp_path: Path, detector: str | Path, mode: str, script: dict,
+                       candidates: int = 2):
+    """The app through AppTest: the scripted bot playing ``script``, ``detector`` at its own τ, ``mode``."""
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    monkeypatch.setenv("GUARD_APP_SCRIPT", str(path))
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(detector))
+    monkeypatch.setenv("GUARD_APP_MODE", mode)
+    monkeypatch.setenv("GUARD_APP_CANDIDATES", str(candidates))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def say(at, text: str):
+    """Type ``text`` into the chat input and run the page (no exception allowed)."""
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at

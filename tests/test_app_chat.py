@@ -8,18 +8,14 @@ on the embedded detector and is skipped without models/detector.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from conftest import build_tiny_nli_model
+from conftest import APP, say, start_scripted_app
 
 from embedded import DETECTOR_DIR
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = streamlit_testing.AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HAS_EMBEDDED = (DETECTOR_DIR / "config.json").exists()
 
 PLANTED = {"replies": [
@@ -29,34 +25,8 @@ PLANTED = {"replies": [
 ]}
 
 
-@pytest.fixture(scope="module")
-def flagging_detector(tmp_path_factory) -> Path:
-    """Tiny random 3-way NLI model with τ = 0.1: its ~1/3 contradiction probabilities all fire."""
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("flagging_nli"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
-
-
-def _script(tmp_path: Path, script: dict = PLANTED) -> Path:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(script))
-    return path
-
-
 def _app(monkeypatch, tmp_path, detector: str, mode: str = "rerank", script: dict = PLANTED) -> AppTest:
-    monkeypatch.setenv("GUARD_APP_SCRIPT", str(_script(tmp_path, script)))
-    monkeypatch.setenv("GUARD_APP_DETECTOR", detector)
-    monkeypatch.setenv("GUARD_APP_MODE", mode)
-    monkeypatch.setenv("GUARD_APP_CANDIDATES", "2")
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _say(at: AppTest, text: str) -> AppTest:
-    at.chat_input[0].set_value(text).run()
-    assert not at.exception, at.exception
-    return at
+    return start_scripted_app(monkeypatch, tmp_path, detector, mode, script)
 
 
 def _turn_html(at: AppTest, turn_id: int) -> str:
@@ -67,10 +37,10 @@ def _turn_html(at: AppTest, turn_id: int) -> str:
 
 def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    _say(at, "Do you have pets?")
+    say(at, "Do you have pets?")
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     assert "I have a dog named Max." in _turn_html(at, 1)
-    _say(at, "Tell me about your pets")
+    say(at, "Tell me about your pets")
     assert [m.name for m in at.chat_message] == ["user", "assistant", "user", "assistant"]
     # τ = 0.1 flags both candidates: re-rank keeps the generator's best and says so
     assert "I have never had a dog." in _turn_html(at, 3)
@@ -93,7 +63,7 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
 def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="off",
               script={"replies": [["You said: {user}"]]})
-    _say(at, "<img src=x onerror=alert(1)> **bold**")
+    say(at, "<img src=x onerror=alert(1)> **bold**")
     user_html, bot_html = _turn_html(at, 0), _turn_html(at, 1)
     for body in (user_html, bot_html):
         assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
@@ -101,19 +71,19 @@ def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
 
 def test_empty_message_warns_and_adds_nothing(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    _say(at, "   ")
+    say(at, "   ")
     assert any("Empty message" in w.value for w in at.warning)
     assert not at.session_state["conversation"].turns
 
 
 def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    _say(at, "Do you have pets?")
+    say(at, "Do you have pets?")
     script = tmp_path / "script.json"
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")
     monkeypatch.setenv("GUARD_APP_SCRIPT", str(broken))
-    _say(at, "And cats?")
+    say(at, "And cats?")
     assert any("Could not load the bot" in e.value for e in at.error)
     turns = at.session_state["conversation"].turns
     assert [t.text for t in turns] == ["Do you have pets?", "I have a dog named Max.", "And cats?"]
@@ -129,14 +99,23 @@ def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_
 
 def test_detector_failure_is_an_actionable_error(monkeypatch, tmp_path):
     at = _app(monkeypatch, tmp_path, str(tmp_path / "no-such-checkpoint"))
-    _say(at, "Do you have pets?")
+    say(at, "Do you have pets?")
     assert any("Could not load the detector" in e.value for e in at.error)
     assert [t.text for t in at.session_state["conversation"].turns] == ["Do you have pets?"]
 
 
+def test_a_broken_detector_config_is_an_error_not_a_silent_threshold(monkeypatch, tmp_path):
+    folder = tmp_path / "broken-detector"
+    folder.mkdir()
+    (folder / "guard_config.json").write_text("{ not json")
+    at = _app(monkeypatch, tmp_path, str(folder))
+    [error] = [e.value for e in at.error if "no usable threshold" in e.value]
+    assert f"'{folder}'" in error and "guard_config.json" in error and "not calibrated" in error
+
+
 def test_reset_clears_and_download_is_offered(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    _say(at, "Do you have pets?")
+    say(at, "Do you have pets?")
     assert len(at.get("download_button")) == 1
     [reset] = [b for b in at.button if b.label == "Reset conversation"]
     reset.click().run()
@@ -147,8 +126,8 @@ def test_reset_clears_and_download_is_offered(monkeypatch, tmp_path, flagging_de
 @pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector (models/detector) is not there yet")
 def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_path):
     at = _app(monkeypatch, tmp_path, "embedded")
-    _say(at, "Do you have pets?")
-    _say(at, "Tell me about your pets")
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
     conversation = at.session_state["conversation"]
     report = conversation.turns[3].report
     assert [c.contradicts for c in report.candidates] == [True, False]
@@ -168,7 +147,7 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     at.text_area(key="persona_text").set_value("I have a dog named Max.\nI live in Ohio.").run()
     at.radio(key="guard_mode").set_value("block").run()
     at.switch_page("pages/playground.py").run()
-    at.switch_page("pages/chat.py").run()
+    at.switch_page("pages/guarded_chat.py").run()
     assert not at.exception, at.exception
     assert at.text_area(key="persona_text").value == "I have a dog named Max.\nI live in Ohio."
     assert at.radio(key="guard_mode").value == "block"
@@ -185,15 +164,15 @@ def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging
     chooser = at.selectbox(key="bot_name")
     assert chooser.value == "embedded" and "scripted" in chooser.options
     chooser.set_value("scripted").run()
-    _say(at, "Hi! Tell me about yourself.")
+    say(at, "Hi! Tell me about yourself.")
     assert "I have two dogs" in _turn_html(at, 1)
 
 
 def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert not at.get("vega_lite_chart")  # nothing to plot before the first bot turn
-    _say(at, "Do you have pets?")
-    _say(at, "Tell me about your pets")
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
     assert len(at.get("vega_lite_chart")) == 1  # contradiction score per bot turn
     before = at.session_state["conversation"]
     assert all(c.contradicts for c in before.turns[3].report.candidates)  # τ = 0.1 flags everything

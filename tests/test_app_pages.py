@@ -6,26 +6,15 @@ verdicts should be on the papers' examples is checked with the embedded detector
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from conftest import build_tiny_nli_model
+from conftest import APP
 
 from embedded import DETECTOR_DIR
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HAS_EMBEDDED = (DETECTOR_DIR / "config.json").exists()
 needs_embedded = pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector (models/detector) is not there yet")
-
-
-@pytest.fixture(scope="module")
-def flagging_detector(tmp_path_factory) -> Path:
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("flagging_nli_pages"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
 
 
 def _page(monkeypatch, detector: str, page: str) -> AppTest:
@@ -115,8 +104,8 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch):
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
     from guard.detector import ContradictionDetector
+    from guard.examples import agreement_line, judge_examples
     from guard.loading import load_scorer
-    from ui.examples import agreement_line, judge_examples
 
     # what the page must say, computed here from the same detector at the same τ
     judgements = judge_examples(ContradictionDetector(load_scorer(str(flagging_detector)), threshold=0.1))

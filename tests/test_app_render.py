@@ -8,36 +8,23 @@ import pytest
 
 from bots.base import PRESETS, BotError, Message
 from bots.scripted import ScriptedBot
-from guard.detector import PairScore, Verdict, VerdictDetails
+from conversation.guarding import guarded_reply, rejudge
+from conversation.records import BOT, USER, BotTurnReport, Conversation, GuardSettings, TurnStatus
+from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.examples import EXAMPLES
 from guard.records import Turn
+from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
-from ui.chat import (
-    BOT,
-    USER,
-    BotTurnReport,
-    Conversation,
-    GuardSettings,
-    TurnStatus,
-    candidate_marks,
-    evidence_context_html,
-    evidence_rows,
-    guarded_reply,
-    rejudge,
-    turn_scores,
-)
-from ui.examples import EXAMPLES
 from ui.render import (
-    DialogueTextError,
     Mark,
-    dialogue_to_text,
     escape_markdown,
     evidence_marks,
     highlight_html,
     locate,
     pair_score_frame,
     pair_score_matrix,
-    parse_dialogue_text,
 )
+from ui.transcript import candidate_marks, evidence_context_html, evidence_rows, transcript_marks, turn_scores
 
 
 def test_escape_markdown_neutralises_markup():
@@ -196,11 +183,11 @@ def test_rerank_sends_the_consistent_candidate_and_records_why():
     assert [t.turn_id for t in history] == [0, 1, 2] and speaker == BOT
     assert isinstance(history[0], Turn)
     # the transcript marks only what sent replies contradict: the rejected candidate's evidence stays in its panel
-    assert conv.evidence_marks().turns == {}
+    assert transcript_marks(conv).turns == {}
     context = evidence_context_html(conv, report.candidates[0], turn.turn_id)
     assert 'class="cg-context cg-has-evidence" data-context-turn-id="1"' in context and "candidate #1" in context
     # on request the transcript marks it too, with the score; the sent reply is not marked
-    marks = conv.evidence_marks(include_rejected=True)
+    marks = transcript_marks(conv, include_rejected=True)
     assert 1 in marks.turns and "candidate #1" in marks.turns[1][0].label and "0.95" in marks.turns[1][0].label
     assert 3 not in marks.turns
 
@@ -209,7 +196,7 @@ def test_flag_sends_the_contradiction_and_marks_its_clause():
     conv, turn, _ = _two_turns("flag")
     assert turn.text == "I have never had a pet."
     assert turn.report.summary().startswith("flagged")
-    marks = conv.evidence_marks()
+    marks = transcript_marks(conv)
     assert "the reply" in marks.turns[1][0].label
     assert [m.kind for m in marks.turns[3]] == ["clause"]
 
@@ -256,28 +243,28 @@ def test_decode_record_roundtrips_as_json_with_guard_annotations():
 
 
 def test_candidate_marks_for_intra_pairs_mark_both_clauses():
-    from ui.chat import CandidateReport, EvidencePair
+    from conversation.records import CandidateReport
 
     cand = CandidateReport(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, Category.INTRA, True, "",
-                           evidence=[EvidencePair(INTRA, 4, "I am a vegetarian", "I eat steak daily", 0.9)])
+                           evidence=[PairScore(INTRA, 4, "I am a vegetarian", "I eat steak daily", 0.9)])
     assert [m.kind for m in candidate_marks(cand)] == ["intra", "intra"]
     assert evidence_rows(cand)[0]["compared with"] == "its own earlier clause"
 
 
 def test_persona_evidence_marks_the_persona_line_while_it_exists():
-    from ui.chat import CandidateReport, EvidencePair
+    from conversation.records import CandidateReport
 
     conv = Conversation(persona=["I like tea.", "I am a vegetarian."])
     conv.add(USER, "what's for dinner?")
     cand = CandidateReport(0, "Steak, as always.", -0.1, 0.9, True, Category.HISTORY, True, "",
-                           evidence=[EvidencePair(PERSONA, 1, "I am a vegetarian.", "Steak, as always.", 0.9)])
+                           evidence=[PairScore(PERSONA, 1, "I am a vegetarian.", "Steak, as always.", 0.9)])
     conv.add(BOT, cand.text, BotTurnReport("flag", 0.5, "test", 0, False, [cand]))
-    marks = conv.evidence_marks()
+    marks = transcript_marks(conv)
     assert [m.kind for m in marks.persona[1]] == ["evidence"] and 0 not in marks.persona
     assert [m.label for m in marks.turns[1]] == ["contradicts persona line 2 (p=0.90)"]
     assert evidence_rows(cand)[0]["compared with"] == "persona line 2"
     conv.persona = ["I like tea."]  # the line is gone: nothing to mark
-    assert conv.evidence_marks().persona == {}
+    assert transcript_marks(conv).persona == {}
 
 
 def test_scripted_bot_validates_its_script(tmp_path):
@@ -333,10 +320,10 @@ def test_status_warns_only_when_the_sent_reply_is_flagged():
 
 
 def test_a_self_contradicting_reply_is_captioned_as_such():
-    from ui.chat import CandidateReport, EvidencePair
+    from conversation.records import CandidateReport
 
     cand = CandidateReport(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
-                           evidence=[EvidencePair(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
+                           evidence=[PairScore(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
     report = BotTurnReport("flag", 0.5, "test", 0, False, [cand])
     assert "the sent reply contradicts itself (p=0.90)" in report.summary()
     assert "earlier turns" not in report.summary()
@@ -345,7 +332,7 @@ def test_a_self_contradicting_reply_is_captioned_as_such():
 def test_one_badge_per_contradicted_sentence():
     script = {"replies": [["I have a dog named Max."], ["I never had a dog."], ["I never had any pet."]]}
     conv = _chat("flag", script, turns=3)
-    [mark] = conv.evidence_marks().turns[1]
+    [mark] = transcript_marks(conv).turns[1]
     assert mark.label == "contradicted by the reply at turn 3 (p=0.95), the reply at turn 5 (p=0.95)"
 
 
@@ -424,7 +411,7 @@ def test_turn_score_chart_draws_tau_as_a_rule():
 
 
 def test_example_agreement_is_counted_from_live_verdicts():
-    from ui.examples import EXAMPLES, agreement_line, judge_examples
+    from guard.examples import EXAMPLES, agreement_line, judge_examples
 
     class SaysHistory:
         def detect(self, dialogue):

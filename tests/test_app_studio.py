@@ -6,29 +6,20 @@ candidate), and the database a fresh SQLite file per test.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import build_tiny_nli_model
+from conftest import APP, say, start_scripted_app
 
 from studio.storage import Store, forget_store
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = streamlit_testing.AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 SCRIPT = {"replies": [
     [{"text": "I have a dog named Max. I live in Ohio.", "score": -0.4}],
     [{"text": "I have never had a dog.", "score": -0.2}, {"text": "Max loves long walks in the park.", "score": -0.9}],
 ]}
-
-
-@pytest.fixture(scope="module")
-def flagging_detector(tmp_path_factory) -> Path:
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("studio_app_nli"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
 
 
 @pytest.fixture()
@@ -40,21 +31,7 @@ def db_url(tmp_path, monkeypatch):
 
 
 def _app(monkeypatch, tmp_path, detector: Path, mode: str = "flag") -> AppTest:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    monkeypatch.setenv("GUARD_APP_SCRIPT", str(script))
-    monkeypatch.setenv("GUARD_APP_DETECTOR", str(detector))
-    monkeypatch.setenv("GUARD_APP_MODE", mode)
-    monkeypatch.setenv("GUARD_APP_CANDIDATES", "2")
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _say(at: AppTest, text: str) -> AppTest:
-    at.chat_input[0].set_value(text).run()
-    assert not at.exception, at.exception
-    return at
+    return start_scripted_app(monkeypatch, tmp_path, detector, mode, SCRIPT)
 
 
 def _suggestion_buttons(at: AppTest):
@@ -63,7 +40,7 @@ def _suggestion_buttons(at: AppTest):
 
 def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    _say(at, "Do you have any pets?")
+    say(at, "Do you have any pets?")
     buttons = _suggestion_buttons(at)
     assert 3 <= len(buttons) <= 5
     assert any("template ranking" in c.value for c in at.caption)  # the scripted bot has no LM
@@ -83,7 +60,7 @@ def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_de
 
 def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    _say(at, "Do you have any pets?")
+    say(at, "Do you have any pets?")
     [edit] = [b for b in at.button if b.key and b.key.endswith("::edit::0")]
     edit.click().run()
     box = at.text_input(key="studio::edit")
@@ -101,8 +78,8 @@ def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, d
 def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
     at.text_input(key="studio_name").set_value("teacher").run()
-    _say(at, "Do you have any pets?")
-    _say(at, "Tell me about your pets")
+    say(at, "Do you have any pets?")
+    say(at, "Tell me about your pets")
     record_id = at.session_state["conversation"].record_id
     key = f"ann::{record_id}::3"
     at.radio(key=f"{key}::yes").set_value("yes").run()
@@ -127,9 +104,9 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
 
 def test_broken_database_url_is_one_error_and_the_chat_goes_on(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    _say(at, "Do you have any pets?")
+    say(at, "Do you have any pets?")
     at.text_input(key="studio_db_url").set_value("postgresql+psycopg://u:secret@127.0.0.1:1/studio").run()
-    _say(at, "Tell me about your pets")
+    say(at, "Tell me about your pets")
     errors = [e.value for e in at.error if "Goading studio" in e.value]
     assert errors and "secret" not in errors[0]
     assert len(at.session_state["conversation"].turns) == 4  # nothing lost in the tab
@@ -139,10 +116,30 @@ def test_broken_database_url_is_one_error_and_the_chat_goes_on(monkeypatch, tmp_
     assert len(Store(db_url).load_session(at.session_state["conversation"].record_id).turns) == 4
 
 
+def test_a_database_failure_the_page_works_around_is_said_not_swallowed(monkeypatch, tmp_path, flagging_detector,
+                                                                       db_url):
+    from studio.storage import StoreError
+
+    def fails(what):
+        def method(self, *args, **kwargs):
+            raise StoreError(f"{what} failed on {db_url}: disk I/O error")
+        return method
+
+    monkeypatch.setattr(Store, "save_suggestions", fails("saving suggestions"))
+    monkeypatch.setattr(Store, "annotations", fails("reading annotations"))
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "Do you have any pets?")
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("The suggestions are not saved") and "disk I/O error" in w for w in warnings), warnings
+    assert any(w.startswith("Earlier annotations could not be read") for w in warnings), warnings
+    assert 3 <= len(_suggestion_buttons(at)) <= 5  # the suggestions still work
+    assert len(at.session_state["conversation"].turns) == 2
+
+
 def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    _say(at, "Do you have any pets?")
-    _say(at, "Tell me about your pets")
+    say(at, "Do you have any pets?")
+    say(at, "Tell me about your pets")
     record_id = at.session_state["conversation"].record_id
     from studio.storage import Annotation
 

@@ -10,15 +10,11 @@ Skipped without Debian's /usr/bin/chromium.
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
-from conftest import build_tiny_nli_model
 
-from embedded import DETECTOR_DIR
-from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
 from ui.render import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -38,15 +34,7 @@ MESSAGES = ["Do you have pets?", "Tell me about your pets", "And do you like dog
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser_class")
-    script = folder / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    if (DETECTOR_DIR / "config.json").exists():
-        detector = "embedded"
-    else:
-        detector = str(build_tiny_nli_model(folder / "tiny_nli"))
-        (Path(detector) / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
-           "GUARD_APP_CANDIDATES": "2", "GUARD_APP_PRESET": "fast"}
+    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_APP_PRESET="fast")
     with streamlit_server(env, log_path=folder / "streamlit.log") as url:
         yield url
 

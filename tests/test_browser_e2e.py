@@ -8,14 +8,9 @@ Skipped cleanly without Debian's /usr/bin/chromium (`make browser` installs it).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from conftest import build_tiny_nli_model
 
-from embedded import DETECTOR_DIR
-from harness.server import CHAT_INPUT, CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -29,16 +24,7 @@ PLANTED = {"replies": [
 
 @pytest.fixture(scope="module")
 def app_env(tmp_path_factory) -> dict[str, str]:
-    folder = tmp_path_factory.mktemp("browser")
-    script = folder / "script.json"
-    script.write_text(json.dumps(PLANTED))
-    if (DETECTOR_DIR / "config.json").exists():
-        detector = "embedded"
-    else:
-        detector = str(build_tiny_nli_model(folder / "tiny_nli"))
-        (Path(detector) / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "rerank",
-            "GUARD_APP_CANDIDATES": "2"}
+    return scripted_app_env(tmp_path_factory.mktemp("browser"), PLANTED, "rerank")
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from conftest import build_tiny_nli_model
 
-from embedded import DETECTOR_DIR
-from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
 from studio.storage import Store
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -35,18 +33,10 @@ SCRIPT = {"replies": [
 @pytest.fixture(scope="module")
 def studio_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser_studio")
-    script = folder / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    if (DETECTOR_DIR / "config.json").exists():
-        detector = "embedded"
-    else:
-        detector = str(build_tiny_nli_model(folder / "tiny_nli"))
-        (Path(detector) / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
     db = f"sqlite:///{folder / 'studio.db'}"
-    env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": "flag",
-           "GUARD_APP_CANDIDATES": "2", "GUARD_STUDIO_DB": db}
+    env = scripted_app_env(folder, SCRIPT, "flag", GUARD_STUDIO_DB=db)
     with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url, db, folder, detector
+        yield url, db, folder, env["GUARD_APP_DETECTOR"]
 
 
 def test_goading_session_suggestion_annotation_reload_export(studio_app):

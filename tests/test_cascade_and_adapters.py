@@ -14,7 +14,7 @@ from guard.detector import ContradictionDetector
 from guard.loading import ModelLoadError, load_scorer, merged_adapter
 from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
 from guard.records import Turn
-from tests.conftest import build_tiny_nli_model
+from harness.tiny_nli import build_tiny_nli_model
 
 PAIRS = [("i have two dogs", "i have no dogs"), ("i live in ohio", "i love my cat"),
          ("i am a teacher", "i work as a nurse"), ("i like hiking", "i never hike"),

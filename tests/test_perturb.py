@@ -10,25 +10,6 @@ from guard import perturb
 from guard.perturb import Perturb
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    import embedded
-
-    try:
-        return embedded.spacy_nlp()
-    except embedded.MissingAssetError as exc:
-        pytest.skip(str(exc))
-
-
-def wordnet_or_skip():
-    from embedded import MissingAssetError, wordnet
-
-    try:
-        return wordnet()
-    except MissingAssetError as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.mark.parametrize("text, expected", [
     ("I'll see you there.", "I will not see you there."),  # not "I'll not see"
     ("I'd love to go.", "I would not love to go."),
@@ -92,8 +73,7 @@ def test_contract(text, expected):
     assert perturb.contract(text) == expected
 
 
-def test_antonym_synonym_and_modifier_swaps():
-    wordnet_or_skip()
+def test_antonym_synonym_and_modifier_swaps(wn):
     assert perturb.antonym("I won the lottery.") == "I lost the lottery."
     assert perturb.antonym("I know what you mean.") is None  # WordNet's "ignore" is no opposite in chat
     assert perturb.antonym("Is it cold?") is None

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from guard.detector import ContradictionDetector, PairScore, Verdict, VerdictDetails
+from guard.detector import ContradictionDetector
 from guard.nli import NLIScorer
 from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, describe_verdict
-from guard.records import Turn
+from guard.records import Candidate, Turn
+from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
 
 
@@ -19,7 +20,7 @@ def _verdict(score: float, threshold: float = 0.5, category: str = "history", tu
     return Verdict(hit, score, category if hit else Category.NONE, evidence, evidence, details)
 
 
-CANDIDATES = [("I have no pets.", -0.5), ("My dogs are great.", -0.9), ("Dogs are fun.", -1.3)]
+CANDIDATES = [Candidate("I have no pets.", -0.5), Candidate("My dogs are great.", -0.9), Candidate("Dogs are fun.", -1.3)]
 
 
 def test_off_and_flag_keep_the_generators_best_and_flag_annotates():
@@ -92,7 +93,7 @@ def test_bad_input_is_refused_with_a_clear_message():
 def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
     detector = ContradictionDetector(NLIScorer.from_pretrained(tiny_nli_model_dir), threshold=0.01)
     history = [Turn(0, "bot", "I have two dogs."), Turn(1, "user", "Nice.")]
-    verdicts = detector.detect_candidates(history, [c for c, _ in CANDIDATES], "bot")
+    verdicts = detector.detect_candidates(history, [c.text for c in CANDIDATES], "bot")
     assert all(v.contradiction for v in verdicts)  # a threshold this low flags everything
     decision = choose(CANDIDATES, verdicts, "block")
     assert decision.used_fallback and len(decision.reasons) == 3

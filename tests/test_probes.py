@@ -15,15 +15,6 @@ from guard.records import Dialogue, Turn
 SUITE = Path(__file__).resolve().parent.parent / "guard" / "data"
 
 
-def wordnet_or_skip():
-    from embedded import MissingAssetError, wordnet
-
-    try:
-        return wordnet()
-    except MissingAssetError as exc:
-        pytest.skip(str(exc))
-
-
 def dialogue(record_id: str, texts: list[str], label=None, evidence=None, meta=None) -> Dialogue:
     speakers = ("user", "bot")
     return Dialogue(record_id, [Turn(i, speakers[i % 2], t) for i, t in enumerate(texts)],
@@ -97,8 +88,7 @@ def test_negate(text, expected):
     assert negate(text) == expected
 
 
-def test_antonym_and_synonym_swaps_use_wordnet():
-    wordnet_or_skip()
+def test_antonym_and_synonym_swaps_use_wordnet(wn):
     assert antonym("I love dogs.") == "I hate dogs."
     assert antonym("I live alone in a small apartment.") == "I live alone in a large apartment."
     assert synonym("I teach math at a middle school.") == "I teach mathematics at a middle school."
@@ -106,8 +96,7 @@ def test_antonym_and_synonym_swaps_use_wordnet():
     assert synonym("I love dogs.") is None  # no attested synonym for dog's first sense
 
 
-def test_restatement_probes_flip_or_keep_a_consistent_dialogue():
-    wordnet_or_skip()
+def test_restatement_probes_flip_or_keep_a_consistent_dialogue(wn):
     base = dialogue("k1", ["do you teach?", "I teach math at a middle school.", "fun", "yes it is"],
                     label=False, evidence=[])
     (neg,) = Negation()(base)

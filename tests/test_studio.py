@@ -8,20 +8,19 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from conftest import build_tiny_nli_model
-from postgres_server import postgres_server, why_unavailable
 
-from guard.detector import IntraCheck, PairScore, RoleCheck, VerdictDetails
+from conversation.records import BotTurnReport, CandidateReport, Conversation
 from guard.records import Turn
+from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
+from harness.postgres import postgres_server, why_unavailable
+from harness.studio_writers import write_sessions_at_once
 from studio.goading import FAMILIES, METHODS, suggest
 from studio.scores import agreement, by_turn, outcome_frame, scoreboard, session_score
 from studio.storage import SCHEMA_VERSION, Annotation, SessionInfo, Store, StoreError
-from ui.chat import BotTurnReport, CandidateReport, Conversation, EvidencePair
 
 REPO = Path(__file__).resolve().parent.parent
 HISTORY = [
@@ -156,7 +155,7 @@ def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
 # ---------------------------------------------------------------------------- storage
 def _report(score: float, contradicts: bool, evidence_turn: int = 1) -> BotTurnReport:
     pair = PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)
-    evidence = [EvidencePair(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
+    evidence = [PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
         if contradicts else []
     details = VerdictDetails(method=Method.STRUCTURED, turn_id=3, threshold=0.5, n_pairs=2, history_score=score,
                              paired_turn_ids=[evidence_turn],
@@ -224,34 +223,9 @@ def test_sqlite_roundtrip(sqlite_url):
 
 def _concurrent_sessions(url: str, sessions: int = 5, turns: int = 10) -> dict[str, int]:
     """Each writer its own engine (like separate browser sessions / processes), all writing at once."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(sessions, timeout=120)
-
-    def writer(k: int) -> None:
-        try:
-            store = Store(url)
-            conversation = Conversation()
-            store.save_session(SessionInfo(conversation.record_id, bot=f"bot{k}"))
-            start.wait()
-            for t in range(turns):
-                conversation.add("user", f"s{k} question {t}")
-                conversation.add("bot", f"s{k} answer {t}", _report(0.2, False))
-                store.save_turns(conversation.record_id, conversation.turns)
-            store.dispose()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-            start.abort()  # the others stop waiting for this writer
-
-    threads = [threading.Thread(target=writer, args=(k,)) for k in range(sessions)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    store = Store(url)
-    counts = store.counts()
-    store.dispose()
-    return counts
+    run = write_sessions_at_once(url, sessions, turns, lambda k, t: _report(0.2, False))
+    assert not run.errors, run.errors
+    return run.counts
 
 
 def test_five_sessions_writing_at_once_lose_nothing_sqlite(sqlite_url):
@@ -287,14 +261,14 @@ def test_upgrade_from_schema_1_keeps_old_sessions(tmp_path):
     with sqlite3.connect(path) as conn:
         conn.executescript(V1_DDL)
     store = Store(f"sqlite:///{path}")
-    assert store.schema_version == SCHEMA_VERSION == 2
+    assert store.schema_version == SCHEMA_VERSION == 3  # 3: the guard report is stored once (issue 18)
     old = store.load_session("old-session")
     assert old.info.player is None and old.info.persona == ["I have a dog."]
     assert [t.turn.text for t in old.turns] == ["Do you have pets?", "I have a dog."]
     assert old.turns[1].turn.report.candidates[0].reason == "sent"
     store.annotate(Annotation("old-session", 1, "teacher", False))  # schema 2 tables work on the old session
     versions = [v for (v,) in sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2]
+    assert versions == [1, 2, 3]
 
 
 def test_newer_schema_is_refused_and_left_alone(sqlite_url):
@@ -398,14 +372,7 @@ def _studio(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def tiny_detector(tmp_path_factory) -> Path:
-    folder = build_tiny_nli_model(tmp_path_factory.mktemp("studio_tiny_nli"))
-    (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.1}))
-    return folder
-
-
-def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, tiny_detector):
+def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, flagging_detector):
     store = Store(sqlite_url)
     conversation = _conversation(n_bot_turns=2, flagged_at=2)
     store.save_session(SessionInfo(conversation.record_id, bot="b", persona=["I have a dog."]))
@@ -424,7 +391,7 @@ def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, tiny_detect
     dialogues = read_dataset("decode", out)
     assert dialogues[1].evidence == [1] and dialogues[1].category == "history"
     evaluated = subprocess.run([sys.executable, "-m", "guard", "evaluate", "--format", "decode", str(out),
-                                "--detector", str(tiny_detector), "--json", "-q"], cwd=REPO, capture_output=True,
+                                "--detector", str(flagging_detector), "--json", "-q"], cwd=REPO, capture_output=True,
                                text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
     assert evaluated.returncode == 0, evaluated.stderr
     assert json.loads(evaluated.stdout)["overall"]["n"] == 2
@@ -474,14 +441,14 @@ SCRIPT = {"replies": [[{"text": "I have a dog named Max. I live in Ohio.", "scor
                        {"text": "Max loves long walks in the park.", "score": -0.9}]]}
 
 
-def test_redteam_self_play_with_the_scripted_bot(tmp_path, tiny_detector):
+def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     url = f"sqlite:///{tmp_path / 'rt.db'}"
     sample = tmp_path / "sample.jsonl"
     done = _studio("redteam", "--bot", "scripted", "--script", str(script), "--sessions", "2", "--turns", "2",
                    "--guard", "flag", "--methods", "inquire_bot", "short", "--db", url, "--json",
-                   "--detector", str(tiny_detector), "--judge", f"{tiny_detector}:unstructured",
+                   "--detector", str(flagging_detector), "--judge", f"{flagging_detector}:unstructured",
                    "--sample", "3", "--sample-out", str(sample), "-q")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

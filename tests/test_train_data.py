@@ -13,26 +13,6 @@ from guard.training import pairs as builders
 from guard.training.labels import LabelledPair
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    import embedded
-
-    try:
-        return embedded.spacy_nlp()
-    except embedded.MissingAssetError as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
-def wn():
-    import embedded
-
-    try:
-        return embedded.wordnet()
-    except embedded.MissingAssetError as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.mark.parametrize("sentence, expected", [
     ("I like pizza.", "I don't like pizza."),
     ("I don't like pizza.", "I do like pizza."),

@@ -60,7 +60,7 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.
 
 
 def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
-    """Line chart of ``ui.chat.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
+    """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
     frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
     frame["flagged"] = frame["score"] >= threshold
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0))

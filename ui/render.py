@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from guard.records import Dialogue, Turn
-from guard.vocabulary import Premise, PremiseSource, ScoredPair, describe_source
+from guard.verdicts import PairScore
+from guard.vocabulary import PremiseSource, describe_source
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones Markdown (and
 # Streamlit's extensions: $ for LaTeX, : for emoji shortcodes, ~ for strikethrough) act on.
@@ -80,12 +80,13 @@ class DialogueMarks:
     def on_turn(self, turn_id: int, *marks: Mark) -> None:
         self.turns.setdefault(turn_id, []).extend(marks)
 
-    def on_premise(self, premise: Premise, *marks: Mark) -> None:
-        """Marks where a pair's premise is: its turn (an intra pair's: the judged turn) or persona line."""
-        if premise.source == PremiseSource.WHOLE_HISTORY:
+    def on_premise(self, source: PremiseSource, turn_id: int, *marks: Mark) -> None:
+        """Marks where a pair's premise is (its ``source`` and ``turn_id``, as in guard.verdicts.PairScore):
+        its turn (an intra pair's: the judged turn) or persona line."""
+        if source == PremiseSource.WHOLE_HISTORY:
             raise ValueError("the whole-history premise is no single turn to mark")
-        target = self.persona if premise.source == PremiseSource.PERSONA else self.turns
-        target.setdefault(premise.turn_id, []).extend(marks)
+        target = self.persona if source == PremiseSource.PERSONA else self.turns
+        target.setdefault(turn_id, []).extend(marks)
 
 
 def _words(text: str) -> list[str]:
@@ -186,41 +187,6 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
     return body
 
 
-# ---------------------------------------------------------------- dialogue text <-> records
-
-_SPEAKER_LINE = re.compile(r"^\s*([^:\n]{1,40}?)\s*:\s*(.*\S)\s*$")
-
-
-class DialogueTextError(ValueError):
-    """The pasted dialogue is not in 'Speaker: text' lines; the message says which line."""
-
-
-def parse_dialogue_text(text: str, record_id: str = "playground") -> Dialogue:
-    """Parse 'Speaker: text' lines (one turn a line, blank lines ignored) into a Dialogue.
-
-    The last line is the turn the detector judges. Speaker names are kept as written; the last
-    speaker needs no earlier turn (an intra-sentence contradiction needs no history).
-    """
-    turns: list[Turn] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        match = _SPEAKER_LINE.match(line)
-        if not match:
-            raise DialogueTextError(
-                f"line {number}: start it with a speaker name and a colon, e.g. 'A: I like fish.'"
-            )
-        turns.append(Turn(turn_id=len(turns), agent_id=match.group(1).strip(), text=match.group(2).strip()))
-    if len(turns) < 2:
-        raise DialogueTextError("write at least two turns: earlier turns, then the turn to judge last")
-    return Dialogue(record_id=record_id, turns=turns)
-
-
-def dialogue_to_text(dialogue: Dialogue) -> str:
-    """The inverse of parse_dialogue_text (for showing a probe's output in the editor)."""
-    return "\n".join(f"{t.agent_id}: {t.text}" for t in dialogue.turns)
-
-
 # ---------------------------------------------------------------- pair-score heatmap
 
 def _short(text: str, limit: int = 60) -> str:
@@ -232,11 +198,11 @@ def _short(text: str, limit: int = 60) -> str:
 _SOURCE_ORDER = (PremiseSource.PERSONA, PremiseSource.HISTORY, PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)
 
 
-def _premise_key(pair: ScoredPair) -> tuple[int, int]:
+def _premise_key(pair: PairScore) -> tuple[int, int]:
     return _SOURCE_ORDER.index(PremiseSource(pair.source)), (-1 if pair.turn_id is None else int(pair.turn_id))
 
 
-def pair_score_frame(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
+def pair_score_frame(pair_scores: Sequence[PairScore]) -> pd.DataFrame:
     """Long-format frame (one row per scored pair) for the heatmap.
 
     Columns: ``candidate`` (the candidate sentence/clause, shortened for an axis label), ``earlier``
@@ -266,7 +232,7 @@ def pair_score_frame(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
     return frame.groupby(keys, as_index=False, sort=False)["score"].max()
 
 
-def pair_score_matrix(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
+def pair_score_matrix(pair_scores: Sequence[PairScore]) -> pd.DataFrame:
     """Candidate sentences (rows) x earlier utterances (columns) matrix of contradiction scores."""
     frame = pair_score_frame(pair_scores)
     if frame.empty:
@@ -276,8 +242,8 @@ def pair_score_matrix(pair_scores: Sequence[ScoredPair]) -> pd.DataFrame:
     return matrix.reindex(columns=order)
 
 
-def evidence_marks(evidence: Sequence[ScoredPair], own_turn_id: int, who: str = "the last turn") -> DialogueMarks:
-    """Marks for a dialogue from a verdict's evidence pairs (PairScore-like: source, turn_id, premise,
+def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "the last turn") -> DialogueMarks:
+    """Marks for a dialogue from a verdict's evidence pairs (source, turn_id, premise,
     hypothesis, score): earlier turns and persona lines get ``evidence`` marks, the judged turn its
     contradicting clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``)."""
     marks = DialogueMarks()
@@ -288,7 +254,22 @@ def evidence_marks(evidence: Sequence[ScoredPair], own_turn_id: int, who: str = 
             continue
         if ev.source == PremiseSource.WHOLE_HISTORY:  # the unstructured baseline's pair has no single turn
             continue
-        marks.on_premise(ev, Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
+        marks.on_premise(ev.source, ev.turn_id, Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
         marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})",
                                         "clause"))
     return marks
+
+
+def inserted_turns_note(variant, seed: int) -> str:
+    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
+    'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
+    meta = variant.meta
+    at = meta.get("inserted_at")
+    source, first, second = (meta.get("inserted_from") or [None, None, None])[:3]
+    if at is None or at + 1 >= len(variant.turns):
+        return f"seed {seed}"
+    texts = " / ".join(f'"{t.text}"' for t in variant.turns[at:at + 2])
+    origin = str(source)
+    if origin.startswith("chitchat:"):
+        origin = f"chit-chat conversation {origin.split(':')[1][:8]}"
+    return f"seed {seed}: {texts} ({origin}, turns {first}-{second})"

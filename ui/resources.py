@@ -1,7 +1,6 @@
 """Models loaded once per server process (st.cache_resource), with progress while they load.
 
-The only module under ui/ that imports Streamlit. Settings the tests (and `make run` users)
-control come from environment variables:
+Settings the tests (and `make run` users) control come from environment variables:
 
 * ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
 * ``GUARD_APP_SCRIPT``     a JSON script for the "scripted" bot (bots/scripted.py) instead of its
@@ -20,12 +19,17 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from bots import registry
-from bots.base import BotError
+from bots.base import Bot, BotError
 from embedded import MissingAssetError
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
+    from guard.nli import NLIScorer
 
 # Errors a user can act on (wrong name, missing package, server down); anything else is a bug and
 # propagates so Streamlit shows the traceback.
@@ -119,7 +123,7 @@ def _with_status(kind: str, name: str, label: str, loader):
     return value
 
 
-def get_bot(name: str, engine: str = "auto"):
+def get_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot, or None after an st.error that says what to do. ``engine`` (local bots): auto, ctranslate2 or
     transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so."""
     try:
@@ -134,7 +138,7 @@ def get_bot(name: str, engine: str = "auto"):
         return None
 
 
-def loaded_bot(name: str, engine: str = "auto"):
+def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
     script = defaults().script if name == "scripted" else None
     if ("bot", f"{name}:{script or ''}:{engine}") not in _loaded:
@@ -153,7 +157,7 @@ def engine_caption(name: str, engine: str = "auto") -> None:
                    if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
 
 
-def get_scorer(name: str):
+def get_scorer(name: str) -> NLIScorer | None:
     """The NLI scorer, or None after an st.error that says what to do."""
     try:
         return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
@@ -185,12 +189,14 @@ def get_embedder():
 
 
 def default_threshold(name: str) -> float:
+    """The detector's calibrated τ (its guard_config.json), or DECODE's 0.5 for a checkpoint without one.
+
+    A broken guard_config.json raises guard.loading.ModelLoadError: its τ is unknown, and 0.5 in its place
+    would judge with a threshold nobody chose.
+    """
     from guard.loading import default_threshold as threshold_of
 
-    try:
-        return float(threshold_of(name))
-    except LOAD_ERRORS:
-        return 0.5
+    return float(threshold_of(name))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -202,7 +208,8 @@ def _detector(name: str, threshold: float, method: str, prefilter_k: int | None,
                                  prefilter_k=prefilter_k if _embedder is not None else None)
 
 
-def make_detectors(name: str, threshold: float, methods=("structured",), prefilter_k: int | None = None):
+def make_detectors(name: str, threshold: float, methods: tuple[str, ...] = ("structured",),
+                   prefilter_k: int | None = None) -> dict[str, ContradictionDetector] | None:
     """ContradictionDetectors over one cached scorer, one per method, or None after one st.error
     (a page that needs several methods loads the scorer once, so a bad name is reported once)."""
     scorer = get_scorer(name)
@@ -219,7 +226,8 @@ def make_detectors(name: str, threshold: float, methods=("structured",), prefilt
         return None
 
 
-def make_detector(name: str, threshold: float, method: str = "structured", prefilter_k: int | None = None):
+def make_detector(name: str, threshold: float, method: str = "structured",
+                  prefilter_k: int | None = None) -> ContradictionDetector | None:
     """A ContradictionDetector over the cached scorer, or None after an st.error."""
     detectors = make_detectors(name, threshold, (method,), prefilter_k)
     return None if detectors is None else detectors[method]
@@ -238,6 +246,11 @@ def presentation_toggle() -> bool:
     return on
 
 
+def detector_choice() -> tuple[str, float]:
+    """The detector name and τ the sidebar holds (app.py renders it before every page)."""
+    return st.session_state.get("detector_choice", (defaults().detector, 0.5))
+
+
 def sidebar_detector_settings() -> tuple[str, float]:
     """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
     base = defaults()
@@ -247,7 +260,16 @@ def sidebar_detector_settings() -> tuple[str, float]:
         help="'embedded' = the project's NLI checkpoint in models/detector; or a local checkpoint folder "
              "or a hub name already in the local cache (the app runs offline).",
     ).strip() or "embedded"
-    default = default_threshold(name)
+    try:
+        default = default_threshold(name)
+    except LOAD_ERRORS as exc:
+        from guard.loading import FALLBACK_THRESHOLD
+
+        with st.sidebar:
+            show_error(f"The detector '{name}' has no usable threshold: {short_error(exc)}. Fix its guard_config.json "
+                       f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
+                       "calibrated for it.", str(exc))
+        default = FALLBACK_THRESHOLD
     threshold = st.sidebar.slider(
         "Contradiction threshold τ", min_value=0.05, max_value=0.95, value=round(default, 2), step=0.01,
         key=f"threshold::{name}",

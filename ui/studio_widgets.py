@@ -12,16 +12,17 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from bots.base import Bot
+from conversation.records import ChatTurn, Conversation
+from guard.vocabulary import CATEGORIES, Category, GuardMode, category_name
 from studio.goading import METHOD_HELP, METHOD_LABELS, SuggestionSet, history_of, refine_follow_ups, suggest
-from studio.storage import CATEGORIES, Annotation, SessionInfo, Store, StoreError, default_url, open_store
+from studio.storage import Annotation, SessionInfo, Store, StoreError, default_url, open_store
 from ui.render import escape_markdown
 
 URL_KEY = "studio_db_url"
 NAME_KEY = "studio_name"
 PENDING_KEY = "studio::pending"
 EDIT_KEY = "studio::edit"
-CATEGORY_NAMES = {"none": "no contradiction", "intra": "intra-sentence", "role": "role confusion",
-                  "history": "history contradiction"}
 
 
 @dataclass
@@ -52,6 +53,11 @@ def store() -> Store | None:
         return None
 
 
+def _not_stored(what: str, exc: StoreError) -> None:
+    """A database failure the page works around (the chat goes on): say what was lost and why, where it happened."""
+    st.warning(f"{what}: {exc}", icon="🗄️")
+
+
 def player_name() -> str:
     return (st.session_state.get(NAME_KEY) or "").strip() or "guest"
 
@@ -64,7 +70,7 @@ def _suggestion_ids(record_id: str) -> dict[int, int]:
     return st.session_state.setdefault("studio::suggestion_ids", {}).setdefault(record_id, {})
 
 
-def resume(conversation):
+def resume(conversation: Conversation) -> Conversation:
     """The conversation named by ``?session=`` in the URL (loaded from the database after a refresh or
     a server restart), else the one in this browser session."""
     wanted = st.query_params.get("session")
@@ -90,7 +96,7 @@ def resume(conversation):
     return loaded
 
 
-def save(conversation, bot: str, preset: str, mode: str, detector: str, threshold: float,
+def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, detector: str, threshold: float,
          num_candidates: int) -> bool:
     """Store the session's settings and any turn not stored yet; put the session id in the URL."""
     if not conversation.turns:
@@ -116,7 +122,7 @@ def save(conversation, bot: str, preset: str, mode: str, detector: str, threshol
     return True
 
 
-def save_rejudged(conversation) -> None:
+def save_rejudged(conversation: Conversation) -> None:
     """After a re-judge: the stored guard reports and flags follow what the page now shows."""
     db = store()
     if db is None or not conversation.turns:
@@ -201,7 +207,7 @@ def take_pending() -> Picked | None:
     return st.session_state.pop(PENDING_KEY, None)
 
 
-def note_user_turn(conversation, picked: Picked | None) -> None:
+def note_user_turn(conversation: Conversation, picked: Picked | None) -> None:
     """Remember how the user's newest turn was written (a suggestion's method, or typed)."""
     turn_id = conversation.turns[-1].turn_id
     _methods(conversation.record_id)[turn_id] = picked.method if picked else "typed"
@@ -211,8 +217,8 @@ def note_user_turn(conversation, picked: Picked | None) -> None:
         if db is not None:
             try:
                 db.mark_suggestion_used(picked.suggestion_id, turn_id, picked.edited)
-            except StoreError:
-                pass  # the turn itself is saved with the page; the usage flag is a detail
+            except StoreError as exc:  # the turn itself is saved with the page
+                _not_stored("Which suggestion you sent is not saved", exc)
 
 
 def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
@@ -229,7 +235,7 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
         st.caption(escape_markdown(f"follow-up questions: {result.ranking} · {result.seconds * 1000:.0f} ms"))
 
 
-def suggestions(conversation, bot=None, lock=None) -> None:
+def suggestions(conversation: Conversation, bot: Bot | None = None, lock: threading.Lock | None = None) -> None:
     """After a bot turn: 3-5 suggested next messages (one click sends, ✏️ edits first).
 
     The set is computed once per bot turn, with the template ranking first so it shows at once; when
@@ -270,7 +276,7 @@ def suggestions(conversation, bot=None, lock=None) -> None:
         st.button("Send edited message", key="studio::send_edit", on_click=_send_edit)
 
 
-def _record(conversation, result: SuggestionSet) -> list[int | None]:
+def _record(conversation: Conversation, result: SuggestionSet) -> list[int | None]:
     """Store what was offered (needs the bot turn stored first; the page saves before this)."""
     db = store() if conversation.turns else None
     if db is None:
@@ -280,11 +286,13 @@ def _record(conversation, result: SuggestionSet) -> list[int | None]:
             return [None] * len(result.suggestions)
         return db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id, result.suggestions,
                                    result.ranking)
-    except StoreError:
+    except StoreError as exc:
+        _not_stored("The suggestions are not saved (they still work)", exc)
         return [None] * len(result.suggestions)
 
 
-def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, ids: list) -> list:
+def _record_replaced(conversation: Conversation, before: SuggestionSet, after: SuggestionSet,
+                     ids: list[int | None]) -> list[int | None]:
     """Store only the suggestions the FQness re-ranking changed; the others keep their rows."""
     changed = [i for i, (a, b) in enumerate(zip(before.suggestions, after.suggestions)) if a.text != b.text]
     db = store()
@@ -293,7 +301,8 @@ def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, 
     try:
         new_ids = db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id,
                                       [after.suggestions[i] for i in changed], after.ranking, positions=changed)
-    except StoreError:
+    except StoreError as exc:
+        _not_stored("The re-ranked follow-up question is not saved", exc)
         return ids
     ids = list(ids)
     for i, new_id in zip(changed, new_ids):
@@ -302,7 +311,7 @@ def _record_replaced(conversation, before: SuggestionSet, after: SuggestionSet, 
 
 
 # ---------------------------------------------------------------------------- annotations
-def annotation_box(conversation, turn) -> None:
+def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
     """Per bot turn: contradiction yes/no, which earlier turns, CDConv category, was the guard right."""
     key = f"ann::{conversation.record_id}::{turn.turn_id}"
     with st.expander(f"Annotate turn {turn.turn_id}", icon="🏷️"):
@@ -320,18 +329,18 @@ def annotation_box(conversation, turn) -> None:
                                       default=[i for i in (previous.contradicted_turns if previous else [])
                                                if i in earlier],
                                       format_func=lambda i: f"turn {i}", disabled=yes == "no")
-        categories = [c for c in CATEGORIES if c != "none"]
+        categories = [c for c in CATEGORIES if c != Category.NONE]
         category = st.selectbox("CDConv category", categories, key=f"{key}::category",
                                 index=categories.index(previous.category)
                                 if previous and previous.category in categories else 2,
-                                format_func=CATEGORY_NAMES.get, disabled=yes == "no")
+                                format_func=category_name, disabled=yes == "no")
         right = st.radio("Was the guard right?", ["yes", "no", "not sure"], horizontal=True, key=f"{key}::right",
                          index={True: 0, False: 1, None: 2}[previous.guard_right] if previous else 2)
         if st.button("Save annotation", key=f"{key}::save", icon="💾"):
             try:
                 db.annotate(Annotation(conversation.record_id, turn.turn_id, name, yes == "yes",
                                        list(contradicted) if yes == "yes" else [],
-                                       category if yes == "yes" else "none",
+                                       category if yes == "yes" else Category.NONE,
                                        {"yes": True, "no": False}.get(right)))
             except (StoreError, ValueError) as exc:
                 st.error(f"Annotation not saved: {exc}", icon="🏷️")
@@ -350,7 +359,8 @@ def _annotations(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
     if cached is None:
         try:
             cached = st.session_state[cache_key] = db.annotations(session_id)
-        except StoreError:
+        except StoreError as exc:
+            _not_stored("Earlier annotations could not be read", exc)
             return []
     return [a for a in cached if a.turn_index == turn_id]
 
@@ -363,7 +373,7 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     from bots import registry
     from bots.base import PRESETS
     from studio.goading import METHODS
-    from studio.redteam import Judge, RedteamSettings, run_redteam
+    from studio.redteam import SELF_PLAY_MODES, Judge, RedteamSettings, run_redteam
     from ui import resources
 
     bots = registry.available_bots()
@@ -371,7 +381,7 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     with st.form("studio_redteam"):
         left, right = st.columns(2)
         bot_name = left.selectbox("Bot", bots, index=bots.index(default_bot) if default_bot in bots else 0)
-        mode = right.selectbox("Guard mode", ["off", "flag", "rerank", "block"], index=2)
+        mode = right.selectbox("Guard mode", SELF_PLAY_MODES, index=SELF_PLAY_MODES.index(GuardMode.RERANK))
         methods = st.multiselect("Trigger methods (session k uses method k mod n)", list(METHODS),
                                  default=list(METHODS), format_func=lambda m: METHOD_LABELS.get(m, m))
         sessions = left.number_input("Sessions", 1, 200, 2)

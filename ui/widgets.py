@@ -4,25 +4,31 @@ wrong on the built-in examples."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
+from guard.examples import ExampleJudgement, agreement_line, judge_examples
 from guard.records import Dialogue
+from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
-from ui.examples import ExampleJudgement, agreement_line, judge_examples
 from ui.render import escape_markdown, evidence_marks, pair_score_frame, turn_html
 
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
 
-def verdict_line(verdict) -> str:
+
+def verdict_line(verdict: Verdict) -> str:
     """'⚠️ history contradiction · p = 0.93' or '✅ no contradiction · p = 0.12' (markdown-safe)."""
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
     return f"{icon} **{escape_markdown(name)}** · p = {verdict.score:.2f}"
 
 
-def show_dialogue(dialogue: Dialogue, verdict=None, who: str = "the last turn") -> None:
+def show_dialogue(dialogue: Dialogue, verdict: Verdict | None = None, who: str = "the last turn") -> None:
     """The dialogue with the verdict's evidence highlighted (earlier turns and the judged turn)."""
     marks = evidence_marks(verdict.evidence, dialogue.last.turn_id, who).turns if verdict is not None else {}
     parts = []
@@ -40,7 +46,7 @@ def _html(text: str) -> str:
     return html.escape(text)
 
 
-def show_evidence_table(verdict) -> None:
+def show_evidence_table(verdict: Verdict) -> None:
     """The evidence pairs: what each judged clause was compared with, and the score."""
     rows = [
         {"compared with": describe_source(e), "earlier text": e.premise, "judged clause": e.hypothesis,
@@ -51,7 +57,7 @@ def show_evidence_table(verdict) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
-def show_category_checks(verdict) -> None:
+def show_category_checks(verdict: Verdict) -> None:
     """What the intra-sentence and role-confusion checks compared."""
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
@@ -78,7 +84,7 @@ def show_category_checks(verdict) -> None:
         st.caption("role-confusion check: not applicable")
 
 
-def heatmap(pair_scores, threshold: float, title: str = "") -> None:
+def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "") -> None:
     """Judged sentences (rows) × earlier utterances (columns), coloured by P(contradiction), τ marked."""
     frame = pair_score_frame(pair_scores)
     frame = frame[frame["source"] != PremiseSource.WHOLE_HISTORY]
@@ -88,7 +94,8 @@ def heatmap(pair_scores, threshold: float, title: str = "") -> None:
     st.altair_chart(pair_heatmap(frame, threshold, title), width="stretch")
 
 
-def example_judgements(detector_name: str, threshold: float, detector) -> list[ExampleJudgement]:
+def example_judgements(detector_name: str, threshold: float,
+                       detector: ContradictionDetector | None) -> list[ExampleJudgement]:
     """Every built-in example judged live by ``detector``; kept per session for this detector and τ
     (both pages show it, and it only changes when the sidebar does)."""
     key = (detector_name, round(float(threshold), 4))

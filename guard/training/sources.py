@@ -15,9 +15,9 @@ import json
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from guard.chitchat import ChitchatConversation, load_chitchat  # noqa: F401  (one reader; re-exported for the builders)
 from guard.training.labels import LABEL2ID, LabelledPair
 
 # --------------------------------------------------------------------------------------------
@@ -111,35 +111,6 @@ def wordnet_entities(wn, base: dict[str, list[str]] | None = None, per_category:
 # --------------------------------------------------------------------------------------------
 
 _ASCII_TEXT = re.compile(r"^[\x20-\x7e]+$")
-
-
-@dataclass
-class ChitchatConversation:
-    conv_id: str
-    speakers: list[str]
-    utterances: list[str]
-
-
-def load_chitchat(path: Path | str | None = None) -> list[ChitchatConversation]:
-    """Conversations from the ``chitchat-dataset`` package, one utterance per speaker turn (messages joined)."""
-    if path is None:
-        import chitchat_dataset  # the package's dataset.json
-
-        path = Path(chitchat_dataset.__file__).with_name("dataset.json")
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    convs = []
-    for conv_id, conv in data.items():
-        speakers, utterances = [], []
-        for turn in conv["messages"]:
-            text = " ".join(m["text"].strip() for m in turn if m.get("text", "").strip())
-            text = re.sub(r"\s+", " ", text).strip()
-            if not text:
-                continue
-            speakers.append(turn[0]["sender"])
-            utterances.append(text)
-        if len(utterances) >= 4:
-            convs.append(ChitchatConversation(conv_id, speakers, utterances))
-    return convs
 
 
 def usable_utterance(text: str, min_words: int = 4, max_words: int = 45) -> bool:

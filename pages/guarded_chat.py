@@ -8,14 +8,16 @@ import streamlit as st
 
 from bots import registry
 from bots.base import PRESETS, BotError
+from conversation.guarding import guarded_reply
+from conversation.records import BOT, USER, Conversation, GuardSettings
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 from ui import resources, studio_widgets
-from ui.chat import BOT, MODE_HELP, USER, Conversation, GuardSettings, guarded_reply, persona_lines
-from ui.chat_panels import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 from ui.render import escape_markdown, turn_html
+from ui.transcript import MODE_HELP, persona_lines, transcript_marks
+from ui.turn_widgets import rejudge_controls, show_candidates, show_turn_chart, turn_caption
 
 base = resources.defaults()
-detector_name, threshold = st.session_state.get("detector_choice", (base.detector, 0.5))
+detector_name, threshold = resources.detector_choice()
 conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.
@@ -91,7 +93,7 @@ st.caption(escape_markdown(
 
 
 # ---------------------------------------------------------------- transcript
-marks = conversation.evidence_marks(include_rejected=show_rejected)
+marks = transcript_marks(conversation, include_rejected=show_rejected)
 if conversation.persona:
     with st.container(border=True):
         st.markdown("**Bot persona**")

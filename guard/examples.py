@@ -1,4 +1,4 @@
-"""Built-in dialogues for the playground and the learn page.
+"""Built-in dialogues for the playground, the Learn page and the detector benchmark (bench_detector_data).
 
 Each says where it comes from: quoted from a paper (named, with the table or figure), or written
 for this app to illustrate a category. ``expected`` is what a person would judge, not what the
@@ -8,8 +8,13 @@ detector says; the pages run the detector live and show both.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from guard.vocabulary import Category
+from guard.dialogue_text import parse_dialogue_text
+from guard.vocabulary import Category, category_name
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
 
 
 @dataclass(frozen=True)
@@ -223,8 +228,6 @@ class ExampleJudgement:
 
     def mark(self) -> str:
         """'✔ right', '✔ right (calls it history, people say role)' or '✘ wrong'."""
-        from guard.vocabulary import category_name
-
         if not self.agrees:
             return "✘ wrong"
         if self.same_category:
@@ -232,10 +235,8 @@ class ExampleJudgement:
         return f"✔ right (calls it {category_name(self.said)}; people say {category_name(self.expected)})"
 
 
-def judge_examples(detector, examples: tuple[Example, ...] = EXAMPLES) -> list[ExampleJudgement]:
-    """Run ``detector`` (a guard.detector.ContradictionDetector) on every example, live."""
-    from ui.render import parse_dialogue_text
-
+def judge_examples(detector: ContradictionDetector, examples: tuple[Example, ...] = EXAMPLES) -> list[ExampleJudgement]:
+    """Run ``detector`` on every example, live."""
     judgements = []
     for example in examples:
         verdict = detector.detect(parse_dialogue_text(example.text, record_id=example.key))
@@ -252,56 +253,3 @@ def agreement_line(judgements: list[ExampleJudgement]) -> str:
     if same != agree:
         line += f" ({same} with the same category)"
     return line
-
-
-def chitchat_pool(limit: int = 200, max_words: int = 30) -> list:
-    """Real chit-chat exchanges (``chitchat-dataset`` package) for A2T to sample inserted turns from.
-
-    One two-speaker exchange per conversation (a speaker's consecutive messages joined), short
-    plain-ASCII utterances only, so the inserted turns read naturally.
-    Returns [] when the package is not installed (A2T then samples from the built-in examples).
-    """
-    import json
-    import re
-    from pathlib import Path
-
-    from guard.records import Dialogue, Turn
-
-    try:
-        import chitchat_dataset
-    except ModuleNotFoundError:
-        return []
-    data = json.loads(Path(chitchat_dataset.__file__).with_name("dataset.json").read_text(encoding="utf-8"))
-    pool = []
-    for conv_id, conv in data.items():
-        turns = []
-        for block in conv.get("messages", []):
-            text = re.sub(r"\s+", " ", " ".join(m.get("text", "") for m in block)).strip()
-            if not block or not text:
-                continue
-            turns.append(Turn(len(turns), str(block[0].get("sender")), text))
-        def usable(t: Turn) -> bool:
-            return t.text.isascii() and 3 <= len(t.text.split()) <= max_words and "http" not in t.text
-
-        for a, b in zip(turns[2:], turns[3:]):  # past the greetings
-            if a.agent_id != b.agent_id and usable(a) and usable(b):
-                pool.append(Dialogue(record_id=f"chitchat:{conv_id}:{a.turn_id}", turns=[a, b]))
-                break  # one exchange per conversation: variety over volume
-        if len(pool) >= limit:
-            break
-    return pool
-
-
-def inserted_turns_note(variant, seed: int) -> str:
-    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
-    'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
-    meta = variant.meta
-    at = meta.get("inserted_at")
-    source, first, second = (meta.get("inserted_from") or [None, None, None])[:3]
-    if at is None or at + 1 >= len(variant.turns):
-        return f"seed {seed}"
-    texts = " / ".join(f'"{t.text}"' for t in variant.turns[at:at + 2])
-    origin = str(source)
-    if origin.startswith("chitchat:"):
-        origin = f"chit-chat conversation {origin.split(':')[1][:8]}"
-    return f"seed {seed}: {texts} ({origin}, turns {first}-{second})"

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL server for tests: initdb + pg_ctl from Debian's `postgresql` package.
+"""A throwaway PostgreSQL server for the studio tests and bench_studio: initdb + pg_ctl from Debian's `postgresql` package.
 
 PostgreSQL refuses to run as root, so under root the server runs as the `postgres` system user
 that the Debian package creates. Everything lives in a temporary folder removed afterwards.

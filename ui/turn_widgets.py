@@ -1,30 +1,31 @@
 """Streamlit pieces of the guarded-chat page: a bot turn's caption and candidate panel, the per-turn
-chart and re-judging the conversation. The logic they show lives in ui/chat.py (pure, tested alone)."""
+chart and re-judging the conversation. The records come from conversation/, the pure
+helpers from ui/transcript.py (tested alone)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
+from conversation.guarding import rejudge
+from conversation.records import BOT, BotTurnReport, ChatTurn, Conversation, GuardSettings
 from guard.vocabulary import GuardMode, category_name
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
-from ui.chat import (
-    BOT,
+from ui.render import escape_markdown, turn_html
+from ui.transcript import (
     STATUS_ICONS,
-    BotTurnReport,
-    ChatTurn,
-    Conversation,
-    GuardSettings,
     candidate_marks,
     candidate_table,
     evidence_context_html,
     evidence_rows,
-    rejudge,
     turn_scores,
 )
-from ui.render import escape_markdown, turn_html
+
+if TYPE_CHECKING:  # loads torch
+    from guard.detector import ContradictionDetector
 
 
 def turn_caption(report: BotTurnReport) -> None:
@@ -83,7 +84,7 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
 
 
 def rejudge_controls(conversation: Conversation, settings: GuardSettings, detector_name: str,
-                     load_detector: Callable[[], object | None]) -> Conversation | None:
+                     load_detector: Callable[[], ContradictionDetector | None]) -> Conversation | None:
     """A button that judges every bot turn again with the sidebar's detector, τ and mode (the
     candidates stay; nothing is regenerated). Returns the re-judged conversation, or None."""
     if not any(t.report is not None for t in conversation.turns):

@@ -1,0 +1,95 @@
+"""Schema versions of the studio's database: one recorded step per version, applied in order when a store opens.
+
+To change the schema, change the table classes (``studio.storage.tables``) and append a step to
+``MIGRATIONS`` that brings a database of the previous version there; never edit a released step. A
+database newer than this program is refused and left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import func, inspect, select, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+from studio.storage.errors import StoreError
+from studio.storage.tables import (
+    AnnotationRow,
+    Base,
+    CandidateRow,
+    SchemaVersionRow,
+    SessionRow,
+    SuggestionRow,
+    TurnRow,
+    now,
+)
+
+
+def _columns(conn: Connection, table: str) -> set[str]:
+    return {c["name"] for c in inspect(conn).get_columns(table)}
+
+
+def _add_column_if_missing(conn: Connection, table: str, column: str, ddl_type: str) -> None:
+    if column not in _columns(conn, table):
+        conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {ddl_type}"))
+
+
+def _drop_column_if_present(conn: Connection, table: str, column: str) -> None:
+    if column in _columns(conn, table):  # SQLite 3.35+ and PostgreSQL drop columns in place
+        conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
+
+
+def _schema_1(conn: Connection) -> None:
+    """Sessions, turns and candidates with their guard verdicts (the steps create tables from the newest
+    classes; a later step adds or drops what an older database lacks or has)."""
+    Base.metadata.create_all(conn, tables=[SchemaVersionRow.__table__, SessionRow.__table__, TurnRow.__table__,
+                                           CandidateRow.__table__])
+
+
+def _schema_2(conn: Connection) -> None:
+    """Suggestions offered and used, annotations, and the player's name on each session."""
+    _add_column_if_missing(conn, "sessions", "player", "VARCHAR(200)")
+    Base.metadata.create_all(conn, tables=[SuggestionRow.__table__, AnnotationRow.__table__])
+
+
+def _schema_3(conn: Connection) -> None:
+    """The guard's report is stored once, in ``turns.guard``: ``candidates.verdict`` (a copy of each candidate's
+    evidence and detector details) goes."""
+    _drop_column_if_present(conn, "candidates", "verdict")
+
+
+#: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3}
+SCHEMA_VERSION = max(MIGRATIONS)
+#: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
+MIGRATION_LOCK_KEY = 0x5757D10
+
+
+def _current_version(conn: Connection) -> int:
+    tables = set(inspect(conn).get_table_names())
+    if "schema_version" not in tables:
+        if tables & {"sessions", "turns"}:
+            raise StoreError("the database has studio-like tables but no schema_version table; "
+                             "refusing to touch it (point GUARD_STUDIO_DB at another database)")
+        return 0
+    return int(conn.execute(select(func.max(SchemaVersionRow.version))).scalar() or 0)
+
+
+def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
+    """Bring the schema up to ``target``, one recorded step at a time; returns the version reached."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: BEGIN IMMEDIATE does it)
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+        version = _current_version(conn)
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the database has schema version {version}, newer than this program's "
+                             f"{SCHEMA_VERSION}; upgrade the program (nothing was changed)")
+        for step in range(version + 1, target + 1):
+            MIGRATIONS[step](conn)
+            try:
+                with conn.begin_nested():
+                    conn.execute(SchemaVersionRow.__table__.insert().values(version=step, applied_at=now()))
+            except IntegrityError:
+                pass  # another process recorded the same step at the same moment
+        return max(version, target)

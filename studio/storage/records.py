@@ -1,0 +1,116 @@
+"""What the studio's callers write and read: a session's settings, its stored turns, people's annotations and
+the self-play judges' verdicts. Plain dataclasses; ``studio.storage.store`` maps them to the tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from conversation.jsonform import from_jsonable
+from conversation.records import ChatTurn, Conversation
+from guard.vocabulary import CATEGORIES, Category, GuardMode
+
+#: Where a session came from: the chat page, self-play (studio.redteam) or an imported transcript.
+SOURCES = ("chat", "redteam", "import")
+
+
+@dataclass
+class SessionInfo:
+    """A session's settings (what the scoreboard groups by). ``guard_mode`` is None when not known (an
+    imported transcript)."""
+
+    id: str
+    bot: str = ""
+    preset: str = ""
+    guard_mode: GuardMode | None = None
+    detector: str = ""
+    threshold: float | None = None
+    num_candidates: int | None = None
+    persona: list[str] = field(default_factory=list)
+    player: str | None = None
+    source: str = "chat"
+    meta: dict = field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+
+
+@dataclass
+class Annotation:
+    """One person's judgement of one bot turn."""
+
+    session_id: str
+    turn_index: int
+    annotator: str
+    contradiction: bool
+    contradicted_turns: list[int] = field(default_factory=list)
+    category: Category = Category.NONE
+    guard_right: bool | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.annotator or not self.annotator.strip():
+            raise ValueError("an annotation needs the annotator's name")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, not {self.category!r}")
+        self.category = Category(self.category)
+        if not self.contradiction:
+            self.category, self.contradicted_turns = Category.NONE, []
+        elif self.category == Category.NONE:
+            raise ValueError("a contradiction needs its CDConv category (intra, role or history)")
+
+
+@dataclass
+class TurnJudgement:
+    """What self-play's two judges said about one sent reply (studio.redteam), and what provoked it."""
+
+    session_id: str
+    turn_index: int
+    method: str  # the trigger method of the user message before the reply
+    guard_flag: bool  # the guard flagged some candidate at generation time (not in mode off)
+    guard_judge: bool  # the guard's detector flags the sent reply
+    guard_judge_score: float
+    judge: bool  # the second judge flags the sent reply
+    judge_score: float
+
+
+@dataclass
+class StoredTurn:
+    """A turn as stored: the chat turn plus how a user turn was written."""
+
+    turn: ChatTurn
+    method: str | None = None
+    suggestion_id: int | None = None
+
+
+@dataclass
+class StoredSession:
+    info: SessionInfo
+    turns: list[StoredTurn]
+
+    def conversation(self) -> Conversation:
+        """The session as the chat page's Conversation (its record_id is the session id)."""
+        return Conversation(persona=list(self.info.persona), turns=[t.turn for t in self.turns],
+                            record_id=self.info.id)
+
+    @property
+    def methods(self) -> dict[int, str]:
+        return {t.turn.turn_id: t.method for t in self.turns if t.method}
+
+    def judgement(self, turn_index: int) -> TurnJudgement | None:
+        """Self-play's judgement of the bot turn ``turn_index``, or None (not a self-play turn).
+
+        Kept in the session's ``meta["judgements"]`` by turn index. Sessions stored before the whole
+        judgement was kept hold only the judges' verdicts; the rest is read from the session itself (the
+        method of the user turn before, and whether the stored report flags a candidate), as it was made.
+        """
+        stored = (self.info.meta.get("judgements") or {}).get(str(turn_index))
+        if not stored:
+            return None
+        turn = next((t.turn for t in self.turns if t.turn.turn_id == turn_index), None)
+        known = {"session_id": self.info.id, "turn_index": turn_index,
+                 "method": self.methods.get(turn_index - 1, ""),
+                 "guard_flag": bool(turn is not None and turn.report is not None and turn.report.any_contradiction)}
+        return from_jsonable(TurnJudgement, {**known, **stored})

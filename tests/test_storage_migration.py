@@ -1,0 +1,100 @@
+"""A studio database written before issue 18 (commit 3ad3833's code; tests/data/README.md) opens with today's code,
+is migrated to the current schema and reads back what that code read: sessions, turns, guard reports (typed),
+annotations, suggestions, self-play judgements and the DECODE export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from conversation.jsonform import from_jsonable, jsonable
+from conversation.records import BotTurnReport
+from guard.verdicts import PairScore, RoleCheck, VerdictDetails
+from guard.vocabulary import Category, GuardMode, PremiseSource
+from studio.export import decode_records
+from studio.storage import SCHEMA_VERSION, Annotation, Store, TurnJudgement
+
+DATA = Path(__file__).resolve().parent / "data"
+OLD_DB = DATA / "studio_main_3ad3833.db"
+READ_BY_OLD_CODE = json.loads((DATA / "studio_main_3ad3833.json").read_text())
+
+
+@pytest.fixture()
+def store(tmp_path):
+    path = tmp_path / "studio.db"
+    shutil.copy(OLD_DB, path)
+    store = Store(f"sqlite:///{path}")
+    yield store
+    store.dispose()
+
+
+def _info(session) -> dict:
+    return jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
+
+
+def test_old_sessions_load_as_the_old_code_read_them(store):
+    assert store.schema_version == SCHEMA_VERSION
+    assert {s.id for s in store.list_sessions()} == set(READ_BY_OLD_CODE["sessions"])
+    for session_id, old in READ_BY_OLD_CODE["sessions"].items():
+        session = store.load_session(session_id)
+        # the one representation change: a guard mode nobody recorded (an import) was "", now None
+        assert _info(session) == {**old["info"], "guard_mode": old["info"]["guard_mode"] or None}
+        assert [{"turn": jsonable(t.turn), "method": t.method, "suggestion_id": t.suggestion_id}
+                for t in session.turns] == old["turns"]
+    assert jsonable(store.annotations()) == READ_BY_OLD_CODE["annotations"]
+    assert [{k: v for k, v in s.items() if k != "created_at"} for s in store.suggestions()] == \
+        READ_BY_OLD_CODE["suggestions"]
+    assert store.counts() == READ_BY_OLD_CODE["counts"]
+    assert list(decode_records(store)) == READ_BY_OLD_CODE["export"]
+
+
+def test_old_reports_come_back_typed(store):
+    chat = store.load_session("chat-fixture0001").conversation()
+    role = chat.turns[3].report.candidates[0]
+    assert chat.turns[3].report.mode is GuardMode.RERANK and role.category is Category.ROLE
+    assert isinstance(role.evidence[0], PairScore) and role.evidence[0].source is PremiseSource.HISTORY
+    assert isinstance(role.details, VerdictDetails) and isinstance(role.details.role, RoleCheck)
+    blocked = chat.turns[5].report
+    assert blocked.used_fallback and blocked.status == "guarded" and "re-judged" in blocked.rejudge_note
+    assert [c.category for c in blocked.candidates] == [Category.HISTORY, Category.INTRA]
+    assert chat.to_decode_record()["turns"][5]["guard"] == READ_BY_OLD_CODE["sessions"]["chat-fixture0001"][
+        "turns"][5]["turn"]["report"]
+    again = from_jsonable(BotTurnReport, jsonable(blocked))
+    assert again == blocked
+
+
+def test_old_self_play_judgements_read_as_turn_judgements(store):
+    run = READ_BY_OLD_CODE["redteam_run"]
+    for k in range(2):
+        session = store.load_session(f"redteam-{run}-{k:03d}")
+        stored = session.info.meta["judgements"]
+        assert set(stored) == {"1", "3"} and set(stored["3"]) == {"guard_judge", "guard_judge_score", "judge",
+                                                                   "judge_score"}
+        judgement = session.judgement(3)
+        assert isinstance(judgement, TurnJudgement)
+        assert (judgement.session_id, judgement.turn_index, judgement.method) == (session.info.id, 3,
+                                                                                  session.methods[2])
+        assert judgement.guard_flag is True and judgement.guard_judge is True and judgement.guard_judge_score == 0.95
+        assert judgement.judge is False and session.judgement(2) is None  # a user turn has no judgement
+
+
+def test_the_migration_drops_only_the_report_copy_and_the_store_writes_on(store, tmp_path):
+    path = store.url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(candidates)")}
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert "verdict" not in columns and {"text", "contradiction_score", "category", "reason"} <= columns
+    session = store.load_session("chat-fixture0001")
+    conversation = session.conversation()
+    conversation.add("user", "And your dog?")
+    conversation.add("bot", "Max is a beagle.", session.turns[3].turn.report)
+    assert store.save_turns(conversation.record_id, conversation.turns) == 2
+    store.annotate(Annotation(conversation.record_id, 7, "dan", True, [1], "history"))
+    assert store.load_session(conversation.record_id).turns[7].turn.report == session.turns[3].turn.report
+    assert store.counts()["candidates"] == READ_BY_OLD_CODE["counts"]["candidates"] + 2

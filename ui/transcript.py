@@ -1,0 +1,163 @@
+"""How a guarded conversation is drawn: evidence marks and badges, the candidates table, the per-turn chart's
+rows, the guard modes' help. Pure (no Streamlit); the records come from ``conversation.records``, the
+widgets that show these are in ``ui/turn_widgets.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from bots.base import persona_lines as _persona_lines
+from conversation.records import BOT, BotTurnReport, CandidateReport, Conversation, TurnStatus
+from guard.vocabulary import GuardMode, PremiseSource, describe_source
+from ui.render import DialogueMarks, Mark, turn_html
+
+MODE_HELP: dict[GuardMode, str] = {
+    GuardMode.OFF: "no detection: the generator's best candidate is sent",
+    GuardMode.FLAG: "the generator's best candidate is sent; contradictions are shown, not prevented",
+    GuardMode.RERANK: "the best-scored candidate that does not contradict is sent (DECODE §5.3)",
+    GuardMode.PENALTY: "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
+    GuardMode.BLOCK: "like re-rank, but a safe reply is sent when every candidate contradicts",
+}
+
+#: The transcript's icon per outcome (none when the guard is off).
+STATUS_ICONS: dict[TurnStatus, str] = {
+    TurnStatus.OFF: "", TurnStatus.CONSISTENT: "✅", TurnStatus.GUARDED: "🛡️", TurnStatus.FLAGGED: "⚠️",
+}
+
+
+def transcript_marks(conversation: Conversation, include_rejected: bool = False) -> DialogueMarks:
+    """Highlights for the transcript's turns and persona lines.
+
+    Earlier turns a sent reply contradicts get an ``evidence`` mark with the pair score, and the
+    reply its contradicting clause. Candidates that were not sent keep their evidence in their
+    own panel (``evidence_context_html``); ``include_rejected`` marks it in the transcript too.
+    One earlier sentence contradicted several times gets one badge listing every turn.
+    """
+    marks = DialogueMarks()
+    found: dict[tuple[PremiseSource, int, str], list[tuple[str, int, float]]] = {}
+    for turn in conversation.turns:
+        report = turn.report
+        if report is None:
+            continue
+        for cand in report.candidates:
+            if not cand.contradicts or not (cand.chosen or include_rejected):
+                continue
+            who = "the reply" if cand.chosen else f"candidate #{cand.index + 1}"
+            for ev in cand.evidence:
+                if ev.source in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY):
+                    continue  # clause pairs are marked on the reply itself; the whole history is no one turn
+                if ev.source == PremiseSource.PERSONA and ev.turn_id >= len(conversation.persona):
+                    continue  # the persona has been shortened since
+                found.setdefault((ev.source, ev.turn_id, ev.premise), []).append((who, turn.turn_id, ev.score))
+            if cand.chosen:
+                marks.on_turn(turn.turn_id, *candidate_marks(cand))
+    for (source, turn_id, premise), hits in found.items():
+        marks.on_premise(source, turn_id, Mark(premise, evidence_label(hits), "evidence"))
+    return marks
+
+
+def evidence_label(hits: list[tuple[str, int, float]]) -> str:
+    """The badge on a contradicted sentence: who contradicted it, at which turn, how surely.
+
+    One hit: "p=0.97 · contradicted by the reply at turn 3"; several: "contradicted by the reply at
+    turn 3 (p=0.97), candidate #2 at turn 7 (p=0.91)", so a sentence carries one badge, not one per turn.
+    """
+    if len(hits) == 1:
+        who, turn_id, score = hits[0]
+        return f"p={score:.2f} · contradicted by {who} at turn {turn_id}"
+    return "contradicted by " + ", ".join(f"{who} at turn {turn_id} (p={score:.2f})" for who, turn_id, score in hits)
+
+
+def candidate_marks(cand: CandidateReport) -> list[Mark]:
+    """Marks on a candidate's own text: the clause that contradicts earlier turns, or both
+    clauses of a clash inside the candidate."""
+    marks: list[Mark] = []
+    for ev in cand.evidence:
+        if ev.source == PremiseSource.INTRA:
+            label = f"clashes inside the reply (p={ev.score:.2f})"
+            marks.append(Mark(ev.premise, label, "intra"))
+            marks.append(Mark(ev.hypothesis, label, "intra"))
+        else:
+            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
+    return marks
+
+
+@dataclass(frozen=True)
+class TurnScore:
+    """One point of the per-turn chart: a bot turn's highest contradiction score, sent or not."""
+
+    turn: int
+    series: str  # ui.charts.SENT or ui.charts.NOT_SENT
+    score: float
+    text: str
+
+
+def turn_scores(conversation: Conversation) -> list[dict]:
+    """Per guarded bot turn: the sent reply's contradiction score and the highest among the candidates
+    not sent (rows for ui.charts.turn_score_chart). The safe reply is never judged, so a blocked turn
+    has only the candidates' point."""
+    from ui.charts import NOT_SENT, SENT
+
+    rows = []
+    for turn in conversation.turns:
+        report = turn.report
+        if report is None or report.mode == GuardMode.OFF:
+            continue
+        chosen = report.chosen
+        if chosen is not None and chosen.contradiction_score is not None:
+            rows.append(asdict(TurnScore(turn.turn_id, SENT, chosen.contradiction_score, chosen.text)))
+        unsent = [c for c in report.candidates if not c.chosen and c.contradiction_score is not None]
+        if unsent:
+            best = max(unsent, key=lambda c: c.contradiction_score)
+            rows.append(asdict(TurnScore(turn.turn_id, NOT_SENT, best.contradiction_score,
+                                         f"#{best.index + 1}: {best.text}")))
+    return rows
+
+
+def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_turn: int) -> str:
+    """The earlier turns and persona lines a candidate contradicts, each with the contradicted sentence
+    marked: what the candidate's own panel shows (the transcript marks only the sent reply's evidence)."""
+    who = "the reply" if cand.chosen else f"candidate #{cand.index + 1}"
+    blocks = []
+    for ev in cand.evidence:
+        if ev.source == PremiseSource.PERSONA and ev.turn_id < len(conversation.persona):
+            text = conversation.persona[ev.turn_id]
+        elif ev.source == PremiseSource.HISTORY and ev.turn_id < len(conversation.turns):
+            text = conversation.turns[ev.turn_id].text
+        else:
+            continue  # its own clauses are marked on the candidate; the whole history is no one turn
+        mark = Mark(ev.premise, evidence_label([(who, at_turn, ev.score)]), "evidence")
+        blocks.append(turn_html(BOT, text, [mark], turn_id=ev.turn_id, show_id=True, source=ev.source,
+                                in_panel=True))
+    return "".join(blocks)
+
+
+def persona_lines(text: str) -> list[str]:
+    """The persona box's text -> one fact per non-empty line (as every bot reads a persona)."""
+    return _persona_lines(text.splitlines())
+
+
+def candidate_table(report: BotTurnReport) -> list[dict]:
+    """Rows for the candidates table of one bot turn (plain values, no markup)."""
+    rows = []
+    for c in report.candidates:
+        rows.append({
+            "#": c.index + 1,
+            "sent": "✔" if c.chosen else "",
+            "candidate": c.text,
+            "why": c.reason,
+            "generator score": round(c.generator_score, 3),
+            "contradiction": None if c.contradiction_score is None else round(c.contradiction_score, 3),
+            "category": c.category,
+        })
+    return rows
+
+
+def evidence_rows(cand: CandidateReport) -> list[dict]:
+    """Evidence pairs for the candidate panel, each saying what the candidate clause was compared with."""
+    return [
+        {"compared with": describe_source(e), "earlier text": e.premise, "candidate clause": e.hypothesis,
+         "score": round(e.score, 3)}
+        for e in cand.evidence
+    ]
