@@ -9,7 +9,7 @@
   ``--lm`` also the FQness re-ranking of the follow-up question under the embedded bot's LM.
 * ``db``: N sessions writing T user+bot turns each at once, each through its own engine (as separate
   browser sessions or processes do); rows are counted afterwards. SQLite by default (a fresh file),
-  ``--postgres`` starts a throwaway server (tests/postgres_server.py).
+  ``--postgres`` starts a throwaway server (harness/postgres.py).
 * ``triggers``: self-play with the embedded bot and detector (``studio.redteam``), N sessions per
   method and guard mode; share of bot replies flagged per method (CDConv's Table 2 shape), judged by
   the guard's detector and by a second judge. Slow: minutes per session on a 2-core CPU.

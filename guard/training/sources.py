@@ -5,7 +5,7 @@
   dialogue-domain utterances; they are split by conversation so held-out ones never reach training.
 * Entity lists per category (hand lists, extended with WordNet hyponyms) fill the persona facts.
 
-Nothing here reads ``/work/shared/data/rgm``: that set is validation only.
+Nothing here reads the shared data's ``rgm/`` folder: that set is validation only.
 Labels use the checkpoint's own names: ``contradiction``, ``entailment``, ``neutral``.
 """
 
