@@ -45,6 +45,13 @@ class DecodingConfig:
     "top_k" / "top_p" (N independent samples), "sample_rank" (``num_samples`` samples, the N with the
     highest mean log-probability are returned, as in Adiwardana et al. 2020). ``min_new_tokens`` and
     ``no_repeat_ngram_size`` apply to every method (BlenderBot's beam settings use both).
+
+    Repetition across turns: ``history_ngram_size`` = n > 0 forbids the reply any run of n tokens that
+    already occurs in an earlier turn of the conversation (the bot's replies and the user's messages), so a
+    small model cannot copy its last answer or echo the question (the local bots; bots.local). It is not
+    ``no_repeat_ngram_size``, which looks inside the reply only (CTranslate2) or also at the whole prompt,
+    system text included (transformers). ``repetition_penalty`` > 1 divides the logits of tokens the reply
+    already holds (CTRL's penalty; CTranslate2 counts the reply's tokens only, transformers the prompt's too).
     """
 
     method: str = "top_p"
@@ -57,6 +64,8 @@ class DecodingConfig:
     max_new_tokens: int = 32
     seed: int | None = None
     num_samples: int | None = None  # sample_rank only: samples drawn before ranking (None = 20)
+    history_ngram_size: int = 0  # no run of this many tokens from an earlier turn (0 = off; local bots)
+    repetition_penalty: float = 1.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -78,6 +87,10 @@ class DecodingConfig:
             problems.append("no_repeat_ngram_size must be >= 0")
         if self.num_samples is not None and self.num_samples < 1:
             problems.append("num_samples must be >= 1")
+        if self.history_ngram_size < 0 or self.history_ngram_size == 1:
+            problems.append("history_ngram_size must be 0 (off) or >= 2 (a 1-token ban would forbid every word used before)")
+        if not (self.repetition_penalty > 0.0 and math.isfinite(self.repetition_penalty)):
+            problems.append("repetition_penalty must be > 0 (1 = off)")
         if problems:
             raise ValueError("invalid decoding settings: " + "; ".join(problems))
 
@@ -97,9 +110,11 @@ class DecodingConfig:
 #: vocabulary every step, about 10% of the embedded bot's CPU time), short replies. Replies cut by
 #: the token limit end at their last complete sentence (``complete_sentences``): the embedded bot's
 #: first 32 tokens hold one in 31 of 32 sampled replies, its first 40 in all 32 (docs/app.md), so
-#: "fast" stays at 32 for the latency goal and the one-reply greedy preset gets 48.
+#: "fast" stays at 32 for the latency goal and the one-reply greedy preset gets 48. "fast" also bans every
+#: 4-token run of an earlier turn (``history_ngram_size``): without it the embedded bot, once it had said
+#: "I'm Sophie, a no-nonsense AI chatbot ...", sampled that sentence again for every question (issue 19).
 PRESETS: dict[str, DecodingConfig] = {
-    "fast": DecodingConfig(method="top_k", top_k=40, temperature=0.8, max_new_tokens=32),
+    "fast": DecodingConfig(method="top_k", top_k=40, temperature=0.8, max_new_tokens=32, history_ngram_size=4),
     "greedy": DecodingConfig(method="greedy", max_new_tokens=48),
     "decode_beam": DecodingConfig(
         method="beam", num_beams=10, min_new_tokens=20, no_repeat_ngram_size=3, max_new_tokens=64

@@ -169,7 +169,9 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
     beam -> beam_size max(num_beams, N), num_hypotheses N; top_k / top_p / sample_rank -> beam_size 1,
     sampling_topk (0 = the whole vocabulary) / sampling_topp / sampling_temperature, num_hypotheses N
     (sample_rank: num_samples, ranked afterwards); min/max_new_tokens -> min_length / max_length (counted
-    after the prompt when include_prompt_in_result=False); no_repeat_ngram_size -> no_repeat_ngram_size.
+    after the prompt when include_prompt_in_result=False); no_repeat_ngram_size -> no_repeat_ngram_size;
+    repetition_penalty -> repetition_penalty (both see the generated tokens only: the prompt is forwarded
+    outside the decoding loop).
     """
     if num_candidates < 1:
         raise BotError("num_candidates must be >= 1")
@@ -177,6 +179,7 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
         "max_length": decoding.max_new_tokens,
         "min_length": decoding.min_new_tokens,
         "no_repeat_ngram_size": decoding.no_repeat_ngram_size,
+        "repetition_penalty": decoding.repetition_penalty,
         "include_prompt_in_result": False,
         "return_scores": True,  # also makes every step report its token's log-probability
     }
@@ -300,9 +303,12 @@ class CTranslate2Engine:
 
     def generate(self, prompt: Sequence[int], decoding: DecodingConfig, num_candidates: int, *,
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
-                 clean: Callable[[str], str] = str.strip) -> list[Candidate]:
+                 clean: Callable[[str], str] = str.strip,
+                 banned_sequences: Sequence[Sequence[int]] = ()) -> list[Candidate]:
         """N scored candidates after ``prompt`` (token ids). The first ``static_length`` ids are a fixed head;
-        it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring)."""
+        it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring).
+        ``banned_sequences`` (each of 2 or more tokens) go in as ``suppress_sequences``: a reply never
+        completes one (CTranslate2 matches them against the generated tokens only)."""
         import ctranslate2
 
         from bots.hf import make_candidate
@@ -318,6 +324,8 @@ class CTranslate2Engine:
         kwargs["return_end_token"] = True
         if static:
             kwargs["static_prompt"] = self._tokens(static)
+        if banned_sequences:
+            kwargs["suppress_sequences"] = [self._tokens(b) for b in banned_sequences if len(b) > 1]
         hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"])
         if not request.beam:
             kwargs["callback"] = hypotheses

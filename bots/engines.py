@@ -92,7 +92,8 @@ class TransformersEngine:
 
     def generate(self, prompt: Sequence[int], decoding: DecodingConfig, num_candidates: int, *,
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
-                 clean: Callable[[str], str] = str.strip) -> list[Candidate]:
+                 clean: Callable[[str], str] = str.strip,
+                 banned_sequences: Sequence[Sequence[int]] = ()) -> list[Candidate]:
         from bots.local import StopAtStrings
 
         input_ids = torch.tensor([list(prompt)])
@@ -105,6 +106,7 @@ class TransformersEngine:
                 self.model, self.tokenizer, {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)},
                 decoding, num_candidates, stop_strings=stop_strings, end_token_ids=end_ids,
                 stopping_criteria=stopping, prefix_cache=self.prefix_cache, clean=clean,
+                banned_sequences=banned_sequences,
             )
 
     def score(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[float]:

@@ -40,6 +40,7 @@ def plan_generation(decoding: DecodingConfig, num_candidates: int) -> Generation
         "max_new_tokens": decoding.max_new_tokens,
         "min_new_tokens": decoding.min_new_tokens or None,
         "no_repeat_ngram_size": decoding.no_repeat_ngram_size or None,
+        "repetition_penalty": decoding.repetition_penalty if decoding.repetition_penalty != 1.0 else None,
     }
     keep = num_candidates
     rank = True
@@ -104,6 +105,7 @@ def generate_candidates(
     share_prefill: bool = True,
     prefix_cache: PrefixCache | None = None,
     clean: Callable[[str], str] = str.strip,
+    banned_sequences: Sequence[Sequence[int]] = (),
 ) -> list[Candidate]:
     """Run one batched generate() for a single prompt and return scored candidates, best first.
 
@@ -111,6 +113,7 @@ def generate_candidates(
     ``stopping_criteria`` let generate() stop early for them. ``share_prefill`` encodes the prompt
     once for all samples or beams instead of once per row (decoder-only models; same results), and
     ``prefix_cache`` keeps that state between calls so the next turn encodes only its new tokens.
+    ``banned_sequences`` become ``bad_words_ids``: no generated token completes one of them.
     """
     plan = plan_generation(decoding, num_candidates)
     end_ids = {int(t) for t in end_token_ids}
@@ -120,6 +123,9 @@ def generate_candidates(
     kwargs = dict(plan.kwargs)
     if end_ids:
         kwargs["eos_token_id"] = sorted(end_ids)
+    banned = [list(map(int, b)) for b in banned_sequences if len(b) > 1]
+    if banned:
+        kwargs["bad_words_ids"] = banned
     if stopping_criteria:
         from transformers import StoppingCriteriaList
 

@@ -11,6 +11,7 @@ stops and how its text is cleaned.
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -204,14 +205,32 @@ class LocalTransformersBot(Bot):
 
     def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
+        """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``)."""
         history = check_history(history)
+        decoding = decoding or self.default_decoding
         input_ids = self.prompt_ids(history, persona)
         head = self.head_ids(persona)
-        return self.engine.generate(
-            input_ids[0].tolist(), decoding or self.default_decoding, num_candidates,
+        banned = self.history_ngrams(history, decoding.history_ngram_size) if decoding.history_ngram_size else []
+        candidates = self.engine.generate(
+            input_ids[0].tolist(), decoding, num_candidates,
             stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
             static_length=common_prefix_length(head, input_ids[0].tolist()) if head else 0,
+            banned_sequences=banned,
         )
+        return distinct_replies(candidates, [m.text for m in history if m.speaker == "bot"])
+
+    def history_ngrams(self, history: Sequence[Message], n: int) -> list[list[int]]:
+        """Every run of ``n`` tokens in the conversation's turns, as the reply would spell it: each text is
+        tokenized as it starts a reply and after a space (a phrase reused mid-sentence), and the runs go to the
+        engine as banned sequences (DecodingConfig.history_ngram_size)."""
+        grams: dict[tuple[int, ...], None] = {}
+        for message in history:
+            text = " ".join(message.text.split())
+            for variant in (text, " " + text):
+                ids = self.tokenizer(variant, add_special_tokens=False)["input_ids"]
+                for start in range(len(ids) - n + 1):
+                    grams.setdefault(tuple(ids[start:start + n]), None)
+        return [list(g) for g in grams]
 
     def end_ids(self) -> list[int]:
         """Every token that ends a reply: the backend's end-of-turn tokens and the model's eos."""
@@ -235,6 +254,29 @@ class LocalTransformersBot(Bot):
         rows = [self.tokenizer(" " + r.strip() if self.stop_strings else r.strip(),
                                add_special_tokens=False)["input_ids"] + end for r in replies]
         return self.engine.score(prompt, rows)
+
+
+def _reply_key(text: str) -> str:
+    """A reply compared by its words only: case, spacing and punctuation do not make two replies differ."""
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower().replace("\u2019", "'")))
+
+
+def distinct_replies(candidates: Sequence[Candidate], earlier_replies: Sequence[str] = ()) -> list[Candidate]:
+    """The candidates without copies: of replies with the same words only the best-scored stays, and a reply
+    the bot already sent (same words) is dropped while another candidate remains. Samples of a small model
+    repeat (three of four were one sentence in issue 19's chat); the guard has nothing to choose among copies.
+    Order: best score first."""
+    ordered = sorted(candidates, key=lambda c: c.score, reverse=True)
+    seen: set[str] = set()
+    unique = []
+    for candidate in ordered:
+        key = _reply_key(candidate.text)
+        if key not in seen:
+            seen.add(key)
+            unique.append(candidate)
+    said = {_reply_key(text) for text in earlier_replies}
+    fresh = [c for c in unique if _reply_key(c.text) not in said]
+    return fresh or unique
 
 
 def _weights_loader(cls, source: str | Path | Callable[[], Path], dtype: str) -> Callable[[], PreTrainedModel]:
