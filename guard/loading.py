@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from embedded import DETECTOR_DIR, REPO_ROOT, MissingAssetError, cache_dir, detector_path, embedder_path
@@ -313,6 +314,32 @@ def default_threshold(name_or_path: str | Path = "embedded", pairing: str | None
     if not 0.0 < value < 1.0:
         raise ModelLoadError(f"{config}: threshold {value} must lie strictly between 0 and 1")
     return value
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """How a checkpoint's τ was chosen, as its guard_config.json records it (``calibrate-decode``)."""
+
+    threshold: float
+    rule: str  # "false-alarm" (fires on at most ``false_alarm_target`` of consistent dialogues) or "accuracy"
+    false_alarm_target: float | None = None
+    fire_rate_consistent: float | None = None  # the larger of the measured rates on the two consistent sets
+    recall: float | None = None  # DECODE dev even half's contradiction dialogues caught at τ
+
+
+def operating_point(name_or_path: str | Path = "embedded") -> OperatingPoint | None:
+    """The operating point the checkpoint's τ comes from, or None when its config does not say (an uncalibrated
+    checkpoint, or one calibrated before the rule was recorded)."""
+    calibration = guard_config(name_or_path).get("calibration", {})
+    chosen = calibration.get(calibration.get("chosen", "")) if isinstance(calibration, dict) else None
+    if not isinstance(chosen, dict) or "threshold" not in chosen:
+        return None
+    rates = [chosen[k] for k in ("fire_rate_decode_consistent", "fire_rate_chitchat") if k in chosen]
+    accuracy_rule = calibration.get("chosen") == "decode_dev"
+    return OperatingPoint(
+        threshold=float(chosen["threshold"]), rule="accuracy" if accuracy_rule else str(chosen.get("rule", "")),
+        false_alarm_target=chosen.get("false_alarm_target"), fire_rate_consistent=max(rates) if rates else None,
+        recall=chosen.get("recall_decode_contradictions"))
 
 
 def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: float | None = None) -> float | None:

@@ -203,3 +203,33 @@ def test_presentation_mode_styles_the_page(monkeypatch, tmp_path, flagging_detec
     presenting.run()
     assert presenting.toggle(key="presentation").value is True
     assert [h for h in presenting.html if h.proto.body == PRESENTATION_CSS]
+
+
+def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, flagging_detector):
+    import json
+    import shutil
+
+    detector = tmp_path / "calibrated"
+    shutil.copytree(flagging_detector, detector)
+    config = json.loads((detector / "guard_config.json").read_text())
+    config["threshold"] = 0.9
+    config["calibration"] = {"chosen": "operating_point", "operating_point": {
+        "threshold": 0.9, "rule": "false-alarm", "false_alarm_target": 0.05, "fire_rate_decode_consistent": 0.05,
+        "fire_rate_chitchat": 0.02, "recall_decode_contradictions": 0.49}}
+    (detector / "guard_config.json").write_text(json.dumps(config))
+    at = _app(monkeypatch, tmp_path, str(detector))
+    captions = [c.value for c in at.sidebar.caption if c.value.startswith("Operating point")]
+    assert captions == ["Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.90; catches 49% of "
+                        "DECODE dev contradiction dialogues)."]
+    # moved away from the calibrated τ, the caption says so (AppTest drops the entry file's sidebar on a rerun, so
+    # the caption is read from the function the sidebar calls; tests/test_browser_settings.py moves the real slider)
+    from ui.resources import operating_point_caption
+
+    assert operating_point_caption(str(detector), 0.5).startswith(
+        "Operating point: custom τ = 0.50 (calibrated τ = 0.90); its false-alarm rate and recall are not measured")
+    assert operating_point_caption(str(detector), 0.9) == captions[0]
+
+
+def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatch, tmp_path, flagging_detector):
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    assert any(c.value.startswith("Operating point: not recorded") for c in at.sidebar.caption)

@@ -275,4 +275,27 @@ def sidebar_detector_settings() -> tuple[str, float]:
         key=f"threshold::{name}",
         help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.2f}.",
     )
+    st.sidebar.caption(operating_point_caption(name, float(threshold)))
     return name, float(threshold)
+
+
+def operating_point_caption(name: str, threshold: float) -> str:
+    """One line saying which operating point τ is: the calibrated one (and what it was set for) or a custom one."""
+    from guard.loading import operating_point
+
+    try:
+        point = operating_point(name)
+    except LOAD_ERRORS:
+        point = None
+    if point is None:
+        return "Operating point: not recorded for this detector (τ is not calibrated by a stated rule)."
+    if abs(threshold - round(point.threshold, 2)) > 1e-9:
+        return (f"Operating point: custom τ = {threshold:.2f} (calibrated τ = {point.threshold:.2f}); its false-alarm "
+                "rate and recall are not measured.")
+    if point.rule == "false-alarm" and point.false_alarm_target is not None:
+        text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent dialogues "
+                f"(τ = {point.threshold:.2f}")
+        if point.recall is not None:
+            text += f"; catches {point.recall:.0%} of DECODE dev contradiction dialogues"
+        return text + ")."
+    return f"Operating point: τ = {point.threshold:.2f}, the accuracy-best τ on DECODE dev's balanced pairs."
