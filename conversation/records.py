@@ -143,13 +143,39 @@ def contradiction_phrase(cand: CandidateReport) -> str:
 
 
 @dataclass
+class ReplySettings:
+    """What produced a bot turn: the generator, its decoding and the guard's settings at the time.
+
+    Kept with the turn (and stored with it), so a session whose sidebar changed between turns still says
+    which bot and settings wrote each reply. ``from_session``: copied from the session's settings by the
+    schema-4 migration, for turns stored before turns kept their own.
+    """
+
+    bot: str = ""
+    preset: str = ""
+    decoding: dict = field(default_factory=dict)  # bots.base.DecodingConfig's fields
+    guard_mode: GuardMode | None = None
+    detector: str = ""
+    threshold: float | None = None
+    num_candidates: int | None = None
+    penalty_lambda: float | None = None
+    prefilter: bool | None = None
+    from_session: bool = False
+
+    def __post_init__(self) -> None:
+        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+
+
+@dataclass
 class ChatTurn:
-    """One turn; a bot turn carries the guard's report (None when it was not guarded, e.g. imported text)."""
+    """One turn; a bot turn carries the guard's report (None when it was not guarded, e.g. imported text) and
+    the settings that produced it (None when not known: imported text, a user turn)."""
 
     turn_id: int
     speaker: str  # USER | BOT
     text: str
     report: BotTurnReport | None = None
+    settings: ReplySettings | None = None
 
 
 @dataclass
@@ -160,8 +186,9 @@ class Conversation:
     turns: list[ChatTurn] = field(default_factory=list)
     record_id: str = field(default_factory=lambda: f"chat-{uuid.uuid4().hex[:12]}")
 
-    def add(self, speaker: str, text: str, report: BotTurnReport | None = None) -> ChatTurn:
-        turn = ChatTurn(turn_id=len(self.turns), speaker=speaker, text=text, report=report)
+    def add(self, speaker: str, text: str, report: BotTurnReport | None = None,
+            settings: ReplySettings | None = None) -> ChatTurn:
+        turn = ChatTurn(turn_id=len(self.turns), speaker=speaker, text=text, report=report, settings=settings)
         self.turns.append(turn)
         return turn
 

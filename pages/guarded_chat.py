@@ -18,7 +18,7 @@ from ui.turn_widgets import rejudge_controls, show_candidates, show_turn_chart, 
 
 base = resources.defaults()
 detector_name, threshold = resources.detector_choice()
-conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
+conversation: Conversation = studio_widgets.resume()  # app.py has loaded a ?session= from the URL already
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.
 SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter",
@@ -112,7 +112,8 @@ for turn in conversation.turns:
 
 
 def save_session() -> bool:
-    return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates)
+    return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates,
+                               float(st.session_state.get("kept::penalty_lambda", penalty_lambda)), bool(prefilter))
 
 
 save_session()
@@ -149,7 +150,8 @@ def reply_now() -> bool:
         return False
     try:
         with resources.model_lock("bot", bot_name), st.spinner("The bot is thinking; the guard is checking…"):
-            guarded_reply(conversation, bot, detector, settings, PRESETS[preset_name], detector_name=detector_name)
+            guarded_reply(conversation, bot, detector, settings, PRESETS[preset_name], detector_name=detector_name,
+                          bot_name=bot_name, preset=preset_name)
     except BotError as exc:
         st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
                  icon="⚠️")

@@ -143,7 +143,8 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
             methods[0] = OPENER
             for _ in range(settings.turns):
                 turn = guarded_reply(conversation, bot, guard_detector if settings.guard_mode != GuardMode.OFF else None,
-                                     guard, decoding, detector_name=settings.detector)
+                                     guard, decoding, detector_name=settings.detector, bot_name=settings.bot,
+                                     preset=settings.preset)
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
                 other, other_score = judge.flags(earlier, turn.text, conversation.persona)

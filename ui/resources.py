@@ -270,9 +270,11 @@ def sidebar_detector_settings() -> tuple[str, float]:
                        f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
                        "calibrated for it.", str(exc))
         default = FALLBACK_THRESHOLD
+    key = f"threshold::{name}"
+    # a restored session sets the key first (ui.studio_widgets.restore_settings): no default beside it then
     threshold = st.sidebar.slider(
-        "Contradiction threshold τ", min_value=0.05, max_value=0.95, value=round(default, 2), step=0.01,
-        key=f"threshold::{name}",
+        "Contradiction threshold τ", min_value=0.05, max_value=0.95, step=0.01, key=key,
+        **({} if key in st.session_state else {"value": round(default, 2)}),
         help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.2f}.",
     )
     return name, float(threshold)

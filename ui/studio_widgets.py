@@ -70,9 +70,11 @@ def _suggestion_ids(record_id: str) -> dict[int, int]:
     return st.session_state.setdefault("studio::suggestion_ids", {}).setdefault(record_id, {})
 
 
-def resume(conversation: Conversation) -> Conversation:
+def resume() -> Conversation:
     """The conversation named by ``?session=`` in the URL (loaded from the database after a refresh or
-    a server restart), else the one in this browser session."""
+    a server restart), else the one in this browser session. A loaded session's settings go into the
+    sidebar's controls (``restore_settings``), so app.py calls this before any sidebar widget exists."""
+    conversation = st.session_state.setdefault("conversation", Conversation())
     wanted = st.query_params.get("session")
     if not wanted or wanted == conversation.record_id:
         return conversation
@@ -91,13 +93,44 @@ def resume(conversation: Conversation) -> Conversation:
     loaded = stored.conversation()
     _methods(loaded.record_id).update(stored.methods)
     st.session_state["conversation"] = loaded
-    if stored.info.persona:
-        st.session_state["persona_text"] = "\n".join(stored.info.persona)
+    restore_settings(stored.info)
     return loaded
 
 
+def restore_settings(info: SessionInfo) -> None:
+    """Put a stored session's settings into the sidebar's widget keys (before the widgets exist): bot, decoding
+    preset, candidates, guard mode, λ, prefilter, persona, detector and τ. A value this app cannot offer (a bot
+    not available here, a τ off the slider) is left at the control's current value."""
+    from bots import registry
+    from bots.base import PRESETS
+    from guard.vocabulary import GUARD_MODES
+
+    state = st.session_state
+    wanted: dict[str, object] = {}
+    if info.bot and info.bot in registry.available_bots():
+        wanted["bot_name"] = info.bot
+    if info.preset in PRESETS:
+        wanted["preset"] = info.preset
+    if info.num_candidates:
+        wanted["num_candidates"] = min(10, max(1, int(info.num_candidates)))
+    if info.guard_mode in GUARD_MODES:
+        wanted["guard_mode"] = str(info.guard_mode)
+    if info.penalty_lambda is not None:
+        wanted["penalty_lambda"] = min(5.0, max(0.0, round(float(info.penalty_lambda), 1)))
+    if info.prefilter is not None:
+        wanted["prefilter"] = bool(info.prefilter)
+    wanted["persona_text"] = "\n".join(info.persona)
+    if info.detector:
+        wanted["detector_name"] = info.detector
+        if info.threshold is not None and 0.05 <= info.threshold <= 0.95:
+            wanted[f"threshold::{info.detector}"] = round(float(info.threshold), 2)
+    for key, value in wanted.items():
+        state[key] = value
+        state[f"kept::{key}"] = value  # the chat page's copies, which survive a visit to another page
+
+
 def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, detector: str, threshold: float,
-         num_candidates: int) -> bool:
+         num_candidates: int, penalty_lambda: float | None = None, prefilter: bool | None = None) -> bool:
     """Store the session's settings and any turn not stored yet; put the session id in the URL."""
     if not conversation.turns:
         return False
@@ -108,7 +141,7 @@ def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, det
         existing = db.session_info(conversation.record_id)
         info = SessionInfo(id=conversation.record_id, bot=bot, preset=preset, guard_mode=mode, detector=detector,
                            threshold=float(threshold), num_candidates=int(num_candidates),
-                           persona=list(conversation.persona),
+                           persona=list(conversation.persona), penalty_lambda=penalty_lambda, prefilter=prefilter,
                            player=existing.player if existing and existing.player else player_name(),
                            source=existing.source if existing else "chat", meta=existing.meta if existing else {})
         db.save_session(info)
