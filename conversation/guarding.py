@@ -87,10 +87,10 @@ def rejudge(conversation: Conversation, detector: ContradictionDetector, setting
             cand.chosen = cand.index == sent
         report.chosen_index, report.used_fallback = sent, old.used_fallback
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
+        # the note says who judged; what the policy would now send is the report's own (its summary says it)
         report.rejudge_note = f"re-judged by {detector_name or 'the detector'} at τ = {settings.threshold:.2f}, {settings.mode}"
         if would != sent:
-            report.rejudge_note += (": the guard would now send the safe reply" if would is None
-                                    else f": the guard would now send candidate #{would + 1}")
+            report.would_send, report.would_fallback = would, would is None
         turns.append(replace(turn, report=report))
     return Conversation(persona=list(conversation.persona), turns=turns, record_id=conversation.record_id)
 

@@ -76,7 +76,11 @@ class BotTurnReport:
     candidates: list[CandidateReport]
     timings: dict[str, float] = field(default_factory=dict)
     persona: list[str] = field(default_factory=list)  # the persona lines the guard checked against
-    rejudge_note: str = ""  # set by rejudge(): which detector and τ, and what the policy would send now
+    rejudge_note: str = ""  # set by rejudge(): which detector, τ and mode judged the turn again
+    # set by rejudge() when the policy would now pick another reply than the one sent: that candidate's index,
+    # or would_fallback for the safe reply
+    would_send: int | None = None
+    would_fallback: bool = False
 
     @property
     def any_contradiction(self) -> bool:
@@ -104,13 +108,32 @@ class BotTurnReport:
         return TurnStatus.CONSISTENT
 
     def summary(self) -> str:
-        """One line on what the guard did this turn, in the words of its mode (the transcript's caption)."""
+        """One line on what the guard did this turn, in the words of its mode (the transcript's caption); after
+        a re-judge, with what the guard would now send when that is another reply than the one sent."""
+        change = self.rejudged_change()
+        return f"{self._outcome()}; {change}" if change else self._outcome()
+
+    def rejudged_change(self) -> str:
+        """After a re-judge: which reply the guard would now send, when not the one that was sent ("" else)."""
+        if self.would_fallback:
+            return f"at τ = {self.threshold:.2f} every candidate contradicts: the guard would now send the safe reply"
+        if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
+            return ""
+        cand = self.candidates[self.would_send]
+        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
+               else "which does not contradict")
+        return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
+
+    def _outcome(self) -> str:
         n = len(self.candidates)
         candidates = f"{n} candidate{'s' if n != 1 else ''}"
         if self.mode == GuardMode.OFF:
             return f"guard off · {candidates}, not checked"
+        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
         if self.used_fallback:
-            return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
+            if every:
+                return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
+            return "blocked: the safe reply was sent (every candidate contradicted when the turn was judged)"
         chosen = self.chosen
         others = [c.index + 1 for c in self.candidates if c.contradicts and not c.chosen]
         listed = ", ".join(f"#{i}" for i in others)
@@ -121,7 +144,9 @@ class BotTurnReport:
                 return f"flagged: {what}; flag mode shows it without preventing it"
             if self.mode == GuardMode.PENALTY:
                 return f"flagged: the penalty did not outweigh its generator score; {what}"
-            return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            if every:
+                return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            return f"flagged: {what}"
         if not others:
             return f"consistent · {candidates}, none contradicts"
         if self.mode == GuardMode.FLAG:

@@ -28,6 +28,10 @@ for _key in SETTING_KEYS:
         st.session_state[_key] = st.session_state[f"kept::{_key}"]
 
 
+#: What a failed bot or detector load leaves in place, said in its error.
+KEPT = "the conversation is kept"
+
+
 def initial(key: str, **value) -> dict:
     """The widget's default, unless session state already holds its value (avoids Streamlit's warning)."""
     return {} if key in st.session_state else value
@@ -126,7 +130,7 @@ if not conversation.turns:
 
 def guard_detector():
     """The detector the sidebar names, at its τ (None after an error)."""
-    return resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
+    return resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None, kept=KEPT)
 
 
 show_turn_chart(conversation, threshold)
@@ -140,7 +144,7 @@ if rejudged is not None:
 # ---------------------------------------------------------------- one guarded turn
 def reply_now() -> bool:
     """Generate and guard the bot's reply to the last user turn; False (with an error shown) on failure."""
-    bot = resources.get_bot(bot_name)
+    bot = resources.get_bot(bot_name, kept=KEPT)
     detector = None
     if mode != GuardMode.OFF:
         detector = guard_detector()

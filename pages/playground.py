@@ -53,7 +53,8 @@ st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} 
 
 left, right = st.columns([3, 2])
 # both methods over one scorer load: a detector that fails to load is reported once
-detectors = resources.make_detectors(detector_name, threshold, METHODS)
+detectors = resources.make_detectors(detector_name, threshold, METHODS,
+                                     kept="your dialogue and the probe log are kept")
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
               if detectors is not None else {})
 with right:

@@ -146,3 +146,13 @@ def test_a_bad_detector_name_is_one_short_error(monkeypatch):
         errors = [e.value for e in at.error if "Could not load the detector" in e.value]
         assert len(errors) == 1, errors
         assert "no such folder" in errors[0] and len(errors[0]) < 300
+
+
+def test_load_errors_say_what_each_page_keeps(monkeypatch):
+    """Issue 19 item 5: the playground has no conversation; its error says what it does keep."""
+    kept = {"pages/playground.py": "(your dialogue and the probe log are kept)",
+            "pages/learn.py": "(the explanations below still read without it)"}
+    for page, phrase in kept.items():
+        at = _page(monkeypatch, "no-such/detector", page)
+        [error] = [e.value for e in at.error if "Could not load the detector" in e.value]
+        assert phrase in error and "conversation" not in error, error

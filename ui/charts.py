@@ -4,7 +4,8 @@
   the earlier utterances they were compared with — coloured by P(contradiction), with the threshold
   τ as a break in the colour scale and an outline on the cells at or over it (the evidence).
 * ``turn_score_chart``: per bot turn of a chat, the highest contradiction score of the sent reply and
-  of the candidates that were not sent, with τ as a rule.
+  of the candidates that were not sent, with τ as a rule; after a re-judge, a ring on the candidate the
+  guard would now send where that is not the sent reply.
 
 Both render as SVG (a few hundred marks at most), so their cells, points and legends are elements of
 the page a browser test can find.
@@ -22,6 +23,8 @@ SVG = {"embedOptions": {"renderer": "svg"}}
 #: Colours below τ stay pale; from τ on they turn red, so the colour legend shows the break at τ.
 BELOW_TAU, AT_TAU, CERTAIN = "#f2f2f2", "#f7a35c", "#9e0000"
 SENT, NOT_SENT = "sent reply", "best candidate not sent"
+#: After a re-judge: the candidate the guard would now send, where that is not the sent reply (a ringed point).
+WOULD_SEND = "re-judged: would now send"
 TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
 ROW_HEIGHT = 44  # px per judged sentence: room for the score printed in each cell
 
@@ -65,15 +68,19 @@ def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
     frame["flagged"] = frame["score"] >= threshold
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0))
     y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]))
-    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[SENT, NOT_SENT], range=["#1f5fbf", "#e07b00"]),
+    shown = [s for s in (SENT, NOT_SENT, WOULD_SEND) if s in set(frame["series"])] or [SENT, NOT_SENT]
+    palette = {SENT: "#1f5fbf", NOT_SENT: "#e07b00", WOULD_SEND: "#138a36"}
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=shown, range=[palette[s] for s in shown]),
                        legend=alt.Legend(orient="bottom", labelLimit=0))
-    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=80, filled=True)).encode(
-        x=x, y=y, color=colour,
-        tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
-                 alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")],
-    )
+    tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
+               alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")]
+    lines = alt.Chart(frame[frame["series"] != WOULD_SEND]).mark_line(
+        point=alt.OverlayMarkDef(size=80, filled=True)).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line
+    picks = alt.Chart(frame[frame["series"] == WOULD_SEND]).mark_point(
+        shape="diamond", size=320, filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
     rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.2f}"]})
     rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
     label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=13).encode(
         y="tau:Q", text="label:N", x=alt.value(0))
-    return alt.layer(lines, rule, label).properties(height=TURN_CHART_HEIGHT, usermeta=SVG)
+    return alt.layer(lines, picks, rule, label).properties(height=TURN_CHART_HEIGHT, usermeta=SVG)

@@ -426,9 +426,10 @@ def self_play_form(detector_name: str, threshold: float) -> None:
         st.warning("Pick at least one trigger method.")
         return
     db = store()
-    bot = resources.get_bot(bot_name)
-    guard = resources.make_detector(detector_name, threshold, prefilter_k=8)
-    judge = resources.make_detector(detector_name, threshold, method="unstructured")
+    kept = "the stored sessions are kept; nothing was played"
+    bot = resources.get_bot(bot_name, kept=kept)
+    guard = resources.make_detector(detector_name, threshold, prefilter_k=8, kept=kept)
+    judge = resources.make_detector(detector_name, threshold, method="unstructured", kept=kept)
     if db is None or bot is None or guard is None or judge is None:
         return
     settings = RedteamSettings(bot=bot_name, guard_mode=mode, methods=list(methods), sessions=int(sessions),
