@@ -21,6 +21,7 @@ from ui.widgets import (
     show_category_checks,
     show_dialogue,
     show_evidence_table,
+    show_table,
     verdict_line,
 )
 
@@ -165,7 +166,7 @@ if state["pg_log"]:
             **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in METHODS},
             "inserted turns": entry.get("inserted", ""),
         })
-    st.dataframe(rows, hide_index=True)
+    show_table(rows, css_class="cg-probe-log")
 
 if result is not None:
     dialogue = result["dialogue"]

@@ -7,7 +7,7 @@ verdicts should be on the papers' examples is checked with the embedded detector
 from __future__ import annotations
 
 import pytest
-from conftest import APP
+from conftest import APP, html_tables
 
 from embedded import DETECTOR_DIR
 
@@ -32,7 +32,7 @@ def _button(at: AppTest, label: str):
 
 
 def _probe_log(at: AppTest) -> list[dict]:
-    frames = [d.value for d in at.dataframe if "probe" in d.value.columns]
+    frames = html_tables(at, "cg-probe-log")
     return frames[0].to_dict("records") if frames else []
 
 

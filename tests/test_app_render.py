@@ -458,7 +458,7 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
              PairScore(HISTORY, 3, "I like rice.", "I don't have kids.", 0.1),
              PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I plan to marry.", 0.3)]
     spec = pair_heatmap(pair_score_frame(pairs), threshold=0.86, title="history").to_dict()
-    cells, labels = spec["layer"]
+    cells, labels, column_heads, row_heads = spec["layer"]
     assert spec["height"] == {"step": ROW_HEIGHT} and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
     assert cells["encoding"]["color"]["scale"]["domain"] == [0, 0.86, 1]  # the colours break at τ
     assert 0.86 in cells["encoding"]["color"]["legend"]["values"]
@@ -466,6 +466,32 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
     assert {t["field"] for t in cells["encoding"]["tooltip"]} == {"where", "earlier_text", "judged", "score"}
     data = next(iter(spec["datasets"].values()))
     assert {row["earlier_text"] for row in data} == {pairs[0].premise, "I like rice."}  # full, not shortened
+    # every column and row has a heading of its own (text marks, never dropped for overlap) with the full text
+    assert column_heads["mark"]["lineBreak"] == "\n" and row_heads["mark"]["lineBreak"] == "\n"
+    heads = {row["heading"]: row["full"] for rows in spec["datasets"].values() for row in rows if "full" in row}
+    assert heads == {"turn 1: I am a\nstay at home mom\nwith three…": "turn 1: " + pairs[0].premise,
+                     "turn 3: I like\nrice.": "turn 3: I like rice."}
+    assert column_heads["encoding"]["tooltip"][0]["field"] == "full"
+    assert row_heads["encoding"]["tooltip"][0]["field"] == "judged"
+
+
+def test_table_html_wraps_text_keeps_numbers_whole_and_escapes():
+    from ui.render import table_html
+
+    body = table_html([{"#": 1, "candidate": "<b>I have never had a dog</b> " * 3, "contradiction score": 0.984},
+                       {"#": 2, "candidate": "Max", "contradiction score": None}])
+    assert "<b>" not in body and "&lt;b&gt;I have never had a dog&lt;/b&gt;" in body
+    assert body.count("white-space:nowrap") == 4  # the two number columns of both rows
+    assert "overflow-wrap:anywhere" in body and 'data-column="contradiction score"' in body
+    assert 'class="cg-table"' in body and "font-size:0.85rem" in body  # rem: presentation mode enlarges it
+
+
+def test_wrap_label_breaks_at_spaces_and_ends_cut_text_with_an_ellipsis():
+    from ui.charts import wrap_label
+
+    assert wrap_label("I have a dog named Max.", 10, 3) == "I have a\ndog named\nMax."
+    assert wrap_label("one two three four five six", 7, 2) == "one two\nthree…"
+    assert wrap_label("Supercalifragilistic", 8, 3) == "Supercal\nifragili\nstic"
 
 
 def test_turn_score_chart_draws_tau_as_a_rule():

@@ -26,19 +26,55 @@ SENT, NOT_SENT = "sent reply", "best candidate not sent"
 #: After a re-judge: the candidate the guard would now send, where that is not the sent reply (a ringed point).
 WOULD_SEND = "re-judged: would now send"
 TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
-ROW_HEIGHT = 44  # px per judged sentence: room for the score printed in each cell
+ROW_HEIGHT = 52  # px per judged sentence: room for the score in each cell and a three-line heading
+
+
+def wrap_label(text: str, width: int, lines: int) -> str:
+    """``text`` broken at spaces into at most ``lines`` lines of about ``width`` characters ("\n" between them;
+    the heatmap's text marks break there), the last one ending in "…" when the text goes on."""
+    words, out, line = " ".join(str(text).split()).split(" "), [], ""
+    for word in words:
+        while len(word) > width:  # a word longer than a line is split
+            if line:
+                out.append(line)
+                line = ""
+            out.append(word[:width])
+            word = word[width:]
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            out.append(line)
+            line = word
+    if line:
+        out.append(line)
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: width - 1].rstrip() + "…"
+    return "\n".join(out)
+
+
+#: Column headings: lines of this many characters (five columns fit side by side in the playground's
+#: half of a 1400 px window); row headings: the judged sentence on up to three lines.
+COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES = 16, 3
+ROW_LABEL_CHARS, ROW_LABEL_LINES = 30, 3
+LABEL_FONT = 12
 
 
 def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.LayerChart:
-    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances)."""
+    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances).
+
+    Every column and row has a heading (text marks rather than axis labels, which Vega drops when they
+    overlap and cuts at a fixed width): the earlier utterance abbreviated on up to three lines above its
+    column, the judged sentence on up to three lines left of its row; hovering a heading shows the full text.
+    """
     frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
     order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     rows = frame.drop_duplicates("candidate")["candidate"].tolist()
-    base = alt.Chart(frame).encode(
-        x=alt.X("earlier:N", sort=order, title=None,
-                axis=alt.Axis(orient="bottom", labelAngle=-30, labelLimit=220, labelFontSize=12)),
-        y=alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12)),
-    )
+    x = alt.X("earlier:N", sort=order, title=None, axis=alt.Axis(labels=False, ticks=False, domain=False))
+    y = alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labels=False, ticks=False, domain=False))
+    base = alt.Chart(frame).encode(x=x, y=y)
     tooltip = [alt.Tooltip("where:N", title="compared with"), alt.Tooltip("earlier_text:N", title="earlier text"),
                alt.Tooltip("judged:N", title="judged sentence"), alt.Tooltip("score:Q", title="P(contradiction)",
                                                                              format=".3f")]
@@ -56,10 +92,22 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
         tooltip=tooltip,
     )
-    return alt.layer(cells, labels).properties(
+    columns = frame.drop_duplicates("earlier").assign(full=lambda f: [f"{w}: {t}" for w, t in zip(f["where"],
+                                                                                               f["earlier_text"])])
+    columns["heading"] = [wrap_label(t, COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES) for t in columns["full"]]
+    column_heads = alt.Chart(columns).mark_text(
+        baseline="bottom", align="center", dy=-6, lineBreak="\n", fontSize=LABEL_FONT, color="#222").encode(
+        x=x, y=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("full:N", title="earlier utterance")])
+    row_frame = frame.drop_duplicates("candidate").assign(
+        heading=lambda f: [wrap_label(t, ROW_LABEL_CHARS, ROW_LABEL_LINES) for t in f["judged"]])
+    row_heads = alt.Chart(row_frame).mark_text(
+        baseline="middle", align="right", dx=-8, lineBreak="\n", fontSize=LABEL_FONT, color="#222").encode(
+        y=y, x=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("judged:N", title="judged sentence")])
+    return alt.layer(cells, labels, column_heads, row_heads).properties(
         height=alt.Step(ROW_HEIGHT), usermeta=SVG,
-        title=alt.TitleParams(title, anchor="start", subtitle=f"outlined: at or over τ = {threshold:.2f}, "
-                                                                 "the evidence; hover a cell for the full sentences"))
+        title=alt.TitleParams(title, anchor="start", offset=12 + 15 * COLUMN_LABEL_LINES,
+                              subtitle=f"outlined: at or over τ = {threshold:.2f}, the evidence; hover a cell or a "
+                                       "heading for the full sentences"))
 
 
 def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:

@@ -401,7 +401,6 @@ def _annotations(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
 # ---------------------------------------------------------------------------- self-play from the page
 def self_play_form(detector_name: str, threshold: float) -> None:
     """Run studio.redteam from the Review page: the assistant goads a bot, sessions are stored."""
-    import pandas as pd
 
     from bots import registry
     from bots.base import PRESETS
@@ -454,4 +453,6 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     st.success(f"{report['bot_replies']} bot replies in {report['sessions']} sessions ({report['seconds']} s), "
                f"stored with source 'redteam'.")
     st.caption(escape_markdown(f"judges: {report['guard_judge']} and {report['judge']}"))
-    st.dataframe(pd.DataFrame(report["per_method"]), hide_index=True)
+    from ui.widgets import show_table
+
+    show_table(report["per_method"], interactive=True)

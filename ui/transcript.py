@@ -154,7 +154,7 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
             "candidate": c.text,
             "why": c.reason,
             "generator score": round(c.generator_score, 3),
-            "contradiction": None if c.contradiction_score is None else round(c.contradiction_score, 3),
+            "contradiction score": None if c.contradiction_score is None else round(c.contradiction_score, 3),
             "category": c.category,
         })
     return rows
