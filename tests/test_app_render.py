@@ -468,7 +468,8 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
     assert {row["earlier_text"] for row in data} == {pairs[0].premise, "I like rice."}  # full, not shortened
     # every column and row has a heading of its own (text marks, never dropped for overlap) with the full text
     assert column_heads["mark"]["lineBreak"] == "\n" and row_heads["mark"]["lineBreak"] == "\n"
-    heads = {row["heading"]: row["full"] for rows in spec["datasets"].values() for row in rows if "full" in row}
+    heads = {row["heading"].lstrip("\n"): row["full"] for rows in spec["datasets"].values() for row in rows
+             if "full" in row}
     assert heads == {"turn 1: I am a\nstay at home mom\nwith three…": "turn 1: " + pairs[0].premise,
                      "turn 3: I like\nrice.": "turn 3: I like rice."}
     assert column_heads["encoding"]["tooltip"][0]["field"] == "full"

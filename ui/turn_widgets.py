@@ -22,7 +22,7 @@ from ui.transcript import (
     evidence_rows,
     turn_scores,
 )
-from ui.widgets import show_table
+from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
@@ -76,7 +76,8 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
     if not rows:
         return
     st.markdown("**Contradiction score per bot turn**")
-    st.altair_chart(turn_score_chart(rows, threshold), width="stretch", height=TURN_CHART_HEIGHT)
+    scale = PRESENTATION_SCALE if presentation_on() else 1.0
+    st.altair_chart(turn_score_chart(rows, threshold, scale), width="stretch", height=round(TURN_CHART_HEIGHT * scale))
     st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
                "is the guard at work: a contradicting candidate was not sent.")
 

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
 
 
+#: Chart type in presentation mode, relative to normal (the page's own type grows 22/16).
+PRESENTATION_SCALE = 1.5
+
+
 def presentation_on() -> bool:
     return bool(st.session_state.get("presentation"))
 
@@ -112,7 +116,8 @@ def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "")
     if frame.empty:
         st.caption("no earlier same-speaker sentences to pair with")
         return
-    st.altair_chart(pair_heatmap(frame, threshold, title), width="stretch")
+    st.altair_chart(pair_heatmap(frame, threshold, title, scale=PRESENTATION_SCALE if presentation_on() else 1.0),
+                    width="stretch")
 
 
 def example_judgements(detector_name: str, threshold: float,
