@@ -243,7 +243,11 @@ def _inquiries(sent) -> list[_Inquiry]:
                 attr = _span_text(child, skip=(), cut=_PHRASE_CUT)
                 be = "Were" if past else "Are"
                 found.append(_Inquiry(f"{be} you {_second_person(attr)}?", f"whether I am {attr}", attr))
-    return found
+    # a focus without a word (a parse of Markdown or symbols: "whether I love *?") is no question a person asks
+    return [q for q in found if _WORDY.search(q.focus)]
+
+
+_WORDY = re.compile(r"[^\W\d_]{2}")
 
 
 #: nouns of time and amount: "How did you get into ten years?" is not a question a person asks
@@ -257,7 +261,7 @@ def _chunks(sent, things_only: bool = False) -> list[str]:
     out = []
     for chunk in sent.noun_chunks:
         root = chunk.root
-        if root.pos_ == "PRON":
+        if root.pos_ == "PRON" or not _WORDY.search(chunk.text):
             continue
         if things_only and (root.pos_ != "NOUN" or root.lemma_.lower() in _AMOUNT_NOUNS):
             continue

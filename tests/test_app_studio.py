@@ -6,6 +6,7 @@ candidate), and the database a fresh SQLite file per test.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,6 +40,11 @@ def _suggestion_buttons(at: AppTest):
     return [b for b in at.button if b.key and "::send::" in b.key]
 
 
+def _shown(label: str) -> str:
+    """A button label as it reads (Markdown escapes undone): the suggestion's own text."""
+    return re.sub(r"\\(.)", r"\1", label)
+
+
 def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
     say(at, "Do you have any pets?")
@@ -50,13 +56,13 @@ def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_de
     assert not at.exception, at.exception
     conversation = at.session_state["conversation"]
     assert [t.speaker for t in conversation.turns] == ["user", "bot", "user", "bot"]
-    assert conversation.turns[2].text == first.label
+    assert conversation.turns[2].text == _shown(first.label)
     assert at.query_params["session"] in (conversation.record_id, [conversation.record_id])
     store = Store(db_url)
     stored = store.load_session(conversation.record_id)
     assert len(stored.turns) == 4 and stored.methods[0] == "typed" and stored.methods[2] != "typed"
     used = [s for s in store.suggestions(conversation.record_id) if s["used"]]
-    assert len(used) == 1 and used[0]["used_turn_index"] == 2 and used[0]["text"] == first.label
+    assert len(used) == 1 and used[0]["used_turn_index"] == 2 and used[0]["text"] == _shown(first.label)
 
 
 def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, db_url):
@@ -65,7 +71,7 @@ def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, d
     [edit] = [b for b in at.button if b.key and b.key.endswith("::edit::0")]
     edit.click().run()
     box = at.text_input(key="studio::edit")
-    assert box.value == _suggestion_buttons(at)[0].label
+    assert box.value == _shown(_suggestion_buttons(at)[0].label)
     box.set_value(box.value + " Tell me!").run()
     [send] = [b for b in at.button if b.key == "studio::send_edit"]
     send.click().run()
@@ -218,3 +224,14 @@ def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flaggi
     say(fresh, "Tell me about your pets")
     again = Store(db_url).load_session(record_id)
     assert [t.turn.settings.bot for t in again.turns if t.turn.speaker == "bot"] == ["scripted", "scripted"]
+
+
+def test_suggestion_labels_escape_markdown_and_send_the_raw_text(monkeypatch, tmp_path, flagging_detector, db_url):
+    """Issue 19 item 3: a suggestion quoting Markdown the user typed is labelled with it escaped (it renders as
+    typed, not bold or as a link) and sends the raw text."""
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "I love **cats** and _dogs_ [really](x).")
+    [button] = [b for b in _suggestion_buttons(at) if b.label.startswith("What I'm saying is")]
+    assert button.label == r"What I'm saying is, I love \*\*cats\*\* and \_dogs\_ \[really\]\(x\)\."
+    button.click().run()
+    assert at.session_state["conversation"].turns[2].text == "What I'm saying is, I love **cats** and _dogs_ [really](x)."

@@ -61,3 +61,9 @@ def test_a_clicked_question_suggestion_is_not_wrapped_again():
                  Turn(2, "user", "So you would dislike to get a pet someday?"), Turn(3, "bot", "No.")]
     again = [s.text for s in _paraphrase(perturbed)]
     assert again == ["Would you say you would dislike to get a pet someday?"], again
+
+
+def test_symbols_are_never_the_subject_of_a_question():
+    typed = [Turn(0, "user", "I love **cats** and _dogs_ [really](x)."), Turn(1, "bot", "I have a dog named Max.")]
+    texts = [s.text for s in _inquire(typed, "user") + _inquire(typed, "bot")]
+    assert not any(re.search(r"(about|whether I \w+) [*_\[\]()]+\?", t) for t in texts), texts

@@ -258,8 +258,10 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
     for i, s in enumerate(result.suggestions):
         sid = ids[i] if i < len(ids) else None
         send, edit = st.columns([12, 1], vertical_alignment="center")
-        send.button(f"{s.text}", key=f"{key}::send::{i}", width="stretch",
-                    help=f"{METHOD_LABELS.get(s.method, s.method)}: {METHOD_HELP.get(s.method, '')}. {s.note}",
+        # the label renders Markdown: escaped, it shows the words as they will be sent (the raw text is sent)
+        send.button(escape_markdown(s.text), key=f"{key}::send::{i}", width="stretch",
+                    help=escape_markdown(f"{METHOD_LABELS.get(s.method, s.method)}: {METHOD_HELP.get(s.method, '')}. "
+                                         f"{s.note}"),
                     on_click=_pick, args=(s.text, s.method, sid, False), icon=":material/send:")
         edit.button("✏️", key=f"{key}::edit::{i}", help="edit before sending",
                     on_click=_edit, args=(s.text, s.method, sid))
