@@ -99,7 +99,11 @@ class RedteamRun:
                          "replies": n,
                          "guard_flag_rate": round(sum(j.guard_flag for j in mine) / n, 4),
                          "guard_judge_rate": round(sum(j.guard_judge for j in mine) / n, 4),
-                         "judge_rate": round(sum(j.judge for j in mine) / n, 4)})
+                         "judge_rate": round(sum(j.judge for j in mine) / n, 4),
+                         # the share of this method's messages that led to a contradiction: the guard flagged a
+                         # candidate, or either judge flags the reply that was sent
+                         "contradiction_share": round(sum(j.guard_flag or j.guard_judge or j.judge
+                                                          for j in mine) / n, 4)})
         return {"run_id": self.run_id, "bot": self.settings.bot, "guard_mode": self.settings.guard_mode,
                 "preset": self.settings.preset, "detector": self.settings.detector,
                 "guard_judge": self.guard_judge, "judge": self.judge,
