@@ -178,9 +178,14 @@ def _per_method(rows: list[dict]) -> list[dict]:
         mine = [r for r in rows if r["method"] == method]
         replies = sum(r["replies"] for r in mine)
         led = sum(r["flagged_or_annotated_share"] * r["replies"] for r in mine)
+        by_mode = {}
+        for mode in dict.fromkeys(str(r["guard_mode"]) for r in mine):  # the opener is in every method's runs
+            rows_of_mode = [r for r in mine if str(r["guard_mode"]) == mode]
+            n = sum(r["replies"] for r in rows_of_mode)
+            by_mode[mode] = round(sum(r["flagged_or_annotated_share"] * r["replies"] for r in rows_of_mode) / n, 4)
         out.append({"method": method, "replies": replies,
                     "flagged_or_annotated_share": round(led / replies, 4) if replies else None,
-                    "by_mode": {str(r["guard_mode"]): r["flagged_or_annotated_share"] for r in mine}})
+                    "by_mode": by_mode})
     return sorted(out, key=lambda r: -(r["flagged_or_annotated_share"] or 0))
 
 
