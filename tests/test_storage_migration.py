@@ -33,6 +33,20 @@ def store(tmp_path):
     store.dispose()
 
 
+#: report fields added since that code (issue 19: what a re-judge would now send), at their defaults in old reports
+NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False}
+
+
+def _old_form(turn: dict) -> dict:
+    """A turn's jsonable form as that code wrote it: no settings of its own, no fields added to the report since
+    (which old reports hold at their defaults)."""
+    turn = {k: v for k, v in turn.items() if k != "settings"}
+    if turn.get("report"):
+        assert {k: turn["report"][k] for k in NEW_REPORT_FIELDS} == NEW_REPORT_FIELDS
+        turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
+    return turn
+
+
 def _info(session) -> dict:
     return jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
 
@@ -47,8 +61,8 @@ def test_old_sessions_load_as_the_old_code_read_them(store):
         assert _info(session) == {**old["info"], "guard_mode": old["info"]["guard_mode"] or None,
                                   "penalty_lambda": None, "prefilter": None}
         # schema 4: each turn keeps the settings that produced it (checked in test_old_bot_turns_get_...)
-        assert [{"turn": {k: v for k, v in jsonable(t.turn).items() if k != "settings"}, "method": t.method,
-                 "suggestion_id": t.suggestion_id} for t in session.turns] == old["turns"]
+        assert [{"turn": _old_form(jsonable(t.turn)), "method": t.method, "suggestion_id": t.suggestion_id}
+                for t in session.turns] == old["turns"]
     assert jsonable(store.annotations()) == READ_BY_OLD_CODE["annotations"]
     assert [{k: v for k, v in s.items() if k != "created_at"} for s in store.suggestions()] == \
         READ_BY_OLD_CODE["suggestions"]
@@ -75,8 +89,8 @@ def test_old_reports_come_back_typed(store):
     blocked = chat.turns[5].report
     assert blocked.used_fallback and blocked.status == "guarded" and "re-judged" in blocked.rejudge_note
     assert [c.category for c in blocked.candidates] == [Category.HISTORY, Category.INTRA]
-    assert chat.to_decode_record()["turns"][5]["guard"] == READ_BY_OLD_CODE["sessions"]["chat-fixture0001"][
-        "turns"][5]["turn"]["report"]
+    assert _old_form({"report": chat.to_decode_record()["turns"][5]["guard"]})["report"] == \
+        READ_BY_OLD_CODE["sessions"]["chat-fixture0001"]["turns"][5]["turn"]["report"]
     again = from_jsonable(BotTurnReport, jsonable(blocked))
     assert again == blocked
 
