@@ -24,12 +24,19 @@ from ui import resources  # noqa: E402
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
+chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
 page = st.navigation([
-    st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True),
+    chat_page,
     st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
     st.Page("pages/learn.py", title="Learn", icon="🎓"),
     st.Page("pages/review.py", title="Review sessions", icon="📋"),
 ])
+if page.url_path == chat_page.url_path:
+    from ui import studio_widgets
+
+    # a ?session= in the URL (a reload, a shared link): its conversation and its settings, which go into the
+    # sidebar's controls before they are drawn
+    studio_widgets.resume()
 resources.presentation_toggle()
 st.session_state["detector_choice"] = resources.sidebar_detector_settings()
 page.run()

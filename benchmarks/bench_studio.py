@@ -12,7 +12,10 @@
   ``--postgres`` starts a throwaway server (harness/postgres.py).
 * ``triggers``: self-play with the embedded bot and detector (``studio.redteam``), N sessions per
   method and guard mode; share of bot replies flagged per method (CDConv's Table 2 shape), judged by
-  the guard's detector and by a second judge. Slow: minutes per session on a 2-core CPU.
+  the guard's detector and by a second judge, and ``per_method``: per trigger method, the share of its
+  suggestions that led to a flagged or annotated contradiction (the guard flagged a candidate, either
+  judge flags the sent reply, or annotators in ``--db`` said so), over all modes and per mode (also
+  printed as a table on stderr). Slow: minutes per session on a 2-core CPU.
 """
 
 from __future__ import annotations
@@ -141,12 +144,58 @@ def bench_triggers(args: argparse.Namespace) -> dict:
                                        use_lm=not args.no_lm)
             run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard),
                               Judge("embedded:unstructured", judge), preset("fast"))
+            confirmed = _annotated_contradictions(store, run)
             for row in run.report()["per_method"]:
-                rows.append({**row, "sessions": args.sessions, "seconds": round(run.seconds, 1)})
+                mine = [j for j in run.judgements if j.method == row["method"]]
+                led = sum(j.guard_flag or j.guard_judge or j.judge or (j.session_id, j.turn_index) in confirmed
+                          for j in mine)
+                rows.append({**row, "flagged_or_annotated_share": round(led / len(mine), 4),
+                             "sessions": args.sessions, "seconds": round(run.seconds, 1)})
                 print(json.dumps(rows[-1]), file=sys.stderr)
             if run.interrupted:
-                return {"benchmark": "triggers", "interrupted": True, "rows": rows, "db": store.display_url}
-    return {"benchmark": "triggers", "turns": args.turns, "rows": rows, "db": store.display_url}
+                return {"benchmark": "triggers", "interrupted": True, "rows": rows, "db": store.display_url,
+                        "per_method": _per_method(rows)}
+    report = {"benchmark": "triggers", "turns": args.turns, "rows": rows, "db": store.display_url,
+              "per_method": _per_method(rows)}
+    print(_share_table(report["per_method"]), file=sys.stderr)
+    return report
+
+
+def _annotated_contradictions(store, run) -> set[tuple[str, int]]:
+    """Bot turns of the run that people annotated as contradictions (majority), e.g. in a --db shared with the
+    Review page; self-play alone has none."""
+    from studio.scores import by_turn, majority
+
+    grouped = by_turn(a for a in store.annotations() if a.session_id in set(run.session_ids))
+    return {key for key, labels in grouped.items() if majority(labels)}
+
+
+def _per_method(rows: list[dict]) -> list[dict]:
+    """Per trigger method over every guard mode: replies, and the share whose message led to a contradiction
+    (flagged by the guard at generation or by either judge, or annotated as one)."""
+    out = []
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == method]
+        replies = sum(r["replies"] for r in mine)
+        led = sum(r["flagged_or_annotated_share"] * r["replies"] for r in mine)
+        by_mode = {}
+        for mode in dict.fromkeys(str(r["guard_mode"]) for r in mine):  # the opener is in every method's runs
+            rows_of_mode = [r for r in mine if str(r["guard_mode"]) == mode]
+            n = sum(r["replies"] for r in rows_of_mode)
+            by_mode[mode] = round(sum(r["flagged_or_annotated_share"] * r["replies"] for r in rows_of_mode) / n, 4)
+        out.append({"method": method, "replies": replies,
+                    "flagged_or_annotated_share": round(led / replies, 4) if replies else None,
+                    "by_mode": by_mode})
+    return sorted(out, key=lambda r: -(r["flagged_or_annotated_share"] or 0))
+
+
+def _share_table(per_method: list[dict]) -> str:
+    modes = list(dict.fromkeys(m for r in per_method for m in r["by_mode"]))
+    lines = ["method              replies  share  " + "  ".join(f"{m:>7}" for m in modes)]
+    for r in per_method:
+        lines.append(f"{r['method']:<20}{r['replies']:>7}  {r['flagged_or_annotated_share']:.2f}  "
+                     + "  ".join(f"{r['by_mode'].get(m, float('nan')):>7.2f}" for m in modes))
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

@@ -5,9 +5,12 @@
 
 The chat is a planted demo (the scripted bot) judged by the real detector in re-rank mode: the third
 bot turn's best candidates contradict turn 1, the guard sends the consistent one, and the candidate
-panel shows what it caught (the README's screenshot). The playground judges DNLI's dog example,
-the Learn page is shown as it opens, and the chat once more in presentation mode. Each PNG is
-1280 px wide, as tall as the page's content, and reduced to a 256-colour palette to stay small.
+panel shows what it caught (the README's screenshot). The playground judges its first example (DECODE's
+stay-at-home mom: a heatmap of several columns),
+the Learn page is shown as it opens, the Review page lists the sessions just played, and the chat and
+the playground once more in presentation mode. Each PNG is 1400 px wide (a classroom laptop), as tall
+as the page's content, and reduced to a 256-colour palette to stay small. The sessions go to a
+throw-away studio database, not the user's.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-WIDTH = 1280
+WIDTH = 1400
 BOTTOM_ROOM = 8  # px under the tallest scrolling element (Streamlit scrolls inside the page)
 #: The scripted bot's turns: its third reply has two candidates that contradict turn 1 (planted).
 DEMO_SCRIPT = {"replies": [
@@ -32,7 +35,7 @@ DEMO_SCRIPT = {"replies": [
      {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
-PAGES = ("chat", "playground", "learn", "presentation")
+PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground")
 
 
 def save(page, path: Path) -> None:
@@ -83,8 +86,7 @@ def chat(browser, url: str, out: Path, presentation: bool = False) -> int:
     page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
     page.goto(url)
     if presentation:
-        page.get_by_text("Presentation mode").click()
-        page.wait_for_timeout(1500)
+        presentation_on(page)
     for k, message in enumerate(DEMO_MESSAGES):
         send(page, message)
         turn(page, 2 * k + 1).wait_for(state="visible", timeout=300_000)
@@ -96,18 +98,23 @@ def chat(browser, url: str, out: Path, presentation: bool = False) -> int:
     return 0 if caught else 1
 
 
-def playground(browser, url: str, out: Path) -> int:
+def presentation_on(page) -> None:
+    page.get_by_text("Presentation mode").click()
+    page.wait_for_timeout(1500)
+
+
+def playground(browser, url: str, out: Path, presentation: bool = False) -> int:
     height = 2300
     page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
     page.goto(f"{url}/playground")
+    if presentation:
+        page.get_by_text("Built-in example").wait_for(timeout=300_000)
+        presentation_on(page)
     page.get_by_text("Built-in example").wait_for(timeout=300_000)
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="DNLI: I have a dog / I do not have a dog").click()
-    page.wait_for_timeout(2000)
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").wait_for(timeout=300_000)
     page.locator(".vega-embed .mark-rect path").first.wait_for(timeout=60_000)
-    save(page, out / "screenshot-playground.png")
+    save(page, out / ("screenshot-presentation-playground.png" if presentation else "screenshot-playground.png"))
     page.close()
     return 0
 
@@ -118,6 +125,16 @@ def learn(browser, url: str, out: Path) -> int:
     page.goto(f"{url}/learn")
     page.get_by_text("Why the structured method is more robust").wait_for(timeout=300_000)
     save(page, out / "screenshot-learn.png")
+    page.close()
+    return 0
+
+
+def review(browser, url: str, out: Path) -> int:
+    height = 2000
+    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page.goto(f"{url}/review")
+    page.get_by_text("Scoreboard").wait_for(timeout=300_000)
+    save(page, out / "screenshot-review.png")
     page.close()
     return 0
 
@@ -138,7 +155,7 @@ def main() -> int:
         script = Path(folder) / "demo.json"
         script.write_text(json.dumps(DEMO_SCRIPT))
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": "rerank",
-               "GUARD_APP_CANDIDATES": "3"}
+               "GUARD_APP_CANDIDATES": "3", "GUARD_STUDIO_DB": f"sqlite:///{Path(folder) / 'studio.db'}"}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
             if "chat" in wanted:
                 failures += chat(browser, url, args.out)
@@ -146,8 +163,12 @@ def main() -> int:
                 failures += playground(browser, url, args.out)
             if "learn" in wanted:
                 failures += learn(browser, url, args.out)
+            if "review" in wanted:
+                failures += review(browser, url, args.out)
             if "presentation" in wanted:
                 failures += chat(browser, url, args.out, presentation=True)
+            if "presentation-playground" in wanted:
+                failures += playground(browser, url, args.out, presentation=True)
     return 1 if failures else 0
 
 

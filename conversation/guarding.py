@@ -9,11 +9,19 @@ another detector, threshold or mode, nothing regenerated.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 from bots.base import Bot, DecodingConfig, Message
-from conversation.records import BOT, BotTurnReport, CandidateReport, ChatTurn, Conversation, GuardSettings
+from conversation.records import (
+    BOT,
+    BotTurnReport,
+    CandidateReport,
+    ChatTurn,
+    Conversation,
+    GuardSettings,
+    ReplySettings,
+)
 from guard.policies import choose
 from guard.records import Candidate, Turn
 from guard.verdicts import PairScore
@@ -24,10 +32,12 @@ if TYPE_CHECKING:  # loads torch; the guard only calls its detect_candidates
 
 
 def guarded_reply(conversation: Conversation, bot: Bot, detector: ContradictionDetector | None,
-                  settings: GuardSettings, decoding: DecodingConfig, detector_name: str = "") -> ChatTurn:
+                  settings: GuardSettings, decoding: DecodingConfig, detector_name: str = "", bot_name: str = "",
+                  preset: str = "") -> ChatTurn:
     """Generate candidates for the user's last turn, guard them, append and return the bot turn.
 
-    ``detector`` may be None when the mode is off. Raises whatever the bot raises (bots.base.BotError for
+    The turn keeps the settings that produced it (``bot_name``, the decoding ``preset`` and its values, the
+    guard's mode, detector, τ, candidates, λ and prefilter). ``detector`` may be None when the mode is off. Raises whatever the bot raises (bots.base.BotError for
     user-actionable failures) before touching the conversation, so a failed turn leaves the transcript as it was.
     """
     if not conversation.awaiting_reply:
@@ -43,7 +53,12 @@ def guarded_reply(conversation: Conversation, bot: Bot, detector: ContradictionD
                            detector_name)
     report.timings = {"generate_s": round(generated - started, 4),
                       "guard_s": round(time.perf_counter() - generated, 4)}
-    return conversation.add(BOT, reply, report)
+    produced_by = ReplySettings(
+        bot=bot_name, preset=preset, decoding=asdict(decoding), guard_mode=settings.mode, detector=detector_name,
+        threshold=float(settings.threshold), num_candidates=int(settings.num_candidates),
+        penalty_lambda=float(settings.penalty_lambda),
+        prefilter=None if detector is None else getattr(detector, "prefilter_k", None) is not None)
+    return conversation.add(BOT, reply, report, produced_by)
 
 
 def rejudge(conversation: Conversation, detector: ContradictionDetector, settings: GuardSettings,
@@ -72,10 +87,10 @@ def rejudge(conversation: Conversation, detector: ContradictionDetector, setting
             cand.chosen = cand.index == sent
         report.chosen_index, report.used_fallback = sent, old.used_fallback
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
+        # the note says who judged; what the policy would now send is the report's own (its summary says it)
         report.rejudge_note = f"re-judged by {detector_name or 'the detector'} at τ = {settings.threshold:.2f}, {settings.mode}"
         if would != sent:
-            report.rejudge_note += (": the guard would now send the safe reply" if would is None
-                                    else f": the guard would now send candidate #{would + 1}")
+            report.would_send, report.would_fallback = would, would is None
         turns.append(replace(turn, report=report))
     return Conversation(persona=list(conversation.persona), turns=turns, record_id=conversation.record_id)
 

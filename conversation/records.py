@@ -76,7 +76,11 @@ class BotTurnReport:
     candidates: list[CandidateReport]
     timings: dict[str, float] = field(default_factory=dict)
     persona: list[str] = field(default_factory=list)  # the persona lines the guard checked against
-    rejudge_note: str = ""  # set by rejudge(): which detector and τ, and what the policy would send now
+    rejudge_note: str = ""  # set by rejudge(): which detector, τ and mode judged the turn again
+    # set by rejudge() when the policy would now pick another reply than the one sent: that candidate's index,
+    # or would_fallback for the safe reply
+    would_send: int | None = None
+    would_fallback: bool = False
 
     @property
     def any_contradiction(self) -> bool:
@@ -104,13 +108,32 @@ class BotTurnReport:
         return TurnStatus.CONSISTENT
 
     def summary(self) -> str:
-        """One line on what the guard did this turn, in the words of its mode (the transcript's caption)."""
+        """One line on what the guard did this turn, in the words of its mode (the transcript's caption); after
+        a re-judge, with what the guard would now send when that is another reply than the one sent."""
+        change = self.rejudged_change()
+        return f"{self._outcome()}; {change}" if change else self._outcome()
+
+    def rejudged_change(self) -> str:
+        """After a re-judge: which reply the guard would now send, when not the one that was sent ("" else)."""
+        if self.would_fallback:
+            return f"at τ = {self.threshold:.2f} every candidate contradicts: the guard would now send the safe reply"
+        if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
+            return ""
+        cand = self.candidates[self.would_send]
+        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
+               else "which does not contradict")
+        return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
+
+    def _outcome(self) -> str:
         n = len(self.candidates)
         candidates = f"{n} candidate{'s' if n != 1 else ''}"
         if self.mode == GuardMode.OFF:
             return f"guard off · {candidates}, not checked"
+        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
         if self.used_fallback:
-            return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
+            if every:
+                return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
+            return "blocked: the safe reply was sent (every candidate contradicted when the turn was judged)"
         chosen = self.chosen
         others = [c.index + 1 for c in self.candidates if c.contradicts and not c.chosen]
         listed = ", ".join(f"#{i}" for i in others)
@@ -121,7 +144,9 @@ class BotTurnReport:
                 return f"flagged: {what}; flag mode shows it without preventing it"
             if self.mode == GuardMode.PENALTY:
                 return f"flagged: the penalty did not outweigh its generator score; {what}"
-            return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            if every:
+                return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            return f"flagged: {what}"
         if not others:
             return f"consistent · {candidates}, none contradicts"
         if self.mode == GuardMode.FLAG:
@@ -143,13 +168,39 @@ def contradiction_phrase(cand: CandidateReport) -> str:
 
 
 @dataclass
+class ReplySettings:
+    """What produced a bot turn: the generator, its decoding and the guard's settings at the time.
+
+    Kept with the turn (and stored with it), so a session whose sidebar changed between turns still says
+    which bot and settings wrote each reply. ``from_session``: copied from the session's settings by the
+    schema-4 migration, for turns stored before turns kept their own.
+    """
+
+    bot: str = ""
+    preset: str = ""
+    decoding: dict = field(default_factory=dict)  # bots.base.DecodingConfig's fields
+    guard_mode: GuardMode | None = None
+    detector: str = ""
+    threshold: float | None = None
+    num_candidates: int | None = None
+    penalty_lambda: float | None = None
+    prefilter: bool | None = None
+    from_session: bool = False
+
+    def __post_init__(self) -> None:
+        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+
+
+@dataclass
 class ChatTurn:
-    """One turn; a bot turn carries the guard's report (None when it was not guarded, e.g. imported text)."""
+    """One turn; a bot turn carries the guard's report (None when it was not guarded, e.g. imported text) and
+    the settings that produced it (None when not known: imported text, a user turn)."""
 
     turn_id: int
     speaker: str  # USER | BOT
     text: str
     report: BotTurnReport | None = None
+    settings: ReplySettings | None = None
 
 
 @dataclass
@@ -160,8 +211,9 @@ class Conversation:
     turns: list[ChatTurn] = field(default_factory=list)
     record_id: str = field(default_factory=lambda: f"chat-{uuid.uuid4().hex[:12]}")
 
-    def add(self, speaker: str, text: str, report: BotTurnReport | None = None) -> ChatTurn:
-        turn = ChatTurn(turn_id=len(self.turns), speaker=speaker, text=text, report=report)
+    def add(self, speaker: str, text: str, report: BotTurnReport | None = None,
+            settings: ReplySettings | None = None) -> ChatTurn:
+        turn = ChatTurn(turn_id=len(self.turns), speaker=speaker, text=text, report=report, settings=settings)
         self.turns.append(turn)
         return turn
 

@@ -18,7 +18,7 @@ from ui.turn_widgets import rejudge_controls, show_candidates, show_turn_chart, 
 
 base = resources.defaults()
 detector_name, threshold = resources.detector_choice()
-conversation: Conversation = studio_widgets.resume(st.session_state.setdefault("conversation", Conversation()))
+conversation: Conversation = studio_widgets.resume()  # app.py has loaded a ?session= from the URL already
 # Streamlit forgets a page's widget values while another page is shown; keep copies so the settings
 # (and the persona) survive a visit to the playground.
 SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_mode", "penalty_lambda", "prefilter",
@@ -26,6 +26,10 @@ SETTING_KEYS = ("bot_name", "preset", "num_candidates", "persona_text", "guard_m
 for _key in SETTING_KEYS:
     if _key not in st.session_state and f"kept::{_key}" in st.session_state:
         st.session_state[_key] = st.session_state[f"kept::{_key}"]
+
+
+#: What a failed bot or detector load leaves in place, said in its error.
+KEPT = "the conversation is kept"
 
 
 def initial(key: str, **value) -> dict:
@@ -112,7 +116,8 @@ for turn in conversation.turns:
 
 
 def save_session() -> bool:
-    return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates)
+    return studio_widgets.save(conversation, bot_name, preset_name, mode, detector_name, threshold, num_candidates,
+                               float(st.session_state.get("kept::penalty_lambda", penalty_lambda)), bool(prefilter))
 
 
 save_session()
@@ -125,7 +130,7 @@ if not conversation.turns:
 
 def guard_detector():
     """The detector the sidebar names, at its τ (None after an error)."""
-    return resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None)
+    return resources.make_detector(detector_name, threshold, prefilter_k=8 if prefilter else None, kept=KEPT)
 
 
 show_turn_chart(conversation, threshold)
@@ -139,7 +144,7 @@ if rejudged is not None:
 # ---------------------------------------------------------------- one guarded turn
 def reply_now() -> bool:
     """Generate and guard the bot's reply to the last user turn; False (with an error shown) on failure."""
-    bot = resources.get_bot(bot_name)
+    bot = resources.get_bot(bot_name, kept=KEPT)
     detector = None
     if mode != GuardMode.OFF:
         detector = guard_detector()
@@ -149,7 +154,8 @@ def reply_now() -> bool:
         return False
     try:
         with resources.model_lock("bot", bot_name), st.spinner("The bot is thinking; the guard is checking…"):
-            guarded_reply(conversation, bot, detector, settings, PRESETS[preset_name], detector_name=detector_name)
+            guarded_reply(conversation, bot, detector, settings, PRESETS[preset_name], detector_name=detector_name,
+                          bot_name=bot_name, preset=preset_name)
     except BotError as exc:
         st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
                  icon="⚠️")

@@ -24,7 +24,8 @@ st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
            "The detector is small and trained on CPU; where it is wrong, that is part of the lesson.")
 
-detectors = resources.make_detectors(detector_name, threshold, (Method.STRUCTURED, Method.UNSTRUCTURED)) or {}
+detectors = resources.make_detectors(detector_name, threshold, (Method.STRUCTURED, Method.UNSTRUCTURED),
+                                     kept="the explanations below still read without it") or {}
 structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Method.UNSTRUCTURED)
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
               if structured is not None else {})

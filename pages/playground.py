@@ -21,6 +21,7 @@ from ui.widgets import (
     show_category_checks,
     show_dialogue,
     show_evidence_table,
+    show_table,
     verdict_line,
 )
 
@@ -53,7 +54,8 @@ st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} 
 
 left, right = st.columns([3, 2])
 # both methods over one scorer load: a detector that fails to load is reported once
-detectors = resources.make_detectors(detector_name, threshold, METHODS)
+detectors = resources.make_detectors(detector_name, threshold, METHODS,
+                                     kept="your dialogue and the probe log are kept")
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
               if detectors is not None else {})
 with right:
@@ -164,7 +166,7 @@ if state["pg_log"]:
             **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in METHODS},
             "inserted turns": entry.get("inserted", ""),
         })
-    st.dataframe(rows, hide_index=True)
+    show_table(rows, css_class="cg-probe-log")
 
 if result is not None:
     dialogue = result["dialogue"]

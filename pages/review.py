@@ -12,6 +12,7 @@ from studio.scores import agreement, by_turn, outcome_frame, player_board, score
 from studio.storage import StoreError
 from ui import resources, studio_widgets
 from ui.render import escape_markdown
+from ui.widgets import presentation_on, show_table
 
 st.title("Review goading sessions")
 with st.sidebar:
@@ -51,10 +52,10 @@ st.subheader("Scoreboard")
 st.caption("Per bot, decoding preset, guard mode and the method of the user message before each bot reply. "
            "Guard flags: the guard found a contradicting candidate. Confirmed: annotators said the reply "
            "contradicts (majority; rate over annotated replies).")
-st.dataframe(scoreboard(outcomes), hide_index=True)
+show_table(scoreboard(outcomes), interactive=True)
 st.markdown("**Players** — fewest bot turns to a contradiction (confirmed by annotators where annotated, "
             "else flagged by the guard)")
-st.dataframe(player_board(scores), hide_index=True)
+show_table(player_board(scores), interactive=True)
 
 st.subheader("Sessions")
 rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode or "",
@@ -62,8 +63,11 @@ rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "prese
          "flagged replies sent": s.flagged_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
          "first flag (bot turn)": s.turns_to_first_flag, "first confirmed (bot turn)": s.turns_to_first_confirmed,
          "provoked by": ", ".join(f"{m} × {n}" for m, n in sorted(s.triggers.items()))} for s in scores]
-st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-    "session": st.column_config.TextColumn(help="open it on the chat page with ?session=ID to annotate")})
+if presentation_on():
+    show_table(rows)
+else:
+    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
+        "session": st.column_config.TextColumn(help="open it on the chat page with ?session=ID to annotate")})
 
 st.subheader("Annotator agreement")
 report = agreement([a for a in annotations if any(a.session_id == s.info.id for s in sessions)])
@@ -78,11 +82,11 @@ else:
     cohen = kappa_rows(report.cohen_contradiction, "contradiction yes/no") + \
         kappa_rows(report.cohen_category, "CDConv category")
     st.markdown("**Cohen's kappa** (scikit-learn), each pair of annotators on the turns both annotated")
-    st.dataframe(pd.DataFrame(cohen), hide_index=True)
+    show_table(cohen, interactive=True)
     fleiss = kappa_rows([r for r in (report.fleiss_contradiction,) if r], "contradiction yes/no") + \
         kappa_rows([r for r in (report.fleiss_category,) if r], "CDConv category")
     st.markdown("**Fleiss' kappa** (statsmodels), all annotators, turns with the most common number of raters")
-    st.dataframe(pd.DataFrame(fleiss), hide_index=True)
+    show_table(fleiss, interactive=True)
 
 st.subheader("Export")
 annotated_only = st.toggle("Annotated bot turns only", value=True, key="review_annotated_only")

@@ -33,9 +33,10 @@ def _record(session: StoredSession, index: int, labels: Sequence[Annotation], me
         category = Counter(a.category for a in yes).most_common(1)[0][0] if verdict else Category.NONE
     report = judged.report
     chosen = report.chosen if report is not None else None
+    made = session.reply_settings(judged.turn_id)  # the bot and settings that produced this reply
     meta = {
-        "kind": method, "session_id": session.info.id, "bot": session.info.bot, "preset": session.info.preset,
-        "guard_mode": session.info.guard_mode or "", "detector": session.info.detector, "player": session.info.player,
+        "kind": method, "session_id": session.info.id, "bot": made.bot, "preset": made.preset,
+        "guard_mode": made.guard_mode or "", "detector": made.detector, "player": session.info.player,
         "studio_source": session.info.source,
         "guard_flagged": bool(chosen is not None and chosen.contradicts),
         "guard_score": None if chosen is None or chosen.contradiction_score is None

@@ -243,7 +243,11 @@ def _inquiries(sent) -> list[_Inquiry]:
                 attr = _span_text(child, skip=(), cut=_PHRASE_CUT)
                 be = "Were" if past else "Are"
                 found.append(_Inquiry(f"{be} you {_second_person(attr)}?", f"whether I am {attr}", attr))
-    return found
+    # a focus without a word (a parse of Markdown or symbols: "whether I love *?") is no question a person asks
+    return [q for q in found if _WORDY.search(q.focus)]
+
+
+_WORDY = re.compile(r"[^\W\d_]{2}")
 
 
 #: nouns of time and amount: "How did you get into ten years?" is not a question a person asks
@@ -257,7 +261,7 @@ def _chunks(sent, things_only: bool = False) -> list[str]:
     out = []
     for chunk in sent.noun_chunks:
         root = chunk.root
-        if root.pos_ == "PRON":
+        if root.pos_ == "PRON" or not _WORDY.search(chunk.text):
             continue
         if things_only and (root.pos_ != "NOUN" or root.lemma_.lower() in _AMOUNT_NOUNS):
             continue
@@ -290,12 +294,22 @@ _YES_NO = re.compile(r"^(do|does|did|are|is|was|were|can|could|will|would|have|h
                      r"(you|he|she|they|we|i)\b\s*(.*?)\s*\?*$", re.IGNORECASE)
 
 
+#: questions this module's own suggestions ask ("Would you say you have pets?", "So you do not have pets?"):
+#: their statement is what follows the opener, so a clicked one is not wrapped again ("Would you say you would
+#: say ...", "So you would not say ...")
+_OWN_QUESTION = re.compile(r"^(?:would you say|so)\s+((?:you|he|she|they|we|i)\b.*?)\s*\?*$", re.IGNORECASE)
+
+
 def _as_statement(text: str) -> tuple[str, bool] | None:
     """The declarative form of a yes/no question ("Do you have pets?" -> "you have pets"), and whether it
     was a question; statements come back as they are. None for other questions."""
     text = text.strip()
     if not text.endswith("?"):
         return text, False
+    own = _OWN_QUESTION.match(text)
+    if own:
+        statement = own.group(1)
+        return statement[:1].lower() + statement[1:] if statement[:2].lower() != "i " else statement, True
     match = _YES_NO.match(text)
     if not match:
         return None
@@ -345,6 +359,7 @@ def _said(turn: Turn) -> str:
 def _paraphrase(history: Sequence[Turn]) -> list[Suggestion]:
     """The user's latest question (or statement) asked again in other words."""
     out: list[Suggestion] = []
+    said = {" ".join(t.text.split()).lower() for t in history if t.agent_id == USER}
     for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
         text = _said(turn)
         questions = [s.text.strip() for s in _sentences(text) if s.text.strip().endswith("?")]
@@ -352,7 +367,10 @@ def _paraphrase(history: Sequence[Turn]) -> list[Suggestion]:
             converted = _as_statement(question)
             if converted is not None and converted[1]:
                 statement = converted[0].rstrip("?").strip()
-                out.append(Suggestion(_clean(f"Would you say {statement}?"), "paraphrase", turn.turn_id,
+                again = _clean(f"Would you say {statement}?")
+                if again.lower() in said:  # the user asked exactly that already (a clicked paraphrase)
+                    continue
+                out.append(Suggestion(again, "paraphrase", turn.turn_id,
                                       f"your turn {turn.turn_id}, as a question again"))
             else:
                 out.append(Suggestion(_clean(f"Sorry, I mean: {_lower_first(question)}"), "paraphrase", turn.turn_id,

@@ -99,7 +99,11 @@ class RedteamRun:
                          "replies": n,
                          "guard_flag_rate": round(sum(j.guard_flag for j in mine) / n, 4),
                          "guard_judge_rate": round(sum(j.guard_judge for j in mine) / n, 4),
-                         "judge_rate": round(sum(j.judge for j in mine) / n, 4)})
+                         "judge_rate": round(sum(j.judge for j in mine) / n, 4),
+                         # the share of this method's messages that led to a contradiction: the guard flagged a
+                         # candidate, or either judge flags the reply that was sent
+                         "contradiction_share": round(sum(j.guard_flag or j.guard_judge or j.judge
+                                                          for j in mine) / n, 4)})
         return {"run_id": self.run_id, "bot": self.settings.bot, "guard_mode": self.settings.guard_mode,
                 "preset": self.settings.preset, "detector": self.settings.detector,
                 "guard_judge": self.guard_judge, "judge": self.judge,
@@ -143,7 +147,8 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
             methods[0] = OPENER
             for _ in range(settings.turns):
                 turn = guarded_reply(conversation, bot, guard_detector if settings.guard_mode != GuardMode.OFF else None,
-                                     guard, decoding, detector_name=settings.detector)
+                                     guard, decoding, detector_name=settings.detector, bot_name=settings.bot,
+                                     preset=settings.preset)
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
                 other, other_score = judge.flags(earlier, turn.text, conversation.persona)

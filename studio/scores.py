@@ -100,8 +100,12 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
     annotated = [o for o in outcomes if o.confirmed is not None]
     provoked = confirmed if annotated else flags
     info = session.info
+    made = [session.reply_settings(o.turn_index) for o in outcomes]
+    bots = list(dict.fromkeys(m.bot for m in made)) or [info.bot]  # every bot that replied, in order
+    presets = list(dict.fromkeys(m.preset for m in made)) or [info.preset]
     return SessionScore(
-        session_id=info.id, bot=info.bot, preset=info.preset, guard_mode=info.guard_mode, player=info.player,
+        session_id=info.id, bot=", ".join(bots), preset=", ".join(presets), guard_mode=info.guard_mode,
+        player=info.player,
         source=info.source, bot_turns=len(outcomes), guard_flags=len(flags),
         flagged_replies=sum(o.reply_flagged for o in outcomes), annotated_turns=len(annotated),
         confirmed=len(confirmed),
@@ -111,14 +115,16 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
 
 
 def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annotation]) -> pd.DataFrame:
-    """One row per bot turn with its session's settings (bot, preset, guard mode, player)."""
+    """One row per bot turn with the bot, preset and guard mode that produced it (the turn's own, kept since
+    schema 4; the session's for a turn without them) and the session's player."""
     grouped = by_turn(annotations)
     rows = []
     for session in sessions:
         info = session.info
         for o in turn_outcomes(session, grouped):
-            rows.append({"session": info.id, "bot": info.bot, "preset": info.preset,
-                         "guard_mode": str(info.guard_mode or ""),  # "": not known, a group of its own
+            made = session.reply_settings(o.turn_index)  # the turn's own bot and settings, else the session's
+            rows.append({"session": info.id, "bot": made.bot, "preset": made.preset,
+                         "guard_mode": str(made.guard_mode or ""),  # "": not known, a group of its own
                          "player": info.player or "", "source": info.source, "turn": o.turn_index,
                          "bot_turn_number": o.bot_turn_number, "method": o.method, "guard_flag": o.guard_flag,
                          "reply_flagged": o.reply_flagged, "confirmed": o.confirmed, "annotators": o.annotators})

@@ -111,3 +111,50 @@ def say(at, text: str):
     at.chat_input[0].set_value(text).run()
     assert not at.exception, at.exception
     return at
+
+
+def html_tables(at, css_class: str = "cg-table"):
+    """The pandas frames of the page's HTML tables (ui.render.table_html) whose class list holds ``css_class``."""
+    from html.parser import HTMLParser
+
+    import pandas as pd
+
+    class Tables(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tables, self.row, self.cell, self.wanted = [], None, None, False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.wanted = css_class in (dict(attrs).get("class") or "").split()
+                if self.wanted:
+                    self.tables.append([])
+            elif self.wanted and tag == "tr":
+                self.row = []
+            elif self.wanted and tag in ("td", "th"):
+                self.cell = ""
+            elif self.wanted and tag == "br" and self.cell is not None:
+                self.cell += "\n"
+
+        def handle_endtag(self, tag):
+            if not self.wanted:
+                return
+            if tag in ("td", "th") and self.row is not None:
+                self.row.append(self.cell)
+                self.cell = None
+            elif tag == "tr" and self.row is not None:
+                self.tables[-1].append(self.row)
+                self.row = None
+            elif tag == "table":
+                self.wanted = False
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    frames = []
+    for element in at.html:
+        parser = Tables()
+        parser.feed(element.proto.body)
+        frames += [pd.DataFrame(t[1:], columns=t[0]) for t in parser.tables if t]
+    return frames

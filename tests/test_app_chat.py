@@ -9,7 +9,7 @@ on the embedded detector and is skipped without models/detector.
 from __future__ import annotations
 
 import pytest
-from conftest import APP, say, start_scripted_app
+from conftest import APP, html_tables, say, start_scripted_app
 
 from embedded import DETECTOR_DIR
 
@@ -51,11 +51,13 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     assert 'class="cg-clause"' in _turn_html(at, 3)
     # every candidate with its scores and reason, on demand
     assert any(e.label.startswith("Candidates (2)") for e in at.expander)
-    tables = [d.value for d in at.dataframe if "candidate" in d.value.columns]
+    tables = html_tables(at, "cg-candidates")
     assert len(tables) == 2  # one candidates table per bot turn
     table = tables[1]
     assert list(table["candidate"]) == ["I have never had a dog.", "Max loves long walks in the park."]
-    assert table["contradiction"].notna().all() and table["why"].str.len().min() > 10
+    assert list(table.columns) == ["#", "sent", "candidate", "why", "generator score", "contradiction score",
+                                   "category"]
+    assert (table["contradiction score"] != "").all() and table["why"].str.len().min() > 10
     state = at.session_state["conversation"]
     assert [t.speaker for t in state.turns] == ["user", "bot", "user", "bot"]
 

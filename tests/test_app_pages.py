@@ -7,7 +7,7 @@ verdicts should be on the papers' examples is checked with the embedded detector
 from __future__ import annotations
 
 import pytest
-from conftest import APP
+from conftest import APP, html_tables
 
 from embedded import DETECTOR_DIR
 
@@ -32,7 +32,7 @@ def _button(at: AppTest, label: str):
 
 
 def _probe_log(at: AppTest) -> list[dict]:
-    frames = [d.value for d in at.dataframe if "probe" in d.value.columns]
+    frames = html_tables(at, "cg-probe-log")
     return frames[0].to_dict("records") if frames else []
 
 
@@ -146,3 +146,13 @@ def test_a_bad_detector_name_is_one_short_error(monkeypatch):
         errors = [e.value for e in at.error if "Could not load the detector" in e.value]
         assert len(errors) == 1, errors
         assert "no such folder" in errors[0] and len(errors[0]) < 300
+
+
+def test_load_errors_say_what_each_page_keeps(monkeypatch):
+    """Issue 19 item 5: the playground has no conversation; its error says what it does keep."""
+    kept = {"pages/playground.py": "(your dialogue and the probe log are kept)",
+            "pages/learn.py": "(the explanations below still read without it)"}
+    for page, phrase in kept.items():
+        at = _page(monkeypatch, "no-such/detector", page)
+        [error] = [e.value for e in at.error if "Could not load the detector" in e.value]
+        assert phrase in error and "conversation" not in error, error

@@ -367,9 +367,76 @@ def test_rejudge_says_when_the_policy_would_send_another_candidate():
     again = rejudge(conv, NeverFlags(), GuardSettings(mode="rerank", threshold=0.9), detector_name="strict")
     report = again.turns[3].report
     assert report.chosen_index == 1 and report.candidates[1].chosen
-    assert report.rejudge_note.endswith("the guard would now send candidate #1")
+    assert report.rejudge_note == "re-judged by strict at τ = 0.90, rerank"
+    assert (report.would_send, report.would_fallback) == (0, False)
+    assert report.summary().endswith("at τ = 0.90 the guard would now send candidate #1, which does not contradict")
     with pytest.raises(ValueError, match="off"):
         rejudge(conv, NeverFlags(), GuardSettings(mode="off"))
+
+
+class FlagsAll(FlagFirstDetector):
+    """Every candidate contradicts turn 1: "never" ones surely (0.95), the others weakly (0.3), as a low τ says."""
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        out = []
+        for cand in candidates:
+            score = 0.95 if "never" in cand else 0.3
+            pair = PairScore(HISTORY, 1, "I have a dog named Max.", cand, score)
+            out.append(Verdict(True, score, Category.HISTORY, [pair], [pair],
+                               VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.2, n_pairs=1,
+                                              history_score=score)))
+        return out
+
+
+class FlagsNever(FlagsAll):
+    """The same scores judged at τ = 0.5: only the "never" candidates contradict."""
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        out = super().detect_candidates(history, candidates, speaker, persona)
+        for v in out:
+            if v.score < 0.5:
+                v.contradiction, v.category, v.evidence = False, Category.NONE, []
+        return out
+
+
+def test_rejudged_captions_agree_with_each_other():
+    """Issue 19 item 5: at a low τ every candidate contradicted and the generator's best was sent; judged again at
+    τ 0.50 only that one contradicts. The caption no longer says "every candidate contradicts" beside a note
+    saying the guard would now send #2: one line says both what was sent and what would be sent now."""
+    conv = _chat("rerank", SCRIPT, detector=FlagsAll())
+    sent = conv.turns[3].report
+    assert sent.chosen_index == 0 and sent.summary().startswith("flagged: every candidate contradicts")
+    again = rejudge(conv, FlagsNever(), GuardSettings(mode="rerank", threshold=0.5), detector_name="fake")
+    report = again.turns[3].report
+    assert report.chosen_index == 0 and report.would_send == 1
+    summary = report.summary()
+    assert "every candidate contradicts" not in summary
+    assert summary == ("flagged: the sent reply contradicts turn 1 (p=0.95); at τ = 0.50 the guard would now send "
+                       "candidate #2, which does not contradict")
+    assert "would now send" not in report.rejudge_note  # the note says who judged, once
+    # the other way: judged again in block mode where every candidate contradicts, the safe reply would go out
+    blocked = rejudge(_chat("rerank", CLEAN_FIRST), FlagsAll(), GuardSettings(mode="block", threshold=0.2),
+                      detector_name="fake").turns[3].report
+    assert blocked.would_fallback and blocked.summary().endswith(
+        "at τ = 0.20 every candidate contradicts: the guard would now send the safe reply")
+    # a turn the safe reply answered, judged again where a candidate is clean
+    safe = _chat("block", {"replies": [["I never sleep."], ["I never sleep.", "I sleep well."]]}, detector=FlagsAll())
+    unblocked = rejudge(safe, FlagsNever(), GuardSettings(mode="block", threshold=0.5)).turns[3].report
+    assert unblocked.used_fallback and unblocked.would_send == 1
+    assert unblocked.summary().startswith("blocked: the safe reply was sent (every candidate contradicted when")
+    assert "all 2 candidates contradict" not in unblocked.summary()
+
+
+def test_rejudging_moves_the_chart_to_the_reply_the_guard_would_now_send():
+    from ui.charts import NOT_SENT, SENT, WOULD_SEND
+
+    conv = _chat("rerank", SCRIPT, detector=FlagsAll())
+    before = turn_scores(conv)
+    again = rejudge(conv, FlagsNever(), GuardSettings(mode="rerank", threshold=0.5), detector_name="fake")
+    after = turn_scores(again)
+    assert [(r["turn"], r["series"], r["score"]) for r in after if r["turn"] == 3] == [
+        (3, SENT, 0.95), (3, NOT_SENT, 0.3), (3, WOULD_SEND, 0.3)]
+    assert after != before and WOULD_SEND not in {r["series"] for r in before}
 
 
 def test_turn_scores_give_the_sent_reply_and_the_best_unsent_candidate():
@@ -391,7 +458,7 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
              PairScore(HISTORY, 3, "I like rice.", "I don't have kids.", 0.1),
              PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I plan to marry.", 0.3)]
     spec = pair_heatmap(pair_score_frame(pairs), threshold=0.86, title="history").to_dict()
-    cells, labels = spec["layer"]
+    cells, labels, column_heads, row_heads = spec["layer"]
     assert spec["height"] == {"step": ROW_HEIGHT} and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
     assert cells["encoding"]["color"]["scale"]["domain"] == [0, 0.86, 1]  # the colours break at τ
     assert 0.86 in cells["encoding"]["color"]["legend"]["values"]
@@ -399,14 +466,42 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
     assert {t["field"] for t in cells["encoding"]["tooltip"]} == {"where", "earlier_text", "judged", "score"}
     data = next(iter(spec["datasets"].values()))
     assert {row["earlier_text"] for row in data} == {pairs[0].premise, "I like rice."}  # full, not shortened
+    # every column and row has a heading of its own (text marks, never dropped for overlap) with the full text
+    assert column_heads["mark"]["lineBreak"] == "\n" and row_heads["mark"]["lineBreak"] == "\n"
+    heads = {row["heading"].lstrip("\n"): row["full"] for rows in spec["datasets"].values() for row in rows
+             if "full" in row}
+    assert heads == {"turn 1: I am a\nstay at home mom\nwith three…": "turn 1: " + pairs[0].premise,
+                     "turn 3: I like\nrice.": "turn 3: I like rice."}
+    assert column_heads["encoding"]["tooltip"][0]["field"] == "full"
+    assert row_heads["encoding"]["tooltip"][0]["field"] == "judged"
+
+
+def test_table_html_wraps_text_keeps_numbers_whole_and_escapes():
+    from ui.render import table_html
+
+    body = table_html([{"#": 1, "candidate": "<b>I have never had a dog</b> " * 3, "contradiction score": 0.984},
+                       {"#": 2, "candidate": "Max", "contradiction score": None}])
+    assert "<b>" not in body and "&lt;b&gt;I have never had a dog&lt;/b&gt;" in body
+    assert body.count("white-space:nowrap") == 4  # the two number columns of both rows
+    assert "overflow-wrap:anywhere" in body and 'data-column="contradiction score"' in body
+    assert 'class="cg-table"' in body and "font-size:0.85rem" in body  # rem: presentation mode enlarges it
+
+
+def test_wrap_label_breaks_at_spaces_and_ends_cut_text_with_an_ellipsis():
+    from ui.charts import wrap_label
+
+    assert wrap_label("I have a dog named Max.", 10, 3) == "I have a\ndog named\nMax."
+    assert wrap_label("one two three four five six", 7, 2) == "one two\nthree…"
+    assert wrap_label("Supercalifragilistic", 8, 3) == "Supercal\nifragili\nstic"
 
 
 def test_turn_score_chart_draws_tau_as_a_rule():
     from ui.charts import turn_score_chart
 
     spec = turn_score_chart(turn_scores(_chat("rerank", SCRIPT)), threshold=0.5).to_dict()
-    lines, rule, label = spec["layer"]
+    lines, picks, rule, label = spec["layer"]
     assert rule["mark"]["type"] == "rule" and label["encoding"]["text"]["field"] == "label"
+    assert picks["mark"]["type"] == "point" and picks["mark"]["shape"] == "diamond"  # re-judge's ring
     assert any(row.get("tau") == 0.5 for rows in spec["datasets"].values() for row in rows)
 
 

@@ -6,6 +6,8 @@ candidate), and the database a fresh SQLite file per test.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,11 @@ def _suggestion_buttons(at: AppTest):
     return [b for b in at.button if b.key and "::send::" in b.key]
 
 
+def _shown(label: str) -> str:
+    """A button label as it reads (Markdown escapes undone): the suggestion's own text."""
+    return re.sub(r"\\(.)", r"\1", label)
+
+
 def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
     say(at, "Do you have any pets?")
@@ -49,13 +56,13 @@ def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_de
     assert not at.exception, at.exception
     conversation = at.session_state["conversation"]
     assert [t.speaker for t in conversation.turns] == ["user", "bot", "user", "bot"]
-    assert conversation.turns[2].text == first.label
+    assert conversation.turns[2].text == _shown(first.label)
     assert at.query_params["session"] in (conversation.record_id, [conversation.record_id])
     store = Store(db_url)
     stored = store.load_session(conversation.record_id)
     assert len(stored.turns) == 4 and stored.methods[0] == "typed" and stored.methods[2] != "typed"
     used = [s for s in store.suggestions(conversation.record_id) if s["used"]]
-    assert len(used) == 1 and used[0]["used_turn_index"] == 2 and used[0]["text"] == first.label
+    assert len(used) == 1 and used[0]["used_turn_index"] == 2 and used[0]["text"] == _shown(first.label)
 
 
 def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, db_url):
@@ -64,7 +71,7 @@ def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, d
     [edit] = [b for b in at.button if b.key and b.key.endswith("::edit::0")]
     edit.click().run()
     box = at.text_input(key="studio::edit")
-    assert box.value == _suggestion_buttons(at)[0].label
+    assert box.value == _shown(_suggestion_buttons(at)[0].label)
     box.set_value(box.value + " Tell me!").run()
     [send] = [b for b in at.button if b.key == "studio::send_edit"]
     send.click().run()
@@ -171,3 +178,60 @@ def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector
     sessions = Store(db_url).list_sessions(source="redteam")
     assert len(sessions) == 2 and {s.bot for s in sessions} == {"scripted"}
     assert any("judge_rate" in d.value.columns for d in at.dataframe)
+
+
+def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flagging_detector, db_url):
+    """Issue 19 item 2: a session played with the scripted bot, another preset, guard mode, candidates and τ
+    comes back with those settings in the sidebar after a reload (not the app's defaults, here the embedded
+    bot), and neither the session row nor any turn is recorded as another bot's."""
+    monkeypatch.setenv("GUARD_APP_BOT", "embedded")  # the app's default differs from what the session used
+    at = _app(monkeypatch, tmp_path, flagging_detector, mode="rerank")
+    assert at.selectbox(key="bot_name").value == "embedded"
+    detector = str(flagging_detector)
+    at.selectbox(key="bot_name").set_value("scripted")
+    at.selectbox(key="preset").set_value("greedy")
+    at.number_input(key="num_candidates").set_value(3)
+    at.radio(key="guard_mode").set_value("block")
+    at.toggle(key="prefilter").set_value(False).run()
+    say(at, "Do you have any pets?")
+    record_id = at.session_state["conversation"].record_id
+    # AppTest resets app.py's sidebar widgets (detector, τ) on reruns, so τ = 0.3 is written as a browser would
+    # have saved it (the reply itself was judged at the detector's own τ = 0.1)
+    store = Store(db_url)
+    store.save_session(replace(store.session_info(record_id), threshold=0.3))
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.query_params["session"] = record_id
+    fresh.run()
+    assert not fresh.exception, fresh.exception
+    assert not [w.value for w in fresh.warning if "Session State" in w.value]
+    assert fresh.selectbox(key="bot_name").value == "scripted"
+    assert fresh.selectbox(key="preset").value == "greedy"
+    assert fresh.number_input(key="num_candidates").value == 3
+    assert fresh.radio(key="guard_mode").value == "block"
+    assert fresh.toggle(key="prefilter").value is False
+    assert fresh.text_input(key="detector_name").value == detector
+    stored = Store(db_url).load_session(record_id)  # the reload saved the session again: still the scripted bot's
+    assert (stored.info.bot, stored.info.preset, stored.info.guard_mode, stored.info.num_candidates,
+            stored.info.prefilter) == ("scripted", "greedy", "block", 3, False)
+    assert stored.info.threshold == pytest.approx(0.3)
+    made = stored.turns[1].turn.settings
+    assert (made.bot, made.preset, made.guard_mode, made.num_candidates, made.prefilter, made.from_session) == (
+        "scripted", "greedy", "block", 3, False, False)
+    assert made.decoding["method"] == "greedy" and made.threshold == pytest.approx(0.1)
+    assert made.detector == detector
+    assert fresh.slider(key=f"threshold::{detector}").value == pytest.approx(0.3)
+    # the next reply in the reloaded tab is the scripted bot's too
+    say(fresh, "Tell me about your pets")
+    again = Store(db_url).load_session(record_id)
+    assert [t.turn.settings.bot for t in again.turns if t.turn.speaker == "bot"] == ["scripted", "scripted"]
+
+
+def test_suggestion_labels_escape_markdown_and_send_the_raw_text(monkeypatch, tmp_path, flagging_detector, db_url):
+    """Issue 19 item 3: a suggestion quoting Markdown the user typed is labelled with it escaped (it renders as
+    typed, not bold or as a link) and sends the raw text."""
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "I love **cats** and _dogs_ [really](x).")
+    [button] = [b for b in _suggestion_buttons(at) if b.label.startswith("What I'm saying is")]
+    assert button.label == r"What I'm saying is, I love \*\*cats\*\* and \_dogs\_ \[really\]\(x\)\."
+    button.click().run()
+    assert at.session_state["conversation"].turns[2].text == "What I'm saying is, I love **cats** and _dogs_ [really](x)."

@@ -45,3 +45,25 @@ def test_a_clicked_paraphrase_is_not_wrapped_again():
 def test_generic_follow_ups_skip_amounts_of_time_and_names():
     questions = [f.question for f in _follow_up_candidates(HISTORY)]
     assert not any("ten years" in q or "Sophie" in q for q in questions if q.startswith("How did you get into"))
+
+
+def test_a_clicked_question_suggestion_is_not_wrapped_again():
+    """"Would you say you would say you have any pets?" and "So you would not say ..." came from a clicked
+    paraphrase; a clicked "So ...?" perturbation was paraphrased as "Sorry, I mean: so you ...?"."""
+    rng = random.Random(0)
+    clicked = [Turn(0, "user", "Do you have any pets?"), Turn(1, "bot", "Yes, I have a dog named Max."),
+               Turn(2, "user", "Would you say you have any pets?"), Turn(3, "bot", "I do.")]
+    texts = [s.text for s in _paraphrase(clicked) + _perturb(clicked, rng)]
+    assert texts and not any(re.findall(r"\bsay\b", t.lower()).__len__() > 1 for t in texts), texts
+    assert "So you do not have any pets?" in texts
+    assert "Would you say you have any pets?" not in texts  # the user sent exactly that already
+    perturbed = [Turn(0, "user", "Would you like to get a pet someday?"), Turn(1, "bot", "I have never had a dog."),
+                 Turn(2, "user", "So you would dislike to get a pet someday?"), Turn(3, "bot", "No.")]
+    again = [s.text for s in _paraphrase(perturbed)]
+    assert again == ["Would you say you would dislike to get a pet someday?"], again
+
+
+def test_symbols_are_never_the_subject_of_a_question():
+    typed = [Turn(0, "user", "I love **cats** and _dogs_ [really](x)."), Turn(1, "bot", "I have a dog named Max.")]
+    texts = [s.text for s in _inquire(typed, "user") + _inquire(typed, "bot")]
+    assert not any(re.search(r"(about|whether I \w+) [*_\[\]()]+\?", t) for t in texts), texts

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
 
 from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BotTurnReport
+from conversation.records import BotTurnReport, ReplySettings
 from guard.verdicts import PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource
 from studio.export import decode_records
@@ -33,6 +33,20 @@ def store(tmp_path):
     store.dispose()
 
 
+#: report fields added since that code (issue 19: what a re-judge would now send), at their defaults in old reports
+NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False}
+
+
+def _old_form(turn: dict) -> dict:
+    """A turn's jsonable form as that code wrote it: no settings of its own, no fields added to the report since
+    (which old reports hold at their defaults)."""
+    turn = {k: v for k, v in turn.items() if k != "settings"}
+    if turn.get("report"):
+        assert {k: turn["report"][k] for k in NEW_REPORT_FIELDS} == NEW_REPORT_FIELDS
+        turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
+    return turn
+
+
 def _info(session) -> dict:
     return jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
 
@@ -42,15 +56,28 @@ def test_old_sessions_load_as_the_old_code_read_them(store):
     assert {s.id for s in store.list_sessions()} == set(READ_BY_OLD_CODE["sessions"])
     for session_id, old in READ_BY_OLD_CODE["sessions"].items():
         session = store.load_session(session_id)
-        # the one representation change: a guard mode nobody recorded (an import) was "", now None
-        assert _info(session) == {**old["info"], "guard_mode": old["info"]["guard_mode"] or None}
-        assert [{"turn": jsonable(t.turn), "method": t.method, "suggestion_id": t.suggestion_id}
+        # the one representation change: a guard mode nobody recorded (an import) was "", now None;
+        # schema 4 adds the guard's λ and prefilter, not known for old sessions
+        assert _info(session) == {**old["info"], "guard_mode": old["info"]["guard_mode"] or None,
+                                  "penalty_lambda": None, "prefilter": None}
+        # schema 4: each turn keeps the settings that produced it (checked in test_old_bot_turns_get_...)
+        assert [{"turn": _old_form(jsonable(t.turn)), "method": t.method, "suggestion_id": t.suggestion_id}
                 for t in session.turns] == old["turns"]
     assert jsonable(store.annotations()) == READ_BY_OLD_CODE["annotations"]
     assert [{k: v for k, v in s.items() if k != "created_at"} for s in store.suggestions()] == \
         READ_BY_OLD_CODE["suggestions"]
     assert store.counts() == READ_BY_OLD_CODE["counts"]
-    assert list(decode_records(store)) == READ_BY_OLD_CODE["export"]
+    # the export names the guard mode that judged each reply (its report's), no longer the session's last one
+    expected = []
+    for record in READ_BY_OLD_CODE["export"]:
+        session_id, turn = record["record_id"].rsplit(":", 1)
+        report = READ_BY_OLD_CODE["sessions"][session_id]["turns"][int(turn)]["turn"]["report"]
+        if report and not report["rejudge_note"]:  # a re-judged report holds the re-judge's settings
+            record = {**record, "meta": {**record["meta"], "guard_mode": report["mode"],
+                                         "detector": report["detector"]}}
+        expected.append(record)
+    assert list(decode_records(store)) == expected
+    assert expected != READ_BY_OLD_CODE["export"]  # the fixture's chat session changed mode between turns
 
 
 def test_old_reports_come_back_typed(store):
@@ -62,8 +89,8 @@ def test_old_reports_come_back_typed(store):
     blocked = chat.turns[5].report
     assert blocked.used_fallback and blocked.status == "guarded" and "re-judged" in blocked.rejudge_note
     assert [c.category for c in blocked.candidates] == [Category.HISTORY, Category.INTRA]
-    assert chat.to_decode_record()["turns"][5]["guard"] == READ_BY_OLD_CODE["sessions"]["chat-fixture0001"][
-        "turns"][5]["turn"]["report"]
+    assert _old_form({"report": chat.to_decode_record()["turns"][5]["guard"]})["report"] == \
+        READ_BY_OLD_CODE["sessions"]["chat-fixture0001"]["turns"][5]["turn"]["report"]
     again = from_jsonable(BotTurnReport, jsonable(blocked))
     assert again == blocked
 
@@ -98,3 +125,49 @@ def test_the_migration_drops_only_the_report_copy_and_the_store_writes_on(store,
     store.annotate(Annotation(conversation.record_id, 7, "dan", True, [1], "history"))
     assert store.load_session(conversation.record_id).turns[7].turn.report == session.turns[3].turn.report
     assert store.counts()["candidates"] == READ_BY_OLD_CODE["counts"]["candidates"] + 2
+
+
+def test_old_bot_turns_get_the_settings_known_for_them(store):
+    """Schema 4: bot turns stored before kept no settings of their own; the migration gives them their session's
+    bot and preset and their own report's guard settings, marked as copied; user and imported turns get none."""
+    for session_id, old in READ_BY_OLD_CODE["sessions"].items():
+        session = store.load_session(session_id)
+        for stored, old_turn in zip(session.turns, old["turns"]):
+            turn, report = stored.turn, old_turn["turn"]["report"]
+            if turn.speaker != "bot":
+                assert turn.settings is None
+                continue
+            made = turn.settings
+            assert isinstance(made, ReplySettings) and made.from_session
+            assert (made.bot, made.preset) == (old["info"]["bot"], old["info"]["preset"])
+            if report is not None and not report["rejudge_note"]:
+                assert (made.guard_mode, made.detector, made.threshold, made.num_candidates) == (
+                    report["mode"], report["detector"], report["threshold"], len(report["candidates"]))
+            elif report is not None:  # re-judged since: the report holds the re-judge's settings
+                info = old["info"]
+                assert (made.guard_mode, made.detector, made.threshold) == (
+                    info["guard_mode"] or None, info["detector"], info["threshold"])
+            assert session.reply_settings(turn.turn_id) == made
+
+
+def test_new_turns_keep_their_own_bot_and_settings(store):
+    """A turn written after the migration keeps the bot that wrote it, even when the session's sidebar (and so
+    its session row) moved on to another bot: the scoreboard and the export count it for its own bot."""
+    from studio.scores import outcome_frame
+
+    session = store.load_session("chat-fixture0001")
+    conversation = session.conversation()
+    conversation.add("user", "And your dog?")
+    made = ReplySettings(bot="scripted", preset="greedy", decoding={"method": "greedy"}, guard_mode="flag",
+                         detector="embedded", threshold=0.42, num_candidates=1, penalty_lambda=1.0, prefilter=True)
+    conversation.add("bot", "Max is a beagle.", session.turns[3].turn.report, made)
+    store.save_turns(conversation.record_id, conversation.turns)
+    store.save_session(replace(session.info, bot="embedded", penalty_lambda=2.5, prefilter=False))
+    again = store.load_session(conversation.record_id)
+    assert again.turns[-1].turn.settings == made and again.reply_settings(7) == made
+    assert (again.info.penalty_lambda, again.info.prefilter) == (2.5, False)
+    frame = outcome_frame([again], [])
+    assert frame.set_index("turn").loc[7, ["bot", "preset", "guard_mode"]].tolist() == ["scripted", "greedy", "flag"]
+    record = [r for r in decode_records(store, session_ids=[again.info.id])][-1]
+    assert (record["meta"]["bot"], record["meta"]["preset"], record["meta"]["detector"]) == ("scripted", "greedy",
+                                                                                             "embedded")

@@ -458,7 +458,15 @@ def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
     assert methods <= {"inquire_bot", "short", "opener"} and "opener" in methods
     # τ = 0.1 on a random model flags the second reply's candidates; flag mode sends them anyway
     assert all(0.0 <= row["judge_rate"] <= 1.0 for row in report["per_method"])
+    # the share of a method's messages that led to a contradiction: the guard or either judge said so
+    for row in report["per_method"]:
+        assert max(row["guard_flag_rate"], row["guard_judge_rate"], row["judge_rate"]) <= \
+            row["contradiction_share"] <= 1.0
     store = Store(url)
+    # every stored bot turn records the bot that produced it (issue 19 item 2)
+    for info in store.list_sessions(source="redteam"):
+        session = store.load_session(info.id)
+        assert {t.turn.settings.bot for t in session.turns if t.turn.speaker == "bot"} == {"scripted"}
     assert store.counts()["turns"] == 2 * 4 and store.counts()["suggestions"] >= 2
     assert len(sample.read_text().splitlines()) == 3
 

@@ -4,7 +4,8 @@
   the earlier utterances they were compared with — coloured by P(contradiction), with the threshold
   τ as a break in the colour scale and an outline on the cells at or over it (the evidence).
 * ``turn_score_chart``: per bot turn of a chat, the highest contradiction score of the sent reply and
-  of the candidates that were not sent, with τ as a rule.
+  of the candidates that were not sent, with τ as a rule; after a re-judge, a ring on the candidate the
+  guard would now send where that is not the sent reply.
 
 Both render as SVG (a few hundred marks at most), so their cells, points and legends are elements of
 the page a browser test can find.
@@ -22,20 +23,61 @@ SVG = {"embedOptions": {"renderer": "svg"}}
 #: Colours below τ stay pale; from τ on they turn red, so the colour legend shows the break at τ.
 BELOW_TAU, AT_TAU, CERTAIN = "#f2f2f2", "#f7a35c", "#9e0000"
 SENT, NOT_SENT = "sent reply", "best candidate not sent"
+#: After a re-judge: the candidate the guard would now send, where that is not the sent reply (a ringed point).
+WOULD_SEND = "re-judged: would now send"
 TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
-ROW_HEIGHT = 44  # px per judged sentence: room for the score printed in each cell
+ROW_HEIGHT = 52  # px per judged sentence: room for the score in each cell and a three-line heading
 
 
-def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.LayerChart:
-    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances)."""
+def wrap_label(text: str, width: int, lines: int) -> str:
+    """``text`` broken at spaces into at most ``lines`` lines of about ``width`` characters ("\n" between them;
+    the heatmap's text marks break there), the last one ending in "…" when the text goes on."""
+    words, out, line = " ".join(str(text).split()).split(" "), [], ""
+    for word in words:
+        while len(word) > width:  # a word longer than a line is split
+            if line:
+                out.append(line)
+                line = ""
+            out.append(word[:width])
+            word = word[width:]
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            out.append(line)
+            line = word
+    if line:
+        out.append(line)
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: width - 1].rstrip() + "…"
+    return "\n".join(out)
+
+
+#: Column headings: lines of this many characters (five columns fit side by side in the playground's
+#: half of a 1400 px window); row headings: the judged sentence on up to three lines.
+COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES = 16, 3
+ROW_LABEL_CHARS, ROW_LABEL_LINES = 30, 3
+LABEL_FONT = 12
+LABEL_LINE_HEIGHT = 14
+
+
+def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: float = 1.0) -> alt.LayerChart:
+    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances).
+
+    Every column and row has a heading (text marks rather than axis labels, which Vega drops when they
+    overlap and cuts at a fixed width): the earlier utterance abbreviated on up to three lines above its
+    column, the judged sentence on up to three lines left of its row; hovering a heading shows the full text.
+    ``scale``: every size times this (presentation mode's larger type).
+    """
+    font, line, row_height = round(LABEL_FONT * scale), round(LABEL_LINE_HEIGHT * scale), round(ROW_HEIGHT * scale)
     frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
     order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     rows = frame.drop_duplicates("candidate")["candidate"].tolist()
-    base = alt.Chart(frame).encode(
-        x=alt.X("earlier:N", sort=order, title=None,
-                axis=alt.Axis(orient="bottom", labelAngle=-30, labelLimit=220, labelFontSize=12)),
-        y=alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labelLimit=260, labelFontSize=12)),
-    )
+    x = alt.X("earlier:N", sort=order, title=None, axis=alt.Axis(labels=False, ticks=False, domain=False))
+    y = alt.Y("candidate:N", sort=rows, title=None, axis=alt.Axis(labels=False, ticks=False, domain=False))
+    base = alt.Chart(frame).encode(x=x, y=y)
     tooltip = [alt.Tooltip("where:N", title="compared with"), alt.Tooltip("earlier_text:N", title="earlier text"),
                alt.Tooltip("judged:N", title="judged sentence"), alt.Tooltip("score:Q", title="P(contradiction)",
                                                                              format=".3f")]
@@ -44,36 +86,64 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "") -> alt.
     cells = base.mark_rect(strokeWidth=3).encode(
         color=alt.Color("score:Q", title=f"P(contradiction) · τ = {threshold:.2f}",
                         scale=alt.Scale(domain=[0, threshold, 1], range=[BELOW_TAU, AT_TAU, CERTAIN]),
-                        legend=alt.Legend(orient="bottom", gradientLength=300, values=ticks, format=".2f")),
+                        legend=alt.Legend(orient="bottom", gradientLength=round(300 * scale), values=ticks,
+                                          format=".2f", titleLimit=0, labelFontSize=round(11 * scale),
+                                          titleFontSize=round(11 * scale))),
         stroke=alt.condition(f"datum.score >= {threshold}", alt.value("#000000"), alt.value("#ffffff")),
         tooltip=tooltip,
     )
-    labels = base.mark_text(baseline="middle", fontSize=13).encode(
+    labels = base.mark_text(baseline="middle", fontSize=round(13 * scale)).encode(
         text=alt.Text("score:Q", format=".2f"),
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
         tooltip=tooltip,
     )
-    return alt.layer(cells, labels).properties(
-        height=alt.Step(ROW_HEIGHT), usermeta=SVG,
-        title=alt.TitleParams(title, anchor="start", subtitle=f"outlined: at or over τ = {threshold:.2f}, "
-                                                                 "the evidence; hover a cell for the full sentences"))
+    columns = frame.drop_duplicates("earlier").assign(full=lambda f: [f"{w}: {t}" for w, t in zip(f["where"],
+                                                                                               f["earlier_text"])])
+    # every heading padded to the same number of lines from the top, so its last line sits just above the cells
+    # (Vega stacks a multi-line text downwards from its baseline)
+    columns["heading"] = ["\n" * (COLUMN_LABEL_LINES - 1 - w.count("\n")) + w for w in
+                          (wrap_label(t, COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES) for t in columns["full"])]
+    column_heads = alt.Chart(columns).mark_text(
+        baseline="bottom", align="center", dy=-6 - line * (COLUMN_LABEL_LINES - 1), lineBreak="\n",
+        lineHeight=line, fontSize=font, color="#222").encode(
+        x=x, y=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("full:N", title="earlier utterance")])
+    # a row heading's lines centred on its row: its first line one line up, a one-line heading after a blank line
+    row_frame = frame.drop_duplicates("candidate").assign(
+        heading=lambda f: [("\n" + w if "\n" not in w else w) for w in
+                           (wrap_label(t, ROW_LABEL_CHARS, ROW_LABEL_LINES) for t in f["judged"])])
+    row_heads = alt.Chart(row_frame).mark_text(
+        baseline="middle", align="right", dx=-8, dy=-line, lineBreak="\n", lineHeight=line, fontSize=font,
+        color="#222").encode(
+        y=y, x=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("judged:N", title="judged sentence")])
+    return alt.layer(cells, labels, column_heads, row_heads).properties(
+        height=alt.Step(row_height), usermeta=SVG,
+        title=alt.TitleParams(title, anchor="start", offset=12 + (line + 1) * COLUMN_LABEL_LINES,
+                              fontSize=round(13 * scale), subtitleFontSize=round(11 * scale),
+                              subtitle=f"outlined: at or over τ = {threshold:.2f}, the evidence; hover a cell or a "
+                                       "heading for the full sentences"))
 
 
-def turn_score_chart(rows: Sequence[dict], threshold: float) -> alt.LayerChart:
+def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0) -> alt.LayerChart:
     """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
     frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
     frame["flagged"] = frame["score"] >= threshold
-    x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0))
-    y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]))
-    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[SENT, NOT_SENT], range=["#1f5fbf", "#e07b00"]),
-                       legend=alt.Legend(orient="bottom", labelLimit=0))
-    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=80, filled=True)).encode(
-        x=x, y=y, color=colour,
-        tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
-                 alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")],
-    )
+    axis = {"labelFontSize": round(11 * scale), "titleFontSize": round(11 * scale)}
+    x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0, **axis))
+    y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(**axis))
+    shown = [s for s in (SENT, NOT_SENT, WOULD_SEND) if s in set(frame["series"])] or [SENT, NOT_SENT]
+    palette = {SENT: "#1f5fbf", NOT_SENT: "#e07b00", WOULD_SEND: "#138a36"}
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=shown, range=[palette[s] for s in shown]),
+                       legend=alt.Legend(orient="bottom", labelLimit=0, labelFontSize=round(11 * scale),
+                                         symbolSize=round(100 * scale)))
+    tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
+               alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")]
+    lines = alt.Chart(frame[frame["series"] != WOULD_SEND]).mark_line(
+        point=alt.OverlayMarkDef(size=round(80 * scale * scale), filled=True)).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line
+    picks = alt.Chart(frame[frame["series"] == WOULD_SEND]).mark_point(
+        shape="diamond", size=round(320 * scale * scale), filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
     rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.2f}"]})
     rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
-    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=13).encode(
+    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=round(13 * scale)).encode(
         y="tau:Q", text="label:N", x=alt.value(0))
-    return alt.layer(lines, rule, label).properties(height=TURN_CHART_HEIGHT, usermeta=SVG)
+    return alt.layer(lines, picks, rule, label).properties(height=round(TURN_CHART_HEIGHT * scale), usermeta=SVG)

@@ -48,6 +48,8 @@ mark.cg-clause {{ background: #ffd23f !important; color: #000000; border-bottom:
 mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 3px solid #4b1fa0 !important; }}
 .cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
 [data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
+.cg-table {{ font-size: 1rem !important; }}
+.cg-table th {{ color: #111111 !important; border-bottom-color: #555555 !important; }}
 </style>"""
 
 
@@ -187,6 +189,45 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
     return body
 
 
+# ---------------------------------------------------------------- small tables
+
+#: A small table as HTML (ui.widgets.show_table): long text wraps inside its cell, numbers never do, and
+#: the type is in rem, so presentation mode's larger root size enlarges it like the rest of the page.
+TABLE_STYLE = "width:100%;border-collapse:collapse;font-size:0.85rem;line-height:1.4;margin:0.25rem 0 0.75rem"
+TABLE_HEAD_STYLE = ("text-align:left;vertical-align:bottom;font-weight:600;padding:4px 8px;"
+                    "border-bottom:2px solid #ccc;color:#333")
+TABLE_CELL_STYLE = "vertical-align:top;padding:4px 8px;border-bottom:1px solid #e6e6e6"
+TEXT_CELL_STYLE = "white-space:normal;overflow-wrap:anywhere;min-width:8em"
+NUMBER_CELL_STYLE = "white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums;width:1%"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def table_html(rows: Sequence[dict], columns: Sequence[str] | None = None, css_class: str = "") -> str:
+    """``rows`` (dicts of plain values) as an escaped HTML table (class ``cg-table``): text columns wrap,
+    number columns keep one line and stay whole, so no column is cut at any width. None shows as empty."""
+    columns = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
+    numeric = {c for c in columns if any(_is_number(r.get(c)) for r in rows)
+               and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)}
+    head = "".join(f'<th style="{TABLE_HEAD_STYLE}{";text-align:right" if c in numeric else ""}" '
+                   f'data-column="{html.escape(str(c), quote=True)}">{html.escape(str(c))}</th>' for c in columns)
+    body = []
+    for row in rows:
+        cells = []
+        for c in columns:
+            value = row.get(c)
+            text = "" if value is None or (isinstance(value, float) and value != value) else str(value)
+            style = NUMBER_CELL_STYLE if c in numeric else (TEXT_CELL_STYLE if len(text) > 12 else "")
+            cells.append(f'<td style="{TABLE_CELL_STYLE};{style}">{_escape_text(text)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    classes = " ".join(["cg-table", css_class]).strip()
+    return (f'<div class="cg-table-wrap" style="max-width:100%;overflow-x:auto">'
+            f'<table class="{classes}" style="{TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
 # ---------------------------------------------------------------- pair-score heatmap
 
 def _short(text: str, limit: int = 60) -> str:
@@ -216,8 +257,8 @@ def pair_score_frame(pair_scores: Sequence[PairScore]) -> pd.DataFrame:
     for pair in pair_scores:
         where = describe_source(pair)
         rows.append({
-            "candidate": _short(pair.hypothesis, 48),
-            "earlier": f"{where}: {_short(pair.premise, 36)}",
+            "candidate": _short(pair.hypothesis, 80),
+            "earlier": f"{where}: {_short(pair.premise, 40)}",
             "source": PremiseSource(pair.source).value,
             "order": ranks[_premise_key(pair)],
             "judged": pair.hypothesis,

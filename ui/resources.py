@@ -123,9 +123,10 @@ def _with_status(kind: str, name: str, label: str, loader):
     return value
 
 
-def get_bot(name: str, engine: str = "auto") -> Bot | None:
+def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
     """The bot, or None after an st.error that says what to do. ``engine`` (local bots): auto, ctranslate2 or
-    transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so."""
+    transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so. ``kept``:
+    what the calling page keeps meanwhile, said in the error ("the conversation is kept")."""
     try:
         script = defaults().script if name == "scripted" else None
         label = f"Loading bot '{name}'…"
@@ -134,7 +135,7 @@ def get_bot(name: str, engine: str = "auto") -> Bot | None:
         return _with_status("bot", f"{name}:{script or ''}:{engine}", label, lambda _: _bot(name, script, engine))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
-                   "sidebar (the conversation is kept).", str(exc))
+                   f"sidebar{_kept(kept)}.", str(exc))
         return None
 
 
@@ -157,14 +158,18 @@ def engine_caption(name: str, engine: str = "auto") -> None:
                    if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
 
 
-def get_scorer(name: str) -> NLIScorer | None:
-    """The NLI scorer, or None after an st.error that says what to do."""
+def _kept(kept: str) -> str:
+    return f" ({kept})" if kept else ""
+
+
+def get_scorer(name: str, kept: str = "") -> NLIScorer | None:
+    """The NLI scorer, or None after an st.error that says what to do (and what the page keeps: ``kept``)."""
     try:
         return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
-                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder "
-                   "(the conversation is kept).", str(exc))
+                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
+                   f"{_kept(kept)}.", str(exc))
         return None
 
 
@@ -209,10 +214,10 @@ def _detector(name: str, threshold: float, method: str, prefilter_k: int | None,
 
 
 def make_detectors(name: str, threshold: float, methods: tuple[str, ...] = ("structured",),
-                   prefilter_k: int | None = None) -> dict[str, ContradictionDetector] | None:
+                   prefilter_k: int | None = None, kept: str = "") -> dict[str, ContradictionDetector] | None:
     """ContradictionDetectors over one cached scorer, one per method, or None after one st.error
     (a page that needs several methods loads the scorer once, so a bad name is reported once)."""
-    scorer = get_scorer(name)
+    scorer = get_scorer(name, kept)
     if scorer is None:
         return None
     embedder = get_embedder() if prefilter_k else None
@@ -227,9 +232,9 @@ def make_detectors(name: str, threshold: float, methods: tuple[str, ...] = ("str
 
 
 def make_detector(name: str, threshold: float, method: str = "structured",
-                  prefilter_k: int | None = None) -> ContradictionDetector | None:
-    """A ContradictionDetector over the cached scorer, or None after an st.error."""
-    detectors = make_detectors(name, threshold, (method,), prefilter_k)
+                  prefilter_k: int | None = None, kept: str = "") -> ContradictionDetector | None:
+    """A ContradictionDetector over the cached scorer, or None after an st.error (saying what is ``kept``)."""
+    detectors = make_detectors(name, threshold, (method,), prefilter_k, kept)
     return None if detectors is None else detectors[method]
 
 
@@ -270,9 +275,11 @@ def sidebar_detector_settings() -> tuple[str, float]:
                        f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
                        "calibrated for it.", str(exc))
         default = FALLBACK_THRESHOLD
+    key = f"threshold::{name}"
+    # a restored session sets the key first (ui.studio_widgets.restore_settings): no default beside it then
     threshold = st.sidebar.slider(
-        "Contradiction threshold τ", min_value=0.05, max_value=0.95, value=round(default, 2), step=0.01,
-        key=f"threshold::{name}",
+        "Contradiction threshold τ", min_value=0.05, max_value=0.95, step=0.01, key=key,
+        **({} if key in st.session_state else {"value": round(default, 2)}),
         help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.2f}.",
     )
     st.sidebar.caption(operating_point_caption(name, float(threshold)))

@@ -70,9 +70,11 @@ def _suggestion_ids(record_id: str) -> dict[int, int]:
     return st.session_state.setdefault("studio::suggestion_ids", {}).setdefault(record_id, {})
 
 
-def resume(conversation: Conversation) -> Conversation:
+def resume() -> Conversation:
     """The conversation named by ``?session=`` in the URL (loaded from the database after a refresh or
-    a server restart), else the one in this browser session."""
+    a server restart), else the one in this browser session. A loaded session's settings go into the
+    sidebar's controls (``restore_settings``), so app.py calls this before any sidebar widget exists."""
+    conversation = st.session_state.setdefault("conversation", Conversation())
     wanted = st.query_params.get("session")
     if not wanted or wanted == conversation.record_id:
         return conversation
@@ -91,13 +93,44 @@ def resume(conversation: Conversation) -> Conversation:
     loaded = stored.conversation()
     _methods(loaded.record_id).update(stored.methods)
     st.session_state["conversation"] = loaded
-    if stored.info.persona:
-        st.session_state["persona_text"] = "\n".join(stored.info.persona)
+    restore_settings(stored.info)
     return loaded
 
 
+def restore_settings(info: SessionInfo) -> None:
+    """Put a stored session's settings into the sidebar's widget keys (before the widgets exist): bot, decoding
+    preset, candidates, guard mode, λ, prefilter, persona, detector and τ. A value this app cannot offer (a bot
+    not available here, a τ off the slider) is left at the control's current value."""
+    from bots import registry
+    from bots.base import PRESETS
+    from guard.vocabulary import GUARD_MODES
+
+    state = st.session_state
+    wanted: dict[str, object] = {}
+    if info.bot and info.bot in registry.available_bots():
+        wanted["bot_name"] = info.bot
+    if info.preset in PRESETS:
+        wanted["preset"] = info.preset
+    if info.num_candidates:
+        wanted["num_candidates"] = min(10, max(1, int(info.num_candidates)))
+    if info.guard_mode in GUARD_MODES:
+        wanted["guard_mode"] = str(info.guard_mode)
+    if info.penalty_lambda is not None:
+        wanted["penalty_lambda"] = min(5.0, max(0.0, round(float(info.penalty_lambda), 1)))
+    if info.prefilter is not None:
+        wanted["prefilter"] = bool(info.prefilter)
+    wanted["persona_text"] = "\n".join(info.persona)
+    if info.detector:
+        wanted["detector_name"] = info.detector
+        if info.threshold is not None and 0.05 <= info.threshold <= 0.95:
+            wanted[f"threshold::{info.detector}"] = round(float(info.threshold), 2)
+    for key, value in wanted.items():
+        state[key] = value
+        state[f"kept::{key}"] = value  # the chat page's copies, which survive a visit to another page
+
+
 def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, detector: str, threshold: float,
-         num_candidates: int) -> bool:
+         num_candidates: int, penalty_lambda: float | None = None, prefilter: bool | None = None) -> bool:
     """Store the session's settings and any turn not stored yet; put the session id in the URL."""
     if not conversation.turns:
         return False
@@ -108,7 +141,7 @@ def save(conversation: Conversation, bot: str, preset: str, mode: GuardMode, det
         existing = db.session_info(conversation.record_id)
         info = SessionInfo(id=conversation.record_id, bot=bot, preset=preset, guard_mode=mode, detector=detector,
                            threshold=float(threshold), num_candidates=int(num_candidates),
-                           persona=list(conversation.persona),
+                           persona=list(conversation.persona), penalty_lambda=penalty_lambda, prefilter=prefilter,
                            player=existing.player if existing and existing.player else player_name(),
                            source=existing.source if existing else "chat", meta=existing.meta if existing else {})
         db.save_session(info)
@@ -225,8 +258,10 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
     for i, s in enumerate(result.suggestions):
         sid = ids[i] if i < len(ids) else None
         send, edit = st.columns([12, 1], vertical_alignment="center")
-        send.button(f"{s.text}", key=f"{key}::send::{i}", width="stretch",
-                    help=f"{METHOD_LABELS.get(s.method, s.method)}: {METHOD_HELP.get(s.method, '')}. {s.note}",
+        # the label renders Markdown: escaped, it shows the words as they will be sent (the raw text is sent)
+        send.button(escape_markdown(s.text), key=f"{key}::send::{i}", width="stretch",
+                    help=escape_markdown(f"{METHOD_LABELS.get(s.method, s.method)}: {METHOD_HELP.get(s.method, '')}. "
+                                         f"{s.note}"),
                     on_click=_pick, args=(s.text, s.method, sid, False), icon=":material/send:")
         edit.button("✏️", key=f"{key}::edit::{i}", help="edit before sending",
                     on_click=_edit, args=(s.text, s.method, sid))
@@ -368,7 +403,6 @@ def _annotations(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
 # ---------------------------------------------------------------------------- self-play from the page
 def self_play_form(detector_name: str, threshold: float) -> None:
     """Run studio.redteam from the Review page: the assistant goads a bot, sessions are stored."""
-    import pandas as pd
 
     from bots import registry
     from bots.base import PRESETS
@@ -393,9 +427,10 @@ def self_play_form(detector_name: str, threshold: float) -> None:
         st.warning("Pick at least one trigger method.")
         return
     db = store()
-    bot = resources.get_bot(bot_name)
-    guard = resources.make_detector(detector_name, threshold, prefilter_k=8)
-    judge = resources.make_detector(detector_name, threshold, method="unstructured")
+    kept = "the stored sessions are kept; nothing was played"
+    bot = resources.get_bot(bot_name, kept=kept)
+    guard = resources.make_detector(detector_name, threshold, prefilter_k=8, kept=kept)
+    judge = resources.make_detector(detector_name, threshold, method="unstructured", kept=kept)
     if db is None or bot is None or guard is None or judge is None:
         return
     settings = RedteamSettings(bot=bot_name, guard_mode=mode, methods=list(methods), sessions=int(sessions),
@@ -420,4 +455,6 @@ def self_play_form(detector_name: str, threshold: float) -> None:
     st.success(f"{report['bot_replies']} bot replies in {report['sessions']} sessions ({report['seconds']} s), "
                f"stored with source 'redteam'.")
     st.caption(escape_markdown(f"judges: {report['guard_judge']} and {report['judge']}"))
-    st.dataframe(pd.DataFrame(report["per_method"]), hide_index=True)
+    from ui.widgets import show_table
+
+    show_table(report["per_method"], interactive=True)

@@ -88,16 +88,17 @@ class TurnScore:
     """One point of the per-turn chart: a bot turn's highest contradiction score, sent or not."""
 
     turn: int
-    series: str  # ui.charts.SENT or ui.charts.NOT_SENT
+    series: str  # ui.charts.SENT, NOT_SENT or WOULD_SEND
     score: float
     text: str
 
 
 def turn_scores(conversation: Conversation) -> list[dict]:
-    """Per guarded bot turn: the sent reply's contradiction score and the highest among the candidates
-    not sent (rows for ui.charts.turn_score_chart). The safe reply is never judged, so a blocked turn
+    """Per guarded bot turn: the sent reply's contradiction score, the highest among the candidates
+    not sent and, after a re-judge, the candidate the guard would now send when that is not the sent reply
+    (rows for ui.charts.turn_score_chart). The safe reply is never judged, so a blocked turn
     has only the candidates' point."""
-    from ui.charts import NOT_SENT, SENT
+    from ui.charts import NOT_SENT, SENT, WOULD_SEND
 
     rows = []
     for turn in conversation.turns:
@@ -112,6 +113,11 @@ def turn_scores(conversation: Conversation) -> list[dict]:
             best = max(unsent, key=lambda c: c.contradiction_score)
             rows.append(asdict(TurnScore(turn.turn_id, NOT_SENT, best.contradiction_score,
                                          f"#{best.index + 1}: {best.text}")))
+        if report.would_send is not None and 0 <= report.would_send < len(report.candidates):
+            pick = report.candidates[report.would_send]
+            if pick.contradiction_score is not None:
+                rows.append(asdict(TurnScore(turn.turn_id, WOULD_SEND, pick.contradiction_score,
+                                             f"#{pick.index + 1}: {pick.text}")))
     return rows
 
 
@@ -148,7 +154,7 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
             "candidate": c.text,
             "why": c.reason,
             "generator score": round(c.generator_score, 3),
-            "contradiction": None if c.contradiction_score is None else round(c.contradiction_score, 3),
+            "contradiction score": None if c.contradiction_score is None else round(c.contradiction_score, 3),
             "category": c.category,
         })
     return rows

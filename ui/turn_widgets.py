@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from conversation.guarding import rejudge
@@ -23,6 +22,7 @@ from ui.transcript import (
     evidence_rows,
     turn_scores,
 )
+from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
@@ -42,11 +42,9 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
     not in the transcript, unless it was sent)."""
     report = turn.report
     with st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False):
-        st.dataframe(pd.DataFrame(candidate_table(report)), hide_index=True, column_config={
-            "#": st.column_config.NumberColumn(width=40), "sent": st.column_config.TextColumn(width=50),
-            "candidate": st.column_config.TextColumn(width="medium"),
-            "why": st.column_config.TextColumn(width="large", help="guard.policies' reason for this candidate"),
-        })
+        # wrapping HTML: the candidate and its reason wrap, the scores stay whole at any width (an st.dataframe
+        # clipped them at 1400 px) and grow in presentation mode
+        show_table(candidate_table(report), css_class="cg-candidates")
         for cand in report.candidates:
             if not cand.contradicts:
                 continue
@@ -60,7 +58,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
                         f"{context}</div>")
             rows = evidence_rows(cand)
             if rows:
-                st.dataframe(pd.DataFrame(rows), hide_index=True)
+                show_table(rows, css_class="cg-evidence-table")
             role = cand.details.role if cand.details is not None else None
             if role is not None and role.decided:
                 st.caption(escape_markdown(
@@ -78,7 +76,8 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
     if not rows:
         return
     st.markdown("**Contradiction score per bot turn**")
-    st.altair_chart(turn_score_chart(rows, threshold), width="stretch", height=TURN_CHART_HEIGHT)
+    scale = PRESENTATION_SCALE if presentation_on() else 1.0
+    st.altair_chart(turn_score_chart(rows, threshold, scale), width="stretch", height=round(TURN_CHART_HEIGHT * scale))
     st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
                "is the guard at work: a contradicting candidate was not sent.")
 

@@ -15,10 +15,35 @@ from guard.records import Dialogue
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
-from ui.render import escape_markdown, evidence_marks, pair_score_frame, turn_html
+from ui.render import escape_markdown, evidence_marks, pair_score_frame, table_html, turn_html
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
+
+
+#: Chart type in presentation mode, relative to normal (the page's own type grows 22/16).
+PRESENTATION_SCALE = 1.5
+
+
+def presentation_on() -> bool:
+    return bool(st.session_state.get("presentation"))
+
+
+def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | None = None,
+               interactive: bool = False, css_class: str = "") -> None:
+    """A small table as wrapping HTML (ui.render.table_html): every column whole at any width, text wrapped,
+    and larger in presentation mode. ``interactive``: a long table (the Review page's) stays a sortable
+    st.dataframe, except in presentation mode, where its type must grow with the page's."""
+    if isinstance(rows, pd.DataFrame):
+        rows = rows.astype(object).where(rows.notna(), None).to_dict("records")
+    rows = list(rows)
+    if interactive and not presentation_on():
+        st.dataframe(pd.DataFrame(rows, columns=list(columns) if columns else None), hide_index=True)
+        return
+    if not rows:
+        st.caption("(nothing yet)")
+        return
+    st.html(table_html(rows, columns, css_class))
 
 
 def verdict_line(verdict: Verdict) -> str:
@@ -54,7 +79,7 @@ def show_evidence_table(verdict: Verdict) -> None:
         for e in verdict.evidence if e.source != PremiseSource.WHOLE_HISTORY
     ]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        show_table(rows, css_class="cg-evidence-table")
 
 
 def show_category_checks(verdict: Verdict) -> None:
@@ -65,8 +90,8 @@ def show_category_checks(verdict: Verdict) -> None:
                     f" (flags at ≥ {intra.threshold:.3f}: clauses of one human message clash that often only 1% "
                     "of the time)")
         if intra.pairs:
-            st.dataframe(pd.DataFrame([{"clause A": p.premise, "clause B": p.hypothesis, "score": round(p.score, 3)}
-                                       for p in intra.pairs]), hide_index=True)
+            show_table([{"clause A": p.premise, "clause B": p.hypothesis, "score": round(p.score, 3)}
+                        for p in intra.pairs])
         else:
             st.caption("one clause only: nothing inside the turn to compare")
     if role is not None:
@@ -91,7 +116,8 @@ def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "")
     if frame.empty:
         st.caption("no earlier same-speaker sentences to pair with")
         return
-    st.altair_chart(pair_heatmap(frame, threshold, title), width="stretch")
+    st.altair_chart(pair_heatmap(frame, threshold, title, scale=PRESENTATION_SCALE if presentation_on() else 1.0),
+                    width="stretch")
 
 
 def example_judgements(detector_name: str, threshold: float,
@@ -111,10 +137,10 @@ def show_agreement(judgements: list[ExampleJudgement]) -> None:
     """One summary line and, on demand, the right/wrong table of every built-in example."""
     st.markdown(f"**{escape_markdown(agreement_line(judgements).capitalize())}.**")
     with st.expander("Right and wrong per example"):
-        st.dataframe(pd.DataFrame([{
+        show_table([{
             "example": j.title, "people say": category_name(j.expected), "detector says": category_name(j.said),
             "p": round(j.score, 2), "": j.mark(),
-        } for j in judgements]), hide_index=True)
+        } for j in judgements])
 
 
 def judgement_text(judgement: ExampleJudgement) -> str:

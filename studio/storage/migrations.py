@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import func, inspect, select, text
+from sqlalchemy import func, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -59,8 +59,39 @@ def _schema_3(conn: Connection) -> None:
     _drop_column_if_present(conn, "candidates", "verdict")
 
 
+def _schema_4(conn: Connection) -> None:
+    """Every bot turn keeps the bot and settings that produced it (``turns.bot``, ``turns.settings``), and a
+    session its guard's λ and prefilter (``sessions.penalty_lambda``, ``sessions.prefilter``), so a reload
+    restores them. Bot turns stored before get what was known: the session's bot and preset, and the guard
+    settings of the turn's own report (else, or when it was re-judged since, the session's), marked
+    ``from_session``."""
+    _add_column_if_missing(conn, "sessions", "penalty_lambda", "FLOAT")
+    _add_column_if_missing(conn, "sessions", "prefilter", "BOOLEAN")
+    _add_column_if_missing(conn, "turns", "bot", "VARCHAR(200)")
+    _add_column_if_missing(conn, "turns", "settings", "JSON")
+    sessions = {row.id: row for row in conn.execute(select(
+        SessionRow.id, SessionRow.bot, SessionRow.preset, SessionRow.guard_mode, SessionRow.detector,
+        SessionRow.threshold, SessionRow.num_candidates))}
+    turns = conn.execute(select(TurnRow.id, TurnRow.session_id, TurnRow.guard).where(
+        TurnRow.speaker == "bot", TurnRow.settings.is_(None))).all()
+    for turn_id, session_id, guard in turns:
+        session = sessions.get(session_id)
+        if session is None:
+            continue
+        report = guard or {}
+        if report.get("rejudge_note"):  # a re-judged report holds the re-judge's settings, not the turn's own
+            report = {"candidates": report.get("candidates")}
+        settings = {"bot": session.bot or "", "preset": session.preset or "", "decoding": {},
+                    "guard_mode": report.get("mode") or session.guard_mode or None,
+                    "detector": report.get("detector") or session.detector or "",
+                    "threshold": report.get("threshold", session.threshold),
+                    "num_candidates": len(report["candidates"]) if report.get("candidates") else session.num_candidates,
+                    "penalty_lambda": None, "prefilter": None, "from_session": True}
+        conn.execute(update(TurnRow).where(TurnRow.id == turn_id).values(bot=settings["bot"], settings=settings))
+
+
 #: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3, 4: _schema_4}
 SCHEMA_VERSION = max(MIGRATIONS)
 #: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
 MIGRATION_LOCK_KEY = 0x5757D10

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from conversation.jsonform import from_jsonable
-from conversation.records import ChatTurn, Conversation
+from conversation.records import ChatTurn, Conversation, ReplySettings
 from guard.vocabulary import CATEGORIES, Category, GuardMode
 
 #: Where a session came from: the chat page, self-play (studio.redteam) or an imported transcript.
@@ -29,6 +29,8 @@ class SessionInfo:
     persona: list[str] = field(default_factory=list)
     player: str | None = None
     source: str = "chat"
+    penalty_lambda: float | None = None  # the guard's λ (penalty mode), schema 4
+    prefilter: bool | None = None  # the guard's prefilter, schema 4
     meta: dict = field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -78,7 +80,8 @@ class TurnJudgement:
 
 @dataclass
 class StoredTurn:
-    """A turn as stored: the chat turn plus how a user turn was written."""
+    """A turn as stored: the chat turn (a bot turn with the settings that produced it) plus how a user turn
+    was written."""
 
     turn: ChatTurn
     method: str | None = None
@@ -98,6 +101,16 @@ class StoredSession:
     @property
     def methods(self) -> dict[int, str]:
         return {t.turn.turn_id: t.method for t in self.turns if t.method}
+
+    def reply_settings(self, turn_index: int) -> ReplySettings:
+        """The bot and settings that produced bot turn ``turn_index``; the session's where the turn kept none."""
+        turn = next((t.turn for t in self.turns if t.turn.turn_id == turn_index), None)
+        if turn is not None and turn.settings is not None:
+            return turn.settings
+        info = self.info
+        return ReplySettings(bot=info.bot, preset=info.preset, guard_mode=info.guard_mode, detector=info.detector,
+                             threshold=info.threshold, num_candidates=info.num_candidates,
+                             penalty_lambda=info.penalty_lambda, prefilter=info.prefilter, from_session=True)
 
     def judgement(self, turn_index: int) -> TurnJudgement | None:
         """Self-play's judgement of the bot turn ``turn_index``, or None (not a self-play turn).

@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BOT, BotTurnReport, ChatTurn
+from conversation.records import BOT, BotTurnReport, ChatTurn, ReplySettings
 from studio.storage.errors import StoreError
 from studio.storage.migrations import migrate
 from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn
@@ -143,6 +143,7 @@ class Store:
         return SessionInfo(id=row.id, bot=row.bot, preset=row.preset, guard_mode=row.guard_mode,
                            detector=row.detector, threshold=row.threshold, num_candidates=row.num_candidates,
                            persona=list(row.persona or []), player=row.player, source=row.source,
+                           penalty_lambda=row.penalty_lambda, prefilter=row.prefilter,
                            meta=dict(row.meta or {}), created_at=row.created_at, updated_at=row.updated_at)
 
     def list_sessions(self, source: str | None = None) -> list[SessionInfo]:
@@ -172,7 +173,9 @@ class Store:
                     continue
                 row = TurnRow(session_id=session_id, turn_index=turn.turn_id, speaker=turn.speaker, text=turn.text,
                               created_at=now(), method=methods.get(turn.turn_id),
-                              suggestion_id=suggestion_ids.get(turn.turn_id))
+                              suggestion_id=suggestion_ids.get(turn.turn_id),
+                              bot=None if turn.settings is None else turn.settings.bot,
+                              settings=None if turn.settings is None else jsonable(turn.settings))
                 session.add(row)
                 session.flush()
                 self._write_report(session, row, turn.report)
@@ -221,7 +224,9 @@ class Store:
             for t in session.scalars(select(TurnRow).where(TurnRow.session_id == session_id)
                                      .order_by(TurnRow.turn_index)):
                 report = from_jsonable(BotTurnReport, t.guard) if t.guard else None
-                turns.append(StoredTurn(ChatTurn(t.turn_index, t.speaker, t.text, report), t.method, t.suggestion_id))
+                settings = from_jsonable(ReplySettings, t.settings) if t.settings else None
+                turns.append(StoredTurn(ChatTurn(t.turn_index, t.speaker, t.text, report, settings), t.method,
+                                        t.suggestion_id))
             return StoredSession(self._info(row), turns)
 
     # ------------------------------------------------------------------ suggestions

@@ -43,6 +43,8 @@ class SessionRow(Base):
     persona: Mapped[list] = mapped_column(JSON, default=list)
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
     player: Mapped[str | None] = mapped_column(String(200), nullable=True)  # schema 2
+    penalty_lambda: Mapped[float | None] = mapped_column(Float, nullable=True)  # schema 4
+    prefilter: Mapped[bool | None] = mapped_column(Boolean, nullable=True)  # schema 4
 
 
 class TurnRow(Base):
@@ -60,6 +62,9 @@ class TurnRow(Base):
     guard: Mapped[dict | None] = mapped_column(JSON, nullable=True)  # bot turns: the guard's report (jsonable)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)  # some candidate contradicted
     reply_flagged: Mapped[bool] = mapped_column(Boolean, default=False)  # the sent reply contradicts
+    # schema 4, bot turns: the bot and settings that produced the turn (conversation.records.ReplySettings)
+    bot: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    settings: Mapped[dict | None] = mapped_column(JSON, nullable=True)
 
 
 class CandidateRow(Base):
