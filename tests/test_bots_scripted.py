@@ -68,9 +68,9 @@ def test_bad_scripts_are_bot_errors(tmp_path):
 
 
 @pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")
-@pytest.mark.xfail(strict=True, reason="known false alarm of the shipped detector (docs/detector.md, weaknesses): "
-                   "'No, my two dogs are plenty for me.' scores 0.83 against 'I have two dogs' (tau 0.65)")
 def test_embedded_detector_catches_the_built_in_contradiction_only():
+    """At the false-alarm operating point (τ 0.93) the consistent 'No, my two dogs are plenty for me.' (0.83 against
+    'I have two dogs') is no longer flagged, while the planted 'I don't have any pets.' still is."""
     from guard.detector import ContradictionDetector
     from guard.loading import load_scorer
     from guard.records import Turn
