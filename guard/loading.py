@@ -21,13 +21,13 @@ FALLBACK_THRESHOLD = 0.5
 GUARD_CONFIG_NAME = "guard_config.json"
 
 
-#: The larger detector: a LoRA adapter + classification head over all-mpnet-base-v2 (PyPI), merged once.
+#: The larger detector: the trained top 6 blocks + head over all-mpnet-base-v2 (PyPI), merged once.
 MPNET_ADAPTER_DIR = REPO_ROOT / "models" / "detector-mpnet"
 #: Names of the project's own detectors; "embedded" is the default the app and command lines use.
 EMBEDDED_DETECTORS = {
     "embedded": "the default detector (models/detector)",
     "embedded-minilm": "the fast MiniLM-L6 cross-encoder (models/detector)",
-    "embedded-mpnet": "the mpnet-base LoRA adapter (models/detector-mpnet), merged onto the PyPI base once",
+    "embedded-mpnet": "mpnet-base with its top 6 blocks and head trained (models/detector-mpnet), merged onto the PyPI base once",
     "embedded-cascade": "MiniLM on every pair, mpnet on the pairs MiniLM finds suspicious",
 }
 #: Bases an adapter may name symbolically in its adapter_config.json (resolved to PyPI packages, never a hub).
@@ -61,7 +61,7 @@ def _resolve(name_or_path: str | Path) -> str:
         if not any((MPNET_ADAPTER_DIR / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME)):
             raise MissingAssetError(
                 f"the mpnet detector is not in this checkout ({MPNET_ADAPTER_DIR}); it is trained with "
-                "`python -m guard.training finetune --base mpnet --freeze-layers 8 ...` (docs/detector.md); "
+                "`python -m guard.training finetune --base mpnet --freeze-layers 6 ...` (docs/detector.md); "
                 "use 'embedded' meanwhile")
         return str(merged_model(MPNET_ADAPTER_DIR))
     if any((Path(name) / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME)):

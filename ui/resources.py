@@ -262,8 +262,10 @@ def sidebar_detector_settings() -> tuple[str, float]:
     st.session_state.setdefault("detector_name", base.detector)
     name = st.sidebar.text_input(
         "Detector", key="detector_name",
-        help="'embedded' = the project's NLI checkpoint in models/detector; or a local checkpoint folder "
-             "or a hub name already in the local cache (the app runs offline).",
+        help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
+             "every pair and the larger mpnet detector on the suspicious ones (fewer false alarms, about 3x slower; "
+             "docs/detector.md); or a local checkpoint folder or a hub name already in the local cache (the app "
+             "runs offline).",
     ).strip() or "embedded"
     try:
         default = default_threshold(name)
