@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
 
 
-def decode_report(scorer, threshold: float) -> dict:
+def decode_report(scorer, threshold: float, pairs_only: bool = False) -> dict:
     from sklearn.metrics import roc_auc_score
 
     from guard.training import decode_calibration as dc
@@ -35,6 +35,9 @@ def decode_report(scorer, threshold: float) -> dict:
     _, report = dc.decode_dev_halves()
     labels = np.array([p.is_contradiction for p in report])
     pair_probs = scorer.contradiction_proba([(p.premise, p.hypothesis) for p in report])
+    if pairs_only:  # the NLI model alone, without the detector's dialogues (quick)
+        return {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
+                "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4)}
     detector = dc.detector_scores(scorer, report)
     dialogues = dc.decode_dialogues(report)
     rct = dc.dialogue_scores(scorer, dc.rct_dialogues(dialogues))
@@ -68,7 +71,7 @@ def examples_agreement(scorer, threshold: float) -> dict:
     return {"agree": sum(r["agrees"] for r in rows), "n": len(rows), "rows": rows}
 
 
-def evaluate(model: str, skip: set[str]) -> dict:
+def evaluate(model: str, skip: set[str], decode_pairs_only: bool = False) -> dict:
     import embedded
     from benchmarks import bench_detector
     from guard.datasets import read_snli
@@ -81,7 +84,7 @@ def evaluate(model: str, skip: set[str]) -> dict:
     out: dict = {"model": model, "threshold": threshold}
     started = time.time()
     if "decode" not in skip:
-        out["decode_dev_odd"] = decode_report(scorer, threshold)
+        out["decode_dev_odd"] = decode_report(scorer, threshold, decode_pairs_only)
     for corpus, split in THREE_WAY_SETS:
         if f"{corpus}_{split}" not in skip:
             pairs = rd.load_corpus(corpus, split, limit=1500, seed=0)
@@ -130,11 +133,13 @@ def main(argv=None) -> None:
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=["decode", "dnli_dev", "mnli_dev_mismatched", "mnli_dev", "snli", "examples", "probes",
                                  "rgm"])
+    parser.add_argument("--decode-pairs-only", action="store_true",
+                        help="DECODE dev: only the NLI model's pair accuracy and AUC (no detector, no dialogues)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "detector_data.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    results = [evaluate(model, set(args.skip)) for model in args.models]
+    results = [evaluate(model, set(args.skip), args.decode_pairs_only) for model in args.models]
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
 

@@ -39,6 +39,7 @@ configure_openmp()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.machine import machine_info  # noqa: E402
 from guard import text as textsplit  # noqa: E402
 from guard.detector import ContradictionDetector  # noqa: E402
 from guard.loading import load_embedder, load_scorer  # noqa: E402
@@ -456,7 +457,7 @@ def main(argv=None) -> int:
     results = {
         "model": model_note, "threshold": detector.threshold, "pairing": detector.pairing,
         "command": " ".join([".venv/bin/python", "-m", "benchmarks.bench_guard", *(argv or sys.argv[1:])]),
-        "machine": {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "machine": {**machine_info(), "torch_threads": torch.get_num_threads(),
                     "platform": platform.platform(), "loadavg_at_start": os.getloadavg()},
         "chitchat_conversations": len(conversations),
     }

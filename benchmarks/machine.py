@@ -69,7 +69,7 @@ def machine_info() -> dict:
     info = {"cpu": cpu_model(), "flags": flags, "class": machine_class(flags), "cpu_count": os.cpu_count(),
             "platform": platform.platform(), "loadavg": loadavg()}
     versions = {}
-    for package in ("torch", "transformers", "ctranslate2"):
+    for package in ("torch", "transformers", "ctranslate2", "onnxruntime"):
         try:
             versions[package] = __import__(package).__version__
         except ImportError:
