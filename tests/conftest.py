@@ -158,3 +158,22 @@ def html_tables(at, css_class: str = "cg-table"):
         parser.feed(element.proto.body)
         frames += [pd.DataFrame(t[1:], columns=t[0]) for t in parser.tables if t]
     return frames
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Debian chromium for one test module (harness.server.chromium)."""
+    from harness.server import chromium
+
+    with chromium() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def module_cache_dir(tmp_path_factory):
+    """GUARD_CACHE_DIR pointed at a folder of the module's own (model conversions land there, never in the user's
+    cache); a module takes it with ``pytestmark = pytest.mark.usefixtures("module_cache_dir")``."""
+    path = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GUARD_CACHE_DIR", str(path))
+        yield path

@@ -23,14 +23,7 @@ from bots.embedded import ChatTemplateBot
 from bots.engines import TransformersEngine, resolve_engine
 from bots.hf import PrefixCache, generate_candidates, make_candidate
 
-
-@pytest.fixture(autouse=True, scope="module")
-def cache_dir(tmp_path_factory):
-    """Conversions go to a cache of this module's own (each tiny model converts once), never the user's."""
-    path = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GUARD_CACHE_DIR", str(path))
-        yield path
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 def test_auto_picks_ctranslate2_where_it_converts_and_transformers_elsewhere(opt_dir, llama_dir, blenderbot_dir):
@@ -171,9 +164,9 @@ def test_score_replies_agree_between_engines(llama_dir):
     assert a == pytest.approx(b, abs=0.05)  # int8 weights move a tiny random model's log-probs a little
 
 
-def test_conversion_is_cached_and_keyed_by_the_source(llama_dir, cache_dir):
+def test_conversion_is_cached_and_keyed_by_the_source(llama_dir, module_cache_dir):
     first = ct2.convert(llama_dir, "tiny")
-    assert ct2.is_complete(first) and first.parent == cache_dir / "ct2"
+    assert ct2.is_complete(first) and first.parent == module_cache_dir / "ct2"
     calls = []
     assert ct2.convert(llama_dir, "tiny", converter=lambda *a: calls.append(a)) == first and calls == []
     (llama_dir / "config.json").touch()  # a changed source gets a new key
@@ -183,7 +176,7 @@ def test_conversion_is_cached_and_keyed_by_the_source(llama_dir, cache_dir):
         ct2.convert(llama_dir, "tiny")  # leave a complete cache for the next tests
 
 
-def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, cache_dir, capsys):
+def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, module_cache_dir, capsys):
     def half_written(source: str, output_dir: str) -> None:
         (__import__("pathlib").Path(output_dir) / "model.bin").write_bytes(b"partial")
         raise RuntimeError("disk full\nsecond line")
@@ -192,7 +185,7 @@ def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, cache_di
         ct2.convert(llama_dir, "broken", converter=half_written)
     assert str(error.value).startswith("could not convert broken to CTranslate2: disk full (nothing was cached")
     assert "\n" not in str(error.value)
-    assert not [p.name for p in (cache_dir / "ct2").iterdir() if p.name.startswith("broken")]
+    assert not [p.name for p in (module_cache_dir / "ct2").iterdir() if p.name.startswith("broken")]
     assert "Converting broken to CTranslate2 int8 (first use only" in capsys.readouterr().err
 
 

@@ -18,13 +18,7 @@ from bots.hf import plan_generation
 from bots.local import distinct_replies
 from guard.records import Candidate
 
-
-@pytest.fixture(autouse=True, scope="module")
-def cache_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GUARD_CACHE_DIR", str(path))
-        yield path
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 def test_settings_are_validated_and_mapped_to_both_engines():

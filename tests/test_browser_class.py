@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
 from ui.render import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -37,12 +37,6 @@ def server(tmp_path_factory):
     env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_APP_PRESET="fast")
     with streamlit_server(env, log_path=folder / "streamlit.log") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

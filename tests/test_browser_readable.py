@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -31,12 +31,6 @@ def server(tmp_path_factory):
                            GUARD_APP_PRESET="greedy")
     with streamlit_server(env, log_path=folder / "streamlit.log") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as running:
-        yield running
 
 
 def test_suggestion_buttons_show_and_send_the_text_as_typed(server, browser):

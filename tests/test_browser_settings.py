@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from embedded import DETECTOR_DIR
-from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
 from studio.storage import Store
 
 pytestmark = [
@@ -37,12 +37,6 @@ def app(tmp_path_factory):
     env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=db, GUARD_APP_BOT="embedded")
     with streamlit_server(env, log_path=folder / "streamlit.log") as url:
         yield url, db
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as running:
-        yield running
 
 
 def _sidebar(page):
