@@ -119,24 +119,23 @@ def playground(browser, url: str, out: Path, presentation: bool = False) -> int:
     return 0
 
 
-def learn(browser, url: str, out: Path) -> int:
-    height = 2600
+def _shoot_page(browser, url: str, path: Path, ready_text: str, height: int) -> int:
+    """A whole page once ``ready_text`` shows: the pages that need no interaction first."""
     page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
-    page.goto(f"{url}/learn")
-    page.get_by_text("Why the structured method is more robust").wait_for(timeout=300_000)
-    save(page, out / "screenshot-learn.png")
+    page.goto(url)
+    page.get_by_text(ready_text).wait_for(timeout=300_000)
+    save(page, path)
     page.close()
     return 0
+
+
+def learn(browser, url: str, out: Path) -> int:
+    return _shoot_page(browser, f"{url}/learn", out / "screenshot-learn.png", "Why the structured method is more robust",
+                       2600)
 
 
 def review(browser, url: str, out: Path) -> int:
-    height = 2000
-    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
-    page.goto(f"{url}/review")
-    page.get_by_text("Scoreboard").wait_for(timeout=300_000)
-    save(page, out / "screenshot-review.png")
-    page.close()
-    return 0
+    return _shoot_page(browser, f"{url}/review", out / "screenshot-review.png", "Scoreboard", 2000)
 
 
 def main() -> int:
