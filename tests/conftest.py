@@ -177,3 +177,15 @@ def module_cache_dir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GUARD_CACHE_DIR", str(path))
         yield path
+
+
+@pytest.fixture(scope="session")
+def embedded_bot():
+    """The embedded bot (SmolLM2 on its default engine), loaded once per run; skipped when its model is missing."""
+    from bots.base import BotError
+    from bots.registry import make_bot
+
+    try:
+        return make_bot("embedded")
+    except BotError as exc:
+        pytest.skip(f"embedded model unavailable: {exc}")

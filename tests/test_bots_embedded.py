@@ -11,25 +11,17 @@ from bots.base import PRESETS, BotError, Message
 from bots.registry import available_bots, make_bot, register_bot
 
 
-@pytest.fixture(scope="module")
-def bot():
-    try:
-        return make_bot("embedded")
-    except BotError as exc:
-        pytest.skip(f"embedded model unavailable: {exc}")
-
-
-def test_embedded_bot_gives_a_real_answer(bot):
+def test_embedded_bot_gives_a_real_answer(embedded_bot):
     history = [Message("user", "Hi!"), Message("bot", "Hello! How can I help?"),
                Message("user", "What is the capital city of France?")]
-    (answer,) = bot.generate(history, 4, PRESETS["greedy"].replace(max_new_tokens=16))
+    (answer,) = embedded_bot.generate(history, 4, PRESETS["greedy"].replace(max_new_tokens=16))
     assert "Paris" in answer.text
     assert -3.0 < answer.score < 0.0
-    sampled = bot.generate(history, 3, PRESETS["fast"].replace(max_new_tokens=12, seed=0), persona=["I am a chef."])
+    sampled = embedded_bot.generate(history, 3, PRESETS["fast"].replace(max_new_tokens=12, seed=0), persona=["I am a chef."])
     assert len(sampled) == 3 and all(c.text and math.isfinite(c.score) for c in sampled)
 
 
-def test_gguf_and_ctranslate2_conversions_are_cached(bot):
+def test_gguf_and_ctranslate2_conversions_are_cached(embedded_bot):
     from bots import ct2
     from bots.embedded import smollm2_path
     from embedded.gguf import converted_dir
@@ -37,20 +29,20 @@ def test_gguf_and_ctranslate2_conversions_are_cached(bot):
     cached = converted_dir(smollm2_path(), "float32")  # CTranslate2 converts from the float32 folder
     assert (cached / "config.json").exists() and (cached / "model.safetensors").exists()
     assert "quantization_config" not in (cached / "config.json").read_text()
-    assert bot.engine.name == "ctranslate2" and bot.engine.model_dir == ct2.converted_dir(cached, "embedded")
-    assert ct2.is_complete(bot.engine.model_dir)
+    assert embedded_bot.engine.name == "ctranslate2" and embedded_bot.engine.model_dir == ct2.converted_dir(cached, "embedded")
+    assert ct2.is_complete(embedded_bot.engine.model_dir)
 
 
-def test_int8_engine_scores_like_the_transformers_engine(bot):
+def test_int8_engine_scores_like_the_transformers_engine(embedded_bot):
     """The same replies ranked the same way by both engines; int8 moves a score by a few hundredths."""
     reference = make_bot("embedded", engine="transformers", dtype="float32")
     history = [Message("user", "Do you have any pets?")]
     replies = ["Yes, I have two dogs.", "The capital of France is Paris.", "Purple elephant sandwich quickly."]
-    int8, fp32 = bot.score_replies(history, replies), reference.score_replies(history, replies)
+    int8, fp32 = embedded_bot.score_replies(history, replies), reference.score_replies(history, replies)
     assert sorted(range(3), key=int8.__getitem__) == sorted(range(3), key=fp32.__getitem__)
     assert int8 == pytest.approx(fp32, abs=0.3)
     # a sample drawn at temperature 0.5 is scored at temperature 1 (the reference engine agrees)
-    (sample,) = bot.generate(history, 1, PRESETS["fast"].replace(temperature=0.5, seed=1))
+    (sample,) = embedded_bot.generate(history, 1, PRESETS["fast"].replace(temperature=0.5, seed=1))
     assert sample.score == pytest.approx(reference.score_replies(history, [sample.text])[0], abs=0.3)
 
 

@@ -12,7 +12,7 @@ import pytest
 from tiny_models import HISTORY
 
 from bots import ct2
-from bots.base import PRESETS, BotError, DecodingConfig, Message
+from bots.base import PRESETS, DecodingConfig, Message
 from bots.embedded import ChatTemplateBot
 from bots.hf import plan_generation
 from bots.local import distinct_replies
@@ -79,16 +79,6 @@ def test_a_banned_run_cannot_be_generated(llama_dir, engine):
 
 
 SOPHIE = "I'm Sophie, a no-nonsense AI chatbot with a no-nonsense attitude."
-
-
-@pytest.fixture(scope="module")
-def embedded_bot():
-    from bots.registry import make_bot
-
-    try:
-        return make_bot("embedded")
-    except BotError as exc:
-        pytest.skip(f"embedded model unavailable: {exc}")
 
 
 def _word_runs(text: str, n: int = 4) -> set[tuple[str, ...]]:
