@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
@@ -458,7 +457,7 @@ def main(argv=None) -> int:
         "model": model_note, "threshold": detector.threshold, "pairing": detector.pairing,
         "command": " ".join([".venv/bin/python", "-m", "benchmarks.bench_guard", *(argv or sys.argv[1:])]),
         "machine": {**machine_info(), "torch_threads": torch.get_num_threads(),
-                    "platform": platform.platform(), "loadavg_at_start": os.getloadavg()},
+                    "loadavg_at_start": os.getloadavg()},
         "chitchat_conversations": len(conversations),
     }
     if quant_row:
