@@ -35,16 +35,16 @@ def decode_report(scorer, threshold: float, pairs_only: bool = False) -> dict:
     _, report = dc.decode_dev_halves()
     labels = np.array([p.is_contradiction for p in report])
     pair_probs = scorer.contradiction_proba([(p.premise, p.hypothesis) for p in report])
+    pairs = {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
+             "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4)}
     if pairs_only:  # the NLI model alone, without the detector's dialogues (quick)
-        return {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
-                "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4)}
+        return pairs
     detector = dc.detector_scores(scorer, report)
     dialogues = dc.decode_dialogues(report)
     rct = dc.dialogue_scores(scorer, dc.rct_dialogues(dialogues))
     never = dc.dialogue_scores(scorer, [d for d in dialogues if not d.contradicts])
     contradicting = dc.dialogue_scores(scorer, [d for d in dialogues if d.contradicts])
-    return {"n": len(report), "pair_accuracy_at_0.5": round(float(np.mean((pair_probs >= 0.5) == labels)), 4),
-            "pair_auc": round(float(roc_auc_score(labels, pair_probs)), 4),
+    return {**pairs,
             "detector_accuracy_at_tau": round(float(np.mean((detector >= threshold) == labels)), 4),
             "detector_recall_at_tau": round(float(np.mean(detector[labels] >= threshold)), 4),
             "detector_auc": round(float(roc_auc_score(labels, detector)), 4), "tau": threshold,
