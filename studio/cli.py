@@ -172,6 +172,54 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stream_labels(args: argparse.Namespace) -> int:
+    """The live-stream dev set as studio annotations: import, record a pass, agreement, settle, export."""
+    from guard import stream
+    from studio import stream_labels as sl
+    from studio.scores import agreement
+    from studio.storage import open_store
+
+    store = open_store(args.db)
+    sample = stream.read_sample()
+    wanted = set(sample.record_ids)
+    dialogues = [d for d in stream.read_conversations() if d.record_id in wanted]
+    sessions = sl.import_conversations(store, dialogues)
+    if args.action == "import":
+        print(f"{len(sessions)} conversations in {store.display_url}", file=sys.stderr)
+    elif args.action == "record":
+        if not args.annotator or not args.files:
+            raise UsageError("record needs --annotator NAME and one or more label files")
+        count = sum(sl.record_pass(store, sessions, sl.read_pass_file(f), args.annotator) for f in args.files)
+        print(f"{count} labels recorded for {args.annotator}", file=sys.stderr)
+    elif args.action == "agree":
+        first, second = args.passes
+        keep = set(sessions.values())
+        report = agreement([a for a in store.annotations() if a.session_id in keep and a.annotator in (first, second)])
+        out = {"cohen_kappa_contradiction": [k.as_dict() for k in report.cohen_contradiction],
+               "cohen_kappa_category": [k.as_dict() for k in report.cohen_category],
+               "disagreements": [{"record_id": d.record_id, "turn_id": d.turn_id,
+                                  first: {"contradiction": d.first.contradiction, "note": d.first.note},
+                                  second: {"contradiction": d.second.contradiction, "note": d.second.note}}
+                                 for d in sl.disagreements(store, sessions, first, second)]}
+        counts = {p: sum(x.contradiction for x in sl.labels_of(store, sessions, p).values()) for p in (first, second)}
+        out["contradictions"] = counts
+        print(json.dumps(out, indent=2))
+    elif args.action == "settle":
+        if not args.files:
+            raise UsageError("settle needs the decisions file (one label a line for each disagreement)")
+        decisions = {(x.record_id, x.turn_id): x for f in args.files for x in sl.read_pass_file(f)}
+        count = sl.settle(store, sessions, *args.passes, decisions)
+        print(f"{count} settled labels written ({len(decisions)} decided by hand)", file=sys.stderr)
+    elif args.action == "export":
+        labels = list(sl.labels_of(store, sessions, sl.SETTLED).values())
+        turns = sum(stream.bot_turn_count(d) for d in dialogues)
+        if len(labels) != turns:
+            raise UsageError(f"{len(labels)} settled labels for {turns} bot turns: settle every pass first")
+        stream.write_labels(labels, args.output or stream.LABELS_FILE)
+        print(f"{len(labels)} labels written to {args.output or stream.LABELS_FILE}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bots.base import PRESETS
     from studio.goading import METHODS
@@ -221,6 +269,16 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("transcript", type=Path)
     imp.add_argument("--db", default=None, help=db_help)
     imp.set_defaults(func=cmd_import)
+
+    labels = sub.add_parser("stream-labels", help="the live-stream dev set (guard.stream) as studio annotations")
+    labels.add_argument("action", choices=["import", "record", "agree", "settle", "export"])
+    labels.add_argument("--files", nargs="+", type=Path, default=[],
+                        help="label files, one JSON label a line (record: a pass; settle: the decisions)")
+    labels.add_argument("--annotator", default=None, help="record: the pass's annotator name")
+    labels.add_argument("--passes", nargs=2, default=["pass-a", "pass-b"], help="agree/settle: the two passes")
+    labels.add_argument("-o", "--output", type=Path, default=None, help="export: where (default: guard/data/...)")
+    labels.add_argument("--db", default=None, help=db_help)
+    labels.set_defaults(func=cmd_stream_labels)
     return parser
 
 
@@ -229,10 +287,11 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from embedded import MissingAssetError
     from guard.files import InputError, OutputError
     from studio.storage import StoreError
+    from studio.stream_labels import LabelFileError
     from studio.transcripts import TranscriptError
 
     errors: list[type[Exception]] = [UsageError, StoreError, TranscriptError, BotError, MissingAssetError,
-                                     InputError, OutputError]
+                                     InputError, OutputError, LabelFileError]
     if "guard.loading" in sys.modules:
         from guard.loading import ModelLoadError
 

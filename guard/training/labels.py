@@ -20,10 +20,20 @@ class LabelledPair:
     hypothesis: str
     label: str
     source: str
+    #: how much the pair counts in the loss: below 1 for pairs labelled by a rule nobody checked (noisy)
+    weight: float = 1.0
+    #: a teacher detector's probabilities over ``THREE_WAY`` (distillation), or None
+    teacher: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.label not in TRAIN_LABELS:
             raise ValueError(f"label must be one of {TRAIN_LABELS}, got {self.label!r}")
+        if not 0.0 < self.weight <= 1.0:
+            raise ValueError(f"weight must lie in (0, 1], got {self.weight}")
+        if self.teacher is not None:
+            object.__setattr__(self, "teacher", tuple(float(x) for x in self.teacher))
+            if len(self.teacher) != len(THREE_WAY) or abs(sum(self.teacher) - 1.0) > 1e-3:
+                raise ValueError(f"teacher must be {len(THREE_WAY)} probabilities summing to 1, got {self.teacher}")
 
     @property
     def is_contradiction(self) -> bool:

@@ -90,8 +90,15 @@ def _schema_4(conn: Connection) -> None:
         conn.execute(update(TurnRow).where(TurnRow.id == turn_id).values(bot=settings["bot"], settings=settings))
 
 
+def _schema_5(conn: Connection) -> None:
+    """An annotation may name persona lines as its evidence (``annotations.contradicted_persona``, 0-based line
+    indices); annotations stored before name none."""
+    _add_column_if_missing(conn, "annotations", "contradicted_persona", "JSON")
+
+
 #: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3, 4: _schema_4}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3, 4: _schema_4,
+                                                         5: _schema_5}
 SCHEMA_VERSION = max(MIGRATIONS)
 #: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
 MIGRATION_LOCK_KEY = 0x5757D10

@@ -51,6 +51,7 @@ class Annotation:
     category: Category = Category.NONE
     guard_right: bool | None = None
     note: str = ""
+    contradicted_persona: list[int] = field(default_factory=list)  # 0-based persona lines it contradicts
 
     def __post_init__(self) -> None:
         if not self.annotator or not self.annotator.strip():
@@ -59,7 +60,7 @@ class Annotation:
             raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, not {self.category!r}")
         self.category = Category(self.category)
         if not self.contradiction:
-            self.category, self.contradicted_turns = Category.NONE, []
+            self.category, self.contradicted_turns, self.contradicted_persona = Category.NONE, [], []
         elif self.category == Category.NONE:
             raise ValueError("a contradiction needs its CDConv category (intra, role or history)")
 

@@ -273,11 +273,17 @@ class Store:
             earlier = [i for i in annotation.contradicted_turns if not 0 <= int(i) < annotation.turn_index]
             if earlier:
                 raise ValueError(f"contradicted turns must be earlier turns, not {earlier}")
+            persona = session.scalar(select(SessionRow.persona).where(SessionRow.id == annotation.session_id)) or []
+            unknown = [i for i in annotation.contradicted_persona if not 0 <= int(i) < len(persona)]
+            if unknown:
+                raise ValueError(f"persona lines {unknown} do not exist: the session's persona has {len(persona)} "
+                                 "lines (numbered from 0)")
             row = session.scalar(select(AnnotationRow).where(
                 AnnotationRow.session_id == annotation.session_id, AnnotationRow.turn_index == annotation.turn_index,
                 AnnotationRow.annotator == annotation.annotator.strip()))
             values = {"contradiction": bool(annotation.contradiction),
                       "contradicted_turns": sorted({int(i) for i in annotation.contradicted_turns}),
+                      "contradicted_persona": sorted({int(i) for i in annotation.contradicted_persona}),
                       "category": annotation.category, "guard_right": annotation.guard_right,
                       "note": annotation.note, "updated_at": now()}
             if row is None:
@@ -294,7 +300,8 @@ class Store:
             if session_id:
                 query = query.where(AnnotationRow.session_id == session_id)
             return [Annotation(r.session_id, r.turn_index, r.annotator, r.contradiction,
-                               list(r.contradicted_turns or []), r.category, r.guard_right, r.note)
+                               list(r.contradicted_turns or []), r.category, r.guard_right, r.note,
+                               list(r.contradicted_persona or []))
                     for r in session.scalars(query)]
 
     # ------------------------------------------------------------------ bookkeeping

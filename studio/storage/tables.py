@@ -114,6 +114,7 @@ class AnnotationRow(Base):
     annotator: Mapped[str] = mapped_column(String(200))
     contradiction: Mapped[bool] = mapped_column(Boolean)
     contradicted_turns: Mapped[list] = mapped_column(JSON, default=list)
+    contradicted_persona: Mapped[list | None] = mapped_column(JSON, nullable=True)  # schema 5: persona line indices
     category: Mapped[str] = mapped_column(String(16), default="none")
     guard_right: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     note: Mapped[str] = mapped_column(Text, default="")
