@@ -39,19 +39,39 @@ _QUESTION = re.compile(r"(?:^|[.!?]\s+)(?:(?:so|and|but|well|ok|okay|oh|hey|then
 _PRONOUNS = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me", "ur": "my"}
 
 
-def particle(reply: str) -> tuple[str, bool] | None:
-    """The reply's opening answer particle and its polarity (True = yes), or None."""
-    match = _PARTICLE.match(reply)
-    if not match or _NOT_ANSWERS.match(reply):
+#: an elliptical answer that echoes the question's auxiliary ("I do.", "i am not .", "I haven't!", "Not anymore.",
+#: "Never."), standing alone before punctuation or the end - "I do not have time" is a statement, not an echo
+_ECHO = re.compile(
+    r"^\s*(?:(?:oh|well|haha|lol|um|hmm|ah)[,!.]?\s+)?(?P<particle>i\s*(?:do|am|'m|have|'ve|can|did|will|would|was|could)"
+    r"(?:\s*not|n't)?|i\s+(?:don't|dont|can't|cant|won't|wont|didn't|didnt|haven't|havent|wasn't|wasnt|couldn't|"
+    r"wouldn't)|not\s+(?:anymore|any more|yet)|never)\s*(?=[,.!?;:]|$)[,.!?;:]*",
+    re.IGNORECASE)
+_NEGATIVE_ECHO = re.compile(r"not|n't|\bdont\b|\bcant\b|\bwont\b|didnt|havent|wasnt|never", re.IGNORECASE)
+
+
+def _opening(reply: str):
+    """The regex match of the reply's opening particle or echo answer, or None."""
+    if _NOT_ANSWERS.match(reply):
         return None
-    word = match.group("particle").lower()
+    return _PARTICLE.match(reply) or _ECHO.match(reply)
+
+
+def particle(reply: str) -> tuple[str, bool] | None:
+    """The reply's opening answer particle (or echo answer, "I do.", "Not anymore.") and its polarity (True = yes),
+    or None."""
+    match = _opening(reply)
+    if not match:
+        return None
+    word = " ".join(match.group("particle").lower().split())
+    if match.re is _ECHO:
+        return word, not _NEGATIVE_ECHO.search(word)
     return word, word in _YES
 
 
 def after_particle(reply: str) -> str:
     """The reply with its opening answer particle taken off ("No, I only have a daughter." -> "I only have a
     daughter."); the reply itself when it opens with none."""
-    match = None if _NOT_ANSWERS.match(reply) else _PARTICLE.match(reply)
+    match = _opening(reply)
     rest = reply[match.end():].strip() if match else reply.strip()
     return rest[:1].upper() + rest[1:] if rest else rest
 

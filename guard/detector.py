@@ -69,6 +69,19 @@ def is_short_reply(text: str, max_words: int = 4) -> bool:
     return len(text.split()) <= max_words and "?" not in text
 
 
+def asked_back_turn(history: Sequence[Turn], speaker: str) -> int | None:
+    """The id of ``speaker``'s latest turn when it asked the other speaker back ("I'm 25. And you?") and only short
+    replies followed it - the situation where a bot answers its own question as the user would (CDConv)."""
+    own = [t for t in history if t.agent_id == speaker and t.text.strip()]
+    if not own:
+        return None
+    asked = own[-1]
+    since = [t for t in history if t.turn_id > asked.turn_id]
+    if asks_back(asked.text) and since and all(is_short_reply(t.text) for t in since):
+        return asked.turn_id
+    return None
+
+
 
 
 @dataclass
@@ -94,8 +107,15 @@ class ContradictionDetector:
         role_threshold: float = 0.5,
         max_clauses: int = 6,
         intra_threshold: float | None = None,
+        claims_only: bool = True,
+        own_question_threshold: float | None = None,
     ) -> None:
-        from guard.loading import default_intra_threshold, default_pairing, default_threshold
+        from guard.loading import (
+            default_intra_threshold,
+            default_own_question_threshold,
+            default_pairing,
+            default_threshold,
+        )
 
         if pairing is None:  # the pairing the checkpoint's threshold was calibrated for
             pairing = default_pairing(scorer.name) if scorer.name else Pairing.SENTENCE
@@ -113,10 +133,17 @@ class ContradictionDetector:
             raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
         if intra_threshold is None:  # the checkpoint's own (calibrated on human replies), else the history one
             intra_threshold = (default_intra_threshold(scorer.name, threshold) if scorer.name else None) or threshold
-        if not threshold <= intra_threshold < 1.0:
-            raise ValueError(f"intra_threshold must lie in [threshold, 1), got {intra_threshold} (threshold {threshold})")
+        if not 0.0 < intra_threshold < 1.0:
+            raise ValueError(f"intra_threshold must lie strictly between 0 and 1, got {intra_threshold}")
+        if own_question_threshold is None:  # the checkpoint's own (calibrated on bot turns), else the history τ
+            own_question_threshold = (default_own_question_threshold(scorer.name) if scorer.name else None) or threshold
+        if not 0.0 < own_question_threshold < 1.0:
+            raise ValueError(f"own_question_threshold must lie strictly between 0 and 1, got {own_question_threshold}")
         self.scorer = scorer
         self.method = Method(method)
+        #: CDConv's role confusion where it is read off the conversation: the bot asked the user back, got a short
+        #: reply, and now contradicts the turn that asked; calibrated on its own, like the intra check
+        self.own_question_threshold = float(own_question_threshold)
         self.threshold = float(threshold)
         self.intra_threshold = float(intra_threshold)
         self.embedder = embedder
@@ -125,6 +152,8 @@ class ContradictionDetector:
         self.pairing = Pairing(pairing)
         self.role_threshold = role_threshold
         self.max_clauses = max_clauses  # intra pairs grow quadratically; 6 clauses = 15 pairs
+        # questions to the other speaker, greetings and thanks assert nothing: paired with nothing
+        self.claims_only = claims_only
         self._embeddings: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public API
@@ -160,8 +189,18 @@ class ContradictionDetector:
         if not text.strip():
             return ()  # an empty candidate has nothing to contradict with
         if self.pairing == Pairing.SENTENCE:
-            return textsplit.sentences(text) or (text,)
+            units = textsplit.sentences(text) or (text,)
+            if self.claims_only:  # "What do you do?", "Thanks!": nothing to contradict or be contradicted by
+                units = tuple(u for u in units if not textsplit.asserts_nothing(u))
+            return units
         return (text,)
+
+    def _clauses(self, text: str) -> tuple[str, ...]:
+        """The clauses the intra-sentence check pairs (those that assert something, with ``claims_only``)."""
+        found = textsplit.clauses(text)
+        if self.claims_only:
+            found = tuple(c for c in found if not textsplit.asserts_nothing(c))
+        return found
 
     def _score_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """Full softmax for each pair; duplicates scored once, similar lengths batched together."""
@@ -198,14 +237,17 @@ class ContradictionDetector:
         grows with the history. With ``pairing="utterance"`` a unit is a whole turn, i.e. the
         ``prefilter_k`` most similar earlier utterances.
         """
+        if not candidate_units:  # a reply that asserts nothing ("What about you?") pairs with nothing
+            return []
         flat = [(p, u) for p in premises for u in p.units]
-        if self.prefilter_k is None or len(flat) <= self.prefilter_k:
+        texts = list(dict.fromkeys(u for _, u in flat))  # a sentence said twice is one slot (and one pair) of k
+        if self.prefilter_k is None or len(texts) <= self.prefilter_k:
             return [(p, u, cu) for p, u in flat for cu in candidate_units]
-        sims = self._embed([u for _, u in flat]) @ self._embed(list(candidate_units)).T
+        sims = self._embed(texts) @ self._embed(list(candidate_units)).T
         plan = []
         for j, cu in enumerate(candidate_units):
-            top = np.argsort(-sims[:, j], kind="stable")[: self.prefilter_k]
-            plan.extend((flat[i][0], flat[i][1], cu) for i in sorted(top))
+            top = {texts[i] for i in np.argsort(-sims[:, j], kind="stable")[: self.prefilter_k]}
+            plan.extend((p, u, cu) for p, u in flat if u in top)
         return plan
 
     def _judge(self, history: list[Turn], candidates: list[str], speaker: str,
@@ -257,6 +299,7 @@ class ContradictionDetector:
         turns = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text,
                           _with_answer(answered.get(t.turn_id), self._units(t.text))) for t in same]
         question = history[-1].text if history and history[-1].agent_id != speaker else None
+        asked = asked_back_turn(history, speaker) if self.categories else None
         persona_premises = [_Premise(PremiseSource.PERSONA, i, p, self._units(p))
                             for i, p in enumerate(persona) if p.strip()]
         contra, ent = self.scorer.layout.contradiction, self.scorer.layout.entailment
@@ -278,8 +321,8 @@ class ContradictionDetector:
             intra_slots, clauses = [], ()
             if self.categories:
                 # with a resolved particle, the particle's statement against what the reply says after it
-                clauses = (_with_answer(answer, textsplit.clauses(after_particle(cand))) if answer
-                           else textsplit.clauses(cand))[: self.max_clauses]
+                clauses = (_with_answer(answer, self._clauses(after_particle(cand))) if answer
+                           else self._clauses(cand))[: self.max_clauses]
                 for i in range(len(clauses)):
                     for j in range(i + 1, len(clauses)):
                         intra_slots.append((clauses[i], clauses[j], len(pairs)))
@@ -307,6 +350,9 @@ class ContradictionDetector:
                 # the bot's own statements that support the candidate (used by the role reading)
                 bot_entailment=max((float(probs[k, ent]) for _, _, _, k in slots), default=0.0)
                 if ent is not None else None,
+                own_question_turn=asked,
+                own_question_score=max((p.score for p in pair_scores if p.source == PremiseSource.HISTORY
+                                        and p.turn_id == asked), default=0.0) if asked is not None else None,
             )
             if self.categories:
                 intra_pairs = [PairScore(PremiseSource.INTRA, own_turn_id, a, b, float(probs[k, contra]))
@@ -323,18 +369,34 @@ class ContradictionDetector:
 
     def _decide_categories(self, verdicts: list[Verdict], history: list[Turn],
                            candidates: list[str], speaker: str) -> None:
-        """CDConv's order: intra-sentence, then role confusion, then history contradiction."""
-        tau, intra_tau = self.threshold, self.intra_threshold
+        """CDConv's order: intra-sentence, then role confusion, then history contradiction.
+
+        Each category is decided at its own threshold: the intra check at ``intra_threshold``, the bot answering the
+        question it asked back at ``own_question_threshold``, a history contradiction at τ (and its role reading).
+        """
+        tau, intra_tau, own_tau = self.threshold, self.intra_threshold, self.own_question_threshold
         role_todo = []
         for i, v in enumerate(verdicts):
             intra = v.details.intra  # None without categories
             intra_fires = intra is not None and intra.score >= intra_tau
-            # contradiction == score >= tau: a clause pair counts only once it passes its own, stricter threshold
-            v.score = max(v.details.history_score, intra.score if intra_fires else 0.0)
+            own_score = v.details.own_question_score or 0.0
+            own_fires = v.details.own_question_turn is not None and own_score >= own_tau
+            # contradiction == a check fired: the score is the history score, or a category check's where it fires
+            v.score = max(v.details.history_score, intra.score if intra_fires else 0.0, own_score if own_fires else 0.0)
             if intra_fires:
                 intra_evidence = sorted((p for p in intra.pairs if p.score >= intra_tau), key=lambda p: -p.score)
                 v.contradiction, v.category = True, Category.INTRA
                 v.evidence = intra_evidence + v.evidence
+            elif own_fires:
+                asked = v.details.own_question_turn
+                pair = max((p for p in v.pair_scores if p.source == PremiseSource.HISTORY and p.turn_id == asked),
+                           key=lambda p: p.score)
+                v.contradiction, v.category = True, Category.ROLE
+                v.evidence = [pair] + [p for p in v.evidence if p is not pair and p.turn_id != asked]
+                v.details.role = RoleCheck(
+                    decided=True, signal="answers-own-question",
+                    why=f"it contradicts turn {asked}, which asked the user back, after a short reply: it answers "
+                        "its own question as the user would", role_threshold=own_tau)
             elif v.details.history_score >= tau:
                 v.contradiction, v.category = True, Category.HISTORY
                 if self.categories:
@@ -346,30 +408,12 @@ class ContradictionDetector:
                         candidates: list[str], speaker: str) -> None:
         """Role confusion: the contradicting candidate restates the *user's* side as its own.
 
-        Two readings of the candidate, both NLI entailment: as the bot's reply (best entailment
-        from the bot's own earlier sentences and persona, already scored) and as the user's
-        words (best entailment from the user's earlier sentences). A candidate that contradicts
-        the bot's record while the user's own statements entail it reads as the user's reply,
-        so CDConv files it as role confusion rather than history contradiction.
+        Two readings of the sentences that contradict (the evidence's hypotheses), both NLI entailment: as the
+        bot's reply (best entailment from the bot's own earlier sentences and persona, already scored) and as the
+        user's words (best entailment from the user's earlier claims; questions are no premises). A contradicting
+        sentence that the user's own statements entail reads as the user's reply, so CDConv files it as role
+        confusion rather than history contradiction; the bot's other sentences about itself do not count.
         """
-        own = [t for t in history if t.agent_id == speaker and t.text.strip()]
-        if own:  # CDConv's own reading: the bot answers the question it just asked the user
-            asked = own[-1]
-            since = [t for t in history if t.turn_id > asked.turn_id]
-            if asks_back(asked.text) and since and all(is_short_reply(t.text) for t in since):
-                for i in list(todo):
-                    pair = next((p for p in verdicts[i].evidence
-                                 if p.source == PremiseSource.HISTORY and p.turn_id == asked.turn_id), None)
-                    if pair is not None:
-                        verdicts[i].category = Category.ROLE
-                        verdicts[i].details.role = RoleCheck(
-                            decided=True, signal="answers-own-question",
-                            why=f"it contradicts turn {asked.turn_id}, which asked the user back, after a short "
-                                f"reply: it answers its own question as the user would",
-                            role_threshold=self.role_threshold)
-                        todo.remove(i)
-        if not todo:
-            return
         ent = self.scorer.layout.entailment
         if ent is None:
             for i in todo:
@@ -381,7 +425,9 @@ class ContradictionDetector:
         user_premises = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in others]
         pairs, slots = [], []
         for i in todo:
-            for premise, pu, cu in self._pair_plan(self._units(candidates[i]), user_premises):
+            contradicting = tuple(dict.fromkeys(p.hypothesis for p in verdicts[i].evidence
+                                                if p.source in (PremiseSource.HISTORY, PremiseSource.PERSONA)))
+            for premise, pu, cu in self._pair_plan(contradicting or self._units(candidates[i]), user_premises):
                 slots.append((i, premise, pu, cu, len(pairs)))
                 pairs.append((pu, cu))
         probs = self._score_pairs(pairs)

@@ -321,10 +321,12 @@ class OperatingPoint:
     """How a checkpoint's τ was chosen, as its guard_config.json records it (``calibrate-decode``)."""
 
     threshold: float
-    rule: str  # "false-alarm" (fires on at most ``false_alarm_target`` of consistent dialogues) or "accuracy"
+    #: "bot-stream false-alarm" (fires on at most ``false_alarm_target`` of real consistent bot turns), "false-alarm"
+    #: (of consistent human-written dialogues) or "accuracy"
+    rule: str
     false_alarm_target: float | None = None
     fire_rate_consistent: float | None = None  # the larger of the measured rates on the two consistent sets
-    recall: float | None = None  # DECODE dev even half's contradiction dialogues caught at τ
+    recall: float | None = None  # contradictions caught at τ (bot turns, or DECODE dev even half's dialogues)
 
 
 def operating_point(name_or_path: str | Path = "embedded") -> OperatingPoint | None:
@@ -334,20 +336,24 @@ def operating_point(name_or_path: str | Path = "embedded") -> OperatingPoint | N
     chosen = calibration.get(calibration.get("chosen", "")) if isinstance(calibration, dict) else None
     if not isinstance(chosen, dict) or "threshold" not in chosen:
         return None
-    rates = [chosen[k] for k in ("fire_rate_decode_consistent", "fire_rate_chitchat") if k in chosen]
+    rates = [chosen[k] for k in ("fire_rate_decode_consistent", "fire_rate_chitchat", "false_alarm_rate")
+             if k in chosen]
     accuracy_rule = calibration.get("chosen") == "decode_dev"
     return OperatingPoint(
         threshold=float(chosen["threshold"]), rule="accuracy" if accuracy_rule else str(chosen.get("rule", "")),
         false_alarm_target=chosen.get("false_alarm_target"), fire_rate_consistent=max(rates) if rates else None,
-        recall=chosen.get("recall_decode_contradictions"))
+        recall=chosen.get("recall_decode_contradictions", chosen.get("recall")))
 
 
 def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: float | None = None) -> float | None:
     """The checkpoint's threshold for the intra-utterance clause check (``intra_threshold`` in its
-    guard_config.json), never below the history ``threshold``; None when the config has none.
+    guard_config.json); None when the config has none.
 
     Clause pairs inside one reply are mostly elaborations ("I hate tea, I never drink it") that an NLI
-    model trained on negations calls contradictory, so they get their own, stricter threshold.
+    model trained on negations calls contradictory, so they get their own threshold, calibrated on its own
+    false alarms. It is not tied to the history τ: a checkpoint calibrated on a bot-turn stream may set it
+    below τ (a high τ must not silence the category check). ``threshold`` is the history τ of a config that
+    predates that calibration: such a config's intra threshold is never read below it, as it was calibrated.
     """
     config = _config_file(name_or_path)
     raw = guard_config(name_or_path).get("intra_threshold")
@@ -359,7 +365,27 @@ def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: fl
         raise ModelLoadError(f"{config}: 'intra_threshold' must be a number: {exc}") from exc
     if not 0.0 < value < 1.0:
         raise ModelLoadError(f"{config}: intra_threshold {value} must lie strictly between 0 and 1")
-    return max(value, threshold) if threshold is not None else value
+    config_data = guard_config(name_or_path)
+    rule = ((config_data.get("calibration") or {}).get("stream") or {}).get("rule")
+    if threshold is not None and rule != "bot-stream false-alarm":
+        return max(value, threshold)
+    return value
+
+
+def default_own_question_threshold(name_or_path: str | Path = "embedded") -> float | None:
+    """The checkpoint's threshold for the role-confusion check of a bot answering its own question
+    (``own_question_threshold`` in its guard_config.json, calibrated on bot turns); None when it has none."""
+    config = _config_file(name_or_path)
+    raw = guard_config(name_or_path).get("own_question_threshold")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError) as exc:
+        raise ModelLoadError(f"{config}: 'own_question_threshold' must be a number: {exc}") from exc
+    if not 0.0 < value < 1.0:
+        raise ModelLoadError(f"{config}: own_question_threshold {value} must lie strictly between 0 and 1")
+    return value
 
 
 @functools.lru_cache(maxsize=1)

@@ -145,11 +145,15 @@ def read_labels(path: Path = LABELS_FILE) -> list[BotTurnLabel]:
     return labels
 
 
-def write_labels(labels: Sequence[BotTurnLabel], path: Path = LABELS_FILE) -> None:
+def write_labels(labels: Sequence[BotTurnLabel], path: Path = LABELS_FILE, notes: bool = False) -> None:
+    """The labels as JSON lines; without ``notes`` the annotators' notes (which quote the conversations, whose text
+    stays out of the repository) are left out."""
     with open(path, "w", encoding="utf-8") as handle:
         for label in sorted(labels, key=lambda x: (x.record_id, x.turn_id)):
             row = asdict(label)
             row["category"] = str(label.category)
+            if not notes:
+                del row["note"]
             handle.write(json.dumps(row) + "\n")
 
 
@@ -190,35 +194,29 @@ def stream_turns(dialogues: Sequence[Dialogue], labels: Sequence[BotTurnLabel] |
     return out
 
 
-def stream_report(labels: Sequence[bool], scores: Sequence[float], threshold: float,
-                  conversations: int | None = None) -> dict:
-    """The live-stream figures at one operating point, plus AUC over the scores.
-
-    ``labels`` (True = a person found a contradiction) and ``scores`` (the detector's score for the same bot turns)
-    go in stream order; flagged = score >= threshold.
-    """
+def stream_report(labels: Sequence[bool], scores: Sequence[float], flagged: Sequence[bool]) -> dict:
+    """The live-stream figures: badges per 100 bot turns, precision, recall, false alarms on consistent bot turns,
+    and AUC over the scores. ``labels`` (True = people found a contradiction), ``scores`` and ``flagged`` (the
+    detector's decision) describe the same bot turns."""
     from sklearn.metrics import roc_auc_score
 
     y = np.asarray(labels, dtype=bool)
     s = np.asarray(scores, dtype=float)
-    if y.shape != s.shape:
-        raise ValueError(f"{len(y)} labels but {len(s)} scores")
-    flagged = s >= threshold
+    f = np.asarray(flagged, dtype=bool)
+    if not y.shape == s.shape == f.shape:
+        raise ValueError(f"{len(y)} labels, {len(s)} scores and {len(f)} decisions")
     n, positives = len(y), int(y.sum())
-    true_pos = int((flagged & y).sum())
-    report = {
+    true_pos = int((f & y).sum())
+    nan = float("nan")
+    return {
         "bot_turns": n,
         "contradictions": positives,
-        "threshold": float(threshold),
-        "badges_per_100": round(100.0 * flagged.mean(), 2) if n else float("nan"),
-        "precision": round(true_pos / flagged.sum(), 4) if flagged.any() else float("nan"),
-        "recall": round(true_pos / positives, 4) if positives else float("nan"),
-        "false_alarm_rate": round(float((flagged & ~y).sum()) / (n - positives), 4) if n > positives else float("nan"),
-        "auc": round(float(roc_auc_score(y, s)), 4) if 0 < positives < n else float("nan"),
+        "badges_per_100": round(100.0 * f.mean(), 2) if n else nan,
+        "precision": round(true_pos / f.sum(), 4) if f.any() else nan,
+        "recall": round(true_pos / positives, 4) if positives else nan,
+        "false_alarm_rate": round(float((f & ~y).sum()) / (n - positives), 4) if n > positives else nan,
+        "auc": round(float(roc_auc_score(y, s)), 4) if 0 < positives < n else nan,
     }
-    if conversations is not None:
-        report["conversations"] = conversations
-    return report
 
 
 def false_alarm_threshold(consistent_scores: Sequence[float], rate: float) -> float:

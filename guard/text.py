@@ -120,3 +120,33 @@ def clear_caches() -> None:
     with _lock:
         _sentence_cache.clear()
         _clause_cache.clear()
+
+
+#: sentences that assert nothing about their speaker: greetings, thanks, backchannels and laughter, whole
+_SMALL_TALK = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|howdy|yo|greetings|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|"
+    r"thanks|thank you|thank you so much|thanks a lot|you're welcome|no problem|ok|okay|k|cool|nice|great|wow|"
+    r"awesome|lol|haha|hahaha|hehe|hmm|oh|ah|yeah|yes|yep|no|nope|sure|right|true|really|i see|me too|same here|"
+    r"that's cool|that is cool|that's nice|that is nice|that's great|that is great|sounds good|sounds fun|"
+    r"sounds great|that sounds fun|that sounds great|nice to meet you|good to know|interesting)"
+    r"(?:[\s,]+(?:there|then|man|friend|buddy|dude|too|so much|a lot))*)[\s.!,~:)(😀-🙏]*$",
+    re.IGNORECASE)
+#: how a question that asks the other speaker something opens (it asserts nothing about the one who asks)
+_ASKS = re.compile(
+    r"^(?:(?:so|and|but|well|oh|hey|ok|okay)[,]?\s+)?(?:what|what's|whats|how|how's|where|where's|when|why|who|"
+    r"which|whose|do|does|did|are|is|was|were|have|has|had|can|could|will|would|should|shall|may|might|"
+    r"tell me|you|your|any|anything)\b", re.IGNORECASE)
+
+
+def asserts_nothing(sentence: str) -> bool:
+    """A sentence that states nothing about its speaker: a greeting, thanks or backchannel ("Cool!", "Thank you."),
+    or a question put to the other speaker ("What do you do for fun?"). The guard pairs such a sentence with nothing:
+    it cannot contradict, nor be contradicted by, anything the speaker claims. A statement with a question tacked
+    on ("I have two dogs, do you?") opens with the statement and is kept.
+    """
+    text = sentence.strip()
+    if not text:
+        return True
+    if _SMALL_TALK.match(text):
+        return True
+    return text.endswith("?") and bool(_ASKS.match(text))

@@ -69,6 +69,9 @@ class VerdictDetails:
     # best P(entailment) from the speaker's own record: the role check's "own words" reading (None: 2-way checkpoint)
     bot_entailment: float | None = None
     intra: IntraCheck | None = None  # structured with categories=True
+    # the turn that asked the user back, when only short replies followed it, and the best pair against it
+    own_question_turn: int | None = None
+    own_question_score: float | None = None
     role: RoleCheck | None = None  # history contradictions, structured with categories=True
 
 

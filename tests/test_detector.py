@@ -54,7 +54,7 @@ def test_sentence_pairing_finds_a_contradiction_inside_a_long_turn_that_utteranc
     assert by_sentence.contradiction and by_sentence.evidence[0].turn_id == 0
     assert not by_utterance.contradiction  # whole turn 0 is a different premise text
     assert by_utterance.pair_scores[0].premise == HISTORY[0].text
-    assert len(by_sentence.pair_scores) == 3 + 1  # three sentences of turn 0, one of turn 2
+    assert len(by_sentence.pair_scores) == 2 + 1  # two claims of turn 0 ("Hi there!" asserts nothing), one of turn 2
 
 
 def test_persona_lines_are_premises_with_their_line_index():
@@ -95,7 +95,7 @@ def test_detect_candidates_scores_all_candidates_in_one_batch():
     assert [v.contradiction for v in verdicts] == [True, False, False]
     assert len(scorer.calls) == 1
     assert verdicts[0].details.turn_id == 4  # the id the candidate would get
-    assert (verdicts[0].details.method, verdicts[0].details.n_pairs) == (Method.STRUCTURED, 4)  # 3 + 1 sentences
+    assert (verdicts[0].details.method, verdicts[0].details.n_pairs) == (Method.STRUCTURED, 3)  # 2 + 1 claims ("Hi there!" pairs with nothing)
 
 
 def test_intra_sentence_category_comes_first_and_cites_the_two_clauses():
@@ -128,11 +128,13 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
     blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98)})
     verdict = ContradictionDetector(blatant, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
     assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))
+    # its own threshold, not tied to τ (issue 23: a high τ must not silence the category check)
+    assert ContradictionDetector(scorer, threshold=0.8, intra_threshold=0.6).intra_threshold == 0.6
     with pytest.raises(ValueError, match="intra_threshold"):
-        ContradictionDetector(scorer, threshold=0.8, intra_threshold=0.6)
+        ContradictionDetector(scorer, threshold=0.8, intra_threshold=1.0)
 
 
-def test_intra_threshold_comes_from_the_checkpoint_config_and_never_undercuts_the_history_one(tmp_path):
+def test_intra_threshold_comes_from_the_checkpoint_config_and_only_a_stream_calibration_sets_it_below_tau(tmp_path):
     import json
 
     from guard.loading import default_intra_threshold
@@ -142,6 +144,10 @@ def test_intra_threshold_comes_from_the_checkpoint_config_and_never_undercuts_th
     assert default_intra_threshold(tmp_path, threshold=0.99) == pytest.approx(0.99)
     (tmp_path / "guard_config.json").write_text(json.dumps({"threshold": 0.8}))
     assert default_intra_threshold(tmp_path) is None
+    # calibrated on its own false alarms on bot turns (calibrate-stream): read as it is, below τ too
+    (tmp_path / "guard_config.json").write_text(json.dumps({
+        "threshold": 0.9, "intra_threshold": 0.7, "calibration": {"stream": {"rule": "bot-stream false-alarm"}}}))
+    assert default_intra_threshold(tmp_path, threshold=0.9) == pytest.approx(0.7)
 
 
 def test_shipped_detector_has_a_calibrated_intra_threshold():

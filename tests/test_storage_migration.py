@@ -35,6 +35,8 @@ def store(tmp_path):
 
 #: report fields added since that code (issue 19: what a re-judge would now send), at their defaults in old reports
 NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False}
+#: fields added to a verdict's details since (issue 23: the own-question role check), None in old reports
+NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None}
 
 
 def _old_form(turn: dict) -> dict:
@@ -44,6 +46,15 @@ def _old_form(turn: dict) -> dict:
     if turn.get("report"):
         assert {k: turn["report"][k] for k in NEW_REPORT_FIELDS} == NEW_REPORT_FIELDS
         turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
+        candidates = []
+        for candidate in turn["report"].get("candidates") or []:
+            details = candidate.get("details")
+            if isinstance(details, dict):
+                assert {k: details[k] for k in NEW_DETAIL_FIELDS} == NEW_DETAIL_FIELDS
+                candidate = {**candidate, "details": {k: v for k, v in details.items() if k not in NEW_DETAIL_FIELDS}}
+            candidates.append(candidate)
+        if candidates:
+            turn["report"]["candidates"] = candidates
     return turn
 
 
@@ -63,7 +74,10 @@ def test_old_sessions_load_as_the_old_code_read_them(store):
         # schema 4: each turn keeps the settings that produced it (checked in test_old_bot_turns_get_...)
         assert [{"turn": _old_form(jsonable(t.turn)), "method": t.method, "suggestion_id": t.suggestion_id}
                 for t in session.turns] == old["turns"]
-    assert jsonable(store.annotations()) == READ_BY_OLD_CODE["annotations"]
+    # schema 5: an annotation may cite persona lines; old ones cite none
+    assert [{k: v for k, v in a.items() if k != "contradicted_persona"} for a in jsonable(store.annotations())] \
+        == READ_BY_OLD_CODE["annotations"]
+    assert all(a.contradicted_persona == [] for a in store.annotations())
     assert [{k: v for k, v in s.items() if k != "created_at"} for s in store.suggestions()] == \
         READ_BY_OLD_CODE["suggestions"]
     assert store.counts() == READ_BY_OLD_CODE["counts"]
@@ -76,7 +90,11 @@ def test_old_sessions_load_as_the_old_code_read_them(store):
             record = {**record, "meta": {**record["meta"], "guard_mode": report["mode"],
                                          "detector": report["detector"]}}
         expected.append(record)
-    assert list(decode_records(store)) == expected
+    exported = list(decode_records(store))
+    for record in exported:  # schema 5: each annotation names the persona lines it cites (none in old ones)
+        for annotation in record.get("annotations", []):
+            assert annotation.pop("contradicted_persona") == []
+    assert exported == expected
     assert expected != READ_BY_OLD_CODE["export"]  # the fixture's chat session changed mode between turns
 
 

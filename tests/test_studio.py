@@ -261,14 +261,15 @@ def test_upgrade_from_schema_1_keeps_old_sessions(tmp_path):
     with sqlite3.connect(path) as conn:
         conn.executescript(V1_DDL)
     store = Store(f"sqlite:///{path}")
-    assert store.schema_version == SCHEMA_VERSION == 4  # 3: the guard report stored once (issue 18); 4: settings per turn (issue 19)
+    # 3: the guard report stored once (issue 18); 4: settings per turn (issue 19); 5: persona evidence (issue 23)
+    assert store.schema_version == SCHEMA_VERSION == 5
     old = store.load_session("old-session")
     assert old.info.player is None and old.info.persona == ["I have a dog."]
     assert [t.turn.text for t in old.turns] == ["Do you have pets?", "I have a dog."]
     assert old.turns[1].turn.report.candidates[0].reason == "sent"
     store.annotate(Annotation("old-session", 1, "teacher", False))  # schema 2 tables work on the old session
     versions = [v for (v,) in sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2, 3, 4]
+    assert versions == [1, 2, 3, 4, 5]
 
 
 def test_newer_schema_is_refused_and_left_alone(sqlite_url):

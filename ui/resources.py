@@ -301,6 +301,12 @@ def operating_point_caption(name: str, threshold: float) -> str:
     if abs(threshold - round(point.threshold, 2)) > 1e-9:
         return (f"Operating point: custom τ = {threshold:.2f} (calibrated τ = {point.threshold:.2f}); its false-alarm "
                 "rate and recall are not measured.")
+    if point.rule == "bot-stream false-alarm" and point.false_alarm_target is not None:
+        text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent real bot turns "
+                f"(τ = {point.threshold:.2f}")
+        if point.recall is not None:
+            text += f"; catches {point.recall:.0%} of the labelled bot-turn contradictions it was set on"
+        return text + ")."
     if point.rule == "false-alarm" and point.false_alarm_target is not None:
         text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent dialogues "
                 f"(τ = {point.threshold:.2f}")

@@ -78,7 +78,8 @@ def parse_args(argv=None):
 
 
 #: ``python -m guard.training COMMAND ...``: the human-labelled-data run and its calibration
-SUBCOMMANDS = {"finetune": "guard.training.finetune", "calibrate-decode": "guard.training.decode_calibration"}
+SUBCOMMANDS = {"finetune": "guard.training.finetune", "calibrate-decode": "guard.training.decode_calibration",
+               "calibrate-stream": "guard.training.stream_calibration"}
 
 
 def main(argv=None) -> None:
