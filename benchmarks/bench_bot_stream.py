@@ -68,7 +68,7 @@ def report_rows(paths, tau: str, calibration_files: dict[str, Path] | None = Non
     """One stream report per scored file, at the detector's configured operating point or the one its
     calibration-half scores give by the rule (``--tau calibrated``)."""
     from guard import stream
-    from guard.loading import default_intra_threshold, default_threshold
+    from guard.loading import default_intra_threshold, default_own_question_threshold, default_threshold
 
     labels = {(x.record_id, x.turn_id): x for x in stream.read_labels()}
     rows = []
@@ -81,16 +81,18 @@ def report_rows(paths, tau: str, calibration_files: dict[str, Path] | None = Non
                 raise SystemExit(f"--tau calibrated needs the calibration-half scores of {data['model']}")
             _, cal = load_scores(cal_path)
             point = stream.stream_operating_point(cal, [labels[(s.record_id, s.turn_id)].contradiction for s in cal])
-            threshold, intra = point["threshold"], point["intra_threshold"]
+            threshold, intra, own = point["threshold"], point["intra_threshold"], point["own_question_threshold"]
         else:
             threshold = default_threshold(data["model"])
-            intra = default_intra_threshold(data["model"]) or threshold
-        flagged = [s.flagged(threshold, intra) for s in scores]
-        report = stream.stream_report(y, [s.score(intra) for s in scores], flagged)
+            intra = default_intra_threshold(data["model"], threshold) or threshold
+            own = default_own_question_threshold(data["model"]) or threshold
+        flagged = [s.flagged(threshold, intra, own) for s in scores]
+        report = stream.stream_report(y, [s.score(intra, own) for s in scores], flagged)
         hits = [(s, labels[(s.record_id, s.turn_id)]) for s, f in zip(scores, flagged) if f]
         right_evidence = sum(1 for s, lab in hits if lab.contradiction and _evidence_overlaps(s, lab, threshold))
-        report.update({"model": data["model"], "split": data["split"], "threshold": threshold,
-                       "intra_threshold": intra, "evidence_right_of_caught": right_evidence})
+        report.update({"model": data.get("label") or data["model"], "split": data["split"], "threshold": threshold,
+                       "intra_threshold": intra, "own_question_threshold": own,
+                       "evidence_right_of_caught": right_evidence})
         rows.append(report)
     return rows
 
@@ -103,7 +105,8 @@ def _evidence_overlaps(score, label, threshold: float) -> bool:
     return bool(set(turns) & set(label.evidence_turns) or set(persona) & set(label.evidence_persona))
 
 
-COLUMNS = ("model", "split", "bot_turns", "contradictions", "threshold", "intra_threshold", "badges_per_100",
+COLUMNS = ("model", "split", "bot_turns", "contradictions", "threshold", "intra_threshold", "own_question_threshold",
+           "badges_per_100",
            "precision", "recall", "false_alarm_rate", "auc", "evidence_right_of_caught")
 
 

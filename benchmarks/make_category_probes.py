@@ -20,6 +20,7 @@ from pathlib import Path
 from guard.files import atomic_writer
 
 OUT = Path(__file__).resolve().parent.parent / "guard" / "data" / "probe_categories.jsonl"
+QUANTITY_OUT = OUT.with_name("probe_quantities.jsonl")
 
 # (user question, contradicting reply, consistent reply): the bot's first turn; judged alone (intra-sentence)
 INTRA: list[tuple[str, str, str]] = [
@@ -97,6 +98,109 @@ ROLE: list[tuple[str, str, str, str, str, str]] = [
 ]
 
 
+# Quantities (issue 23): a different count of the same thing contradicts ("two dogs" / "22 dogs"); the same count
+# said again, or in other words, does not ("No, my two dogs are plenty"). Three readings:
+#   persona: (persona line, user question, contradicting reply, consistent reply)
+QUANTITY_PERSONA: list[tuple[str, str, str, str]] = [
+    ("I have two dogs.", "Tell me again, how many dogs do you have?", "I do have 22 dogs.",
+     "No, my two dogs are plenty for me."),
+    ("I have two dogs.", "Do you want another pet?", "I've got 3000 dogs!", "No, my two dogs keep me busy enough."),
+    ("I am 34 years old.", "How old are you?", "I'm 52.", "I'm 34, turning 35 in May."),
+    ("I have three sisters.", "Do you have siblings?", "Yes, I have one sister.", "Yes, three sisters, all older."),
+    ("I have 2 kids.", "Any kids?", "Yes, five kids and a dog.", "Yes, two kids, a boy and a girl."),
+    ("I work 40 hours a week.", "Do you work a lot?", "Not really, about ten hours a week.",
+     "About forty hours a week, which is plenty."),
+    ("I own one car.", "What do you drive?", "I drive one of my four cars, usually the red one.",
+     "My only car is an old Honda."),
+    ("I have been married for ten years.", "How long have you been married?", "Just two years now.",
+     "Ten years this June."),
+    ("I have two cats.", "Do you like cats?", "Yes! All six of my cats are lovely.",
+     "Yes, both of my cats are lovely."),
+    ("I speak three languages.", "Are you good at languages?", "Not really, I only speak one language.",
+     "I speak three, English, French and Spanish."),
+    ("I run 5 miles every morning.", "Do you exercise?", "I run twenty miles every morning.",
+     "Yes, I run five miles every morning."),
+    ("I have one brother.", "Do you have a big family?", "I have four brothers.",
+     "No, it's just me and my brother."),
+]
+#   history: (user opener, bot turn with a count, user follow-up, contradicting reply, consistent reply)
+QUANTITY_HISTORY: list[tuple[str, str, str, str, str]] = [
+    ("Do you have pets?", "I have two dogs.", "Tell me again, how many dogs do you have?", "I do have 22 dogs.",
+     "Just the two dogs."),
+    ("How old are you?", "I'm 34.", "Sorry, how old did you say?", "I'm 52 years old.", "I'm 34."),
+    ("Do you have kids?", "Yes, three kids.", "How many kids again?", "I have one kid.", "Three, all boys."),
+    ("How many siblings do you have?", "I have two brothers.", "Older or younger?",
+     "Both older. All five of my brothers are older.", "Both of them are older than me."),
+    ("Do you travel?", "I've been to 12 countries.", "Which ones?", "Only France, it's the one country I've seen.",
+     "France, Spain and ten others, twelve in all."),
+    ("How long have you lived here?", "About five years.", "Do you like it?", "Yes, in my twenty years here I loved it.",
+     "Yes, these five years have been great."),
+    ("Do you play music?", "I play two instruments, piano and guitar.", "Which do you prefer?",
+     "I only play one instrument, the violin.", "Piano, though I love both."),
+    ("How many hours do you sleep?", "Usually eight hours.", "That's a lot!", "I only sleep four hours a night.",
+     "Yes, eight hours keeps me sane."),
+    ("Do you have cats?", "I have three cats.", "What are their names?", "My cat is called Tom, he's my only cat.",
+     "Tom, Kit and Mo, all three are rescues."),
+    ("How many languages do you speak?", "Two, English and German.", "Impressive!",
+     "Thanks, I speak five languages.", "Thanks, German was hard to learn."),
+    ("Are you married?", "Yes, for 15 years.", "Wow, congratulations!", "Thanks, two years married next week.",
+     "Thanks, fifteen years and counting."),
+    ("Do you run?", "I run three miles a day.", "Every day?", "Yes, ten miles every single day.",
+     "Yes, three miles every single day."),
+]
+#   intra: (user question, contradicting reply, consistent reply)
+QUANTITY_INTRA: list[tuple[str, str, str]] = [
+    ("How many dogs do you have?", "I do have 22 dogs. I own 24 of them.", "I do have 22 dogs. I love all 22 of them."),
+    ("How old are you?", "I'm 30, I just turned 45.", "I'm 30, I just turned 30 last week."),
+    ("Do you have kids?", "I have two kids, all three of them are girls.", "I have two kids, both of them are girls."),
+    ("Do you have siblings?", "I have one brother and my two brothers live in Ohio.",
+     "I have one brother and he lives in Ohio."),
+    ("Do you have cats?", "I have three cats, my only cat is Tom.", "I have three cats, my favorite is Tom."),
+    ("How much do you work?", "I work 40 hours a week, that's ten hours every week.",
+     "I work 40 hours a week, that's eight hours a day."),
+    ("Do you have cars?", "I own one car, both of my cars are red.", "I own one car, and it is red."),
+    ("How many languages do you speak?", "I speak four languages, just English and French.",
+     "I speak four languages, English, French, Hindi and Urdu."),
+    ("Do you exercise?", "I run five miles a day, I've never run more than a mile.",
+     "I run five miles a day, I've never run more than ten."),
+    ("Do you like your job?", "I've worked there six years, since I started two years ago.",
+     "I've worked there six years, since I was twenty."),
+    ("How many kids?", "Three kids, and my only child is a boy.", "Three kids, and my oldest child is a boy."),
+    ("Pets?", "Two dogs, I've got five dogs at home.", "Two dogs, I've got two dogs at home and no cats."),
+]
+
+
+def quantity_records() -> list[dict]:
+    """The quantity probes: a count contradicted against the persona, an earlier turn or inside one reply."""
+    made = []
+    meta = {"made_by": "benchmarks/make_category_probes.py", "hand_written": True, "probe": "quantity"}
+
+    def add(key: str, turns: list[dict], persona: list[str], hit: bool, reading: str, evidence: list[int]) -> None:
+        made.append({"record_id": key, "turns": turns, "persona": persona, "is_contradiction": hit,
+                     "aggregated_contradiction_indices": evidence if hit else [],
+                     "category": ("intra" if reading == "intra" else "history") if hit else "none",
+                     "meta": {**meta, "reading": reading}})
+
+    for i, (line, question, contra, consistent) in enumerate(QUANTITY_PERSONA):
+        for kind, reply in (("contra", contra), ("consistent", consistent)):
+            add(f"quantity-persona-{i:02d}-{kind}", [{"turn_id": 0, "agent_id": "user", "text": question},
+                                                     {"turn_id": 1, "agent_id": "bot", "text": reply}],
+                [line], kind == "contra", "persona", [1])
+    for i, (opener, said, follow, contra, consistent) in enumerate(QUANTITY_HISTORY):
+        for kind, reply in (("contra", contra), ("consistent", consistent)):
+            add(f"quantity-history-{i:02d}-{kind}", [{"turn_id": 0, "agent_id": "user", "text": opener},
+                                                     {"turn_id": 1, "agent_id": "bot", "text": said},
+                                                     {"turn_id": 2, "agent_id": "user", "text": follow},
+                                                     {"turn_id": 3, "agent_id": "bot", "text": reply}],
+                [], kind == "contra", "history", [1, 3])
+    for i, (question, contra, consistent) in enumerate(QUANTITY_INTRA):
+        for kind, reply in (("contra", contra), ("consistent", consistent)):
+            add(f"quantity-intra-{i:02d}-{kind}", [{"turn_id": 0, "agent_id": "user", "text": question},
+                                                   {"turn_id": 1, "agent_id": "bot", "text": reply}],
+                [], kind == "contra", "intra", [1])
+    return made
+
+
 def records() -> list[dict]:
     made = []
     meta = {"made_by": "benchmarks/make_category_probes.py", "hand_written": True}
@@ -123,11 +227,11 @@ def records() -> list[dict]:
 
 
 def main() -> None:
-    rows = records()
-    with atomic_writer(OUT) as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} records -> {OUT}")
+    for rows, out in ((records(), OUT), (quantity_records(), QUANTITY_OUT)):
+        with atomic_writer(out) as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"{len(rows)} records -> {out}")
 
 
 if __name__ == "__main__":

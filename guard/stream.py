@@ -249,13 +249,17 @@ class TurnScore:
     premises: dict[str, float] = field(default_factory=dict)
     category: str = "none"  # the detector's category at the threshold it was scored with
     n_pairs: int = 0
+    #: the best pair against the turn that asked the user back, when only short replies followed (0: not so)
+    own_question_score: float = 0.0
 
-    def flagged(self, threshold: float, intra_threshold: float) -> bool:
-        return self.history_score >= threshold or self.intra_score >= intra_threshold
+    def flagged(self, threshold: float, intra_threshold: float, own_question_threshold: float = 1.0) -> bool:
+        return (self.history_score >= threshold or self.intra_score >= intra_threshold
+                or self.own_question_score >= own_question_threshold)
 
-    def score(self, intra_threshold: float) -> float:
-        """The verdict's score: the history score, or the intra score where the intra check fires."""
-        return max(self.history_score, self.intra_score if self.intra_score >= intra_threshold else 0.0)
+    def score(self, intra_threshold: float, own_question_threshold: float = 1.0) -> float:
+        """The verdict's score: the history score, or a category check's score where that check fires."""
+        return max(self.history_score, self.intra_score if self.intra_score >= intra_threshold else 0.0,
+                   self.own_question_score if self.own_question_score >= own_question_threshold else 0.0)
 
     def evidence(self, threshold: float) -> tuple[list[int], list[int]]:
         """(earlier turn ids, persona lines) whose pairs reach ``threshold``."""
@@ -281,7 +285,8 @@ def score_stream(detector, turns: Sequence[StreamTurn], progress=None) -> list[T
         record_id, _, turn_id = st.dialogue.record_id.rpartition("#")
         out.append(TurnScore(record_id, int(turn_id), round(float(verdict.details.history_score), 5),
                              round(float(intra.score), 5) if intra is not None else 0.0, premises,
-                             str(verdict.category), verdict.details.n_pairs))
+                             str(verdict.category), verdict.details.n_pairs,
+                             round(float(verdict.details.own_question_score or 0.0), 5)))
     return out
 
 
@@ -295,20 +300,24 @@ def stream_operating_point(scores: Sequence[TurnScore], labels: Sequence[bool], 
                            intra_false_alarm: float = STREAM_INTRA_FALSE_ALARM) -> dict:
     """The operating point on a labelled bot-turn stream (the calibration half).
 
-    The intra-sentence check gets its own threshold first: at most ``intra_false_alarm`` of the consistent bot turns
-    fire by it alone. Then τ is the smallest threshold at which the whole decision (history score ≥ τ, or the intra
-    check) flags at most ``false_alarm`` of the consistent bot turns. The intra threshold is not tied to τ: a high τ
-    no longer silences the category checks.
+    The category checks get their own thresholds first: at most ``intra_false_alarm`` of the consistent bot turns
+    fire by the intra-sentence check alone, and as many by the own-question role check alone (the bot answering the
+    question it asked back). Then τ is the smallest threshold at which the whole decision (history score ≥ τ, or a
+    category check) flags at most ``false_alarm`` of the consistent bot turns. The category thresholds are not tied
+    to τ: a high τ no longer silences them.
     """
     y = np.asarray(labels, dtype=bool)
     consistent = [s for s, label in zip(scores, y) if not label]
     intra_tau = false_alarm_threshold([s.intra_score for s in consistent], intra_false_alarm)
-    by_intra = sum(s.intra_score >= intra_tau for s in consistent)
-    allowed = int(np.floor(false_alarm * len(consistent) + 1e-9)) - by_intra
-    rest = [s.history_score for s in consistent if s.intra_score < intra_tau]
+    own_tau = false_alarm_threshold([s.own_question_score for s in consistent], intra_false_alarm)
+    own_tau = max(own_tau, 0.5)  # never below an even chance: most turns are not in the situation (score 0)
+    by_category = sum(s.intra_score >= intra_tau or s.own_question_score >= own_tau for s in consistent)
+    allowed = int(np.floor(false_alarm * len(consistent) + 1e-9)) - by_category
+    rest = [s.history_score for s in consistent if s.intra_score < intra_tau and s.own_question_score < own_tau]
     tau = threshold_allowing(rest, allowed) if rest else 0.5
-    flagged = np.array([s.flagged(tau, intra_tau) for s in scores])
-    return {"threshold": tau, "intra_threshold": intra_tau, "rule": "bot-stream false-alarm",
+    flagged = np.array([s.flagged(tau, intra_tau, own_tau) for s in scores])
+    return {"threshold": tau, "intra_threshold": intra_tau, "own_question_threshold": own_tau,
+            "rule": "bot-stream false-alarm",
             "false_alarm_target": false_alarm, "intra_false_alarm_target": intra_false_alarm,
             "bot_turns": len(scores), "consistent_bot_turns": len(consistent),
             "false_alarm_rate": round(float(flagged[~y].mean()), 4) if (~y).any() else float("nan"),

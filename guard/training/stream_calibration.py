@@ -53,6 +53,7 @@ def calibrate(folder: Path, scores: list[stream.TurnScore], write: bool = True) 
         config = json.loads(path.read_text()) if path.exists() else {}
         config["threshold"] = point["threshold"]
         config["intra_threshold"] = point["intra_threshold"]
+        config["own_question_threshold"] = point["own_question_threshold"]
         config["pairing"] = "sentence"
         config.setdefault("calibration", {})["stream"] = point
         config["calibration"]["chosen"] = "stream"
