@@ -1,7 +1,7 @@
 """Consistency guard — Streamlit entry point: `streamlit run app.py`.
 
-Thin: page wiring and the detector settings every page shares. The pages (pages/) call bots/ and
-guard/ through ui/ (pure helpers plus cached model loading in ui/resources.py).
+Thin: page wiring and what every page shares (the chat settings kept across pages, the detector and τ in the
+sidebar, presentation mode). The pages (pages/) call bots/ and guard/ through ui/.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import resources  # noqa: E402
+from ui import chat_session, resources  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
@@ -32,11 +32,10 @@ page = st.navigation([
     st.Page("pages/review.py", title="Review sessions", icon="📋"),
 ])
 if page.url_path == chat_page.url_path:
-    from ui import studio_widgets
-
-    # a ?session= in the URL (a reload, a shared link): its conversation and its settings, which go into the
-    # sidebar's controls before they are drawn
-    studio_widgets.resume()
+    # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
+    # controls before they are drawn
+    chat_session.resume()
+resources.start_warm_up(resources.defaults().bot, resources.defaults().detector)  # once per server process
 resources.presentation_toggle()
-st.session_state["detector_choice"] = resources.sidebar_detector_settings()
+resources.sidebar_detector_settings()
 page.run()

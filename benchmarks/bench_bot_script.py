@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from benchmarks.machine import loadavg, machine_info
@@ -107,7 +108,7 @@ def play(bot, detector, settings, decoding, seed: int | None, script: Sequence[s
         conversation.add(USER, message)
         turn_decoding = decoding.replace(seed=seed * 100 + k) if seed is not None else decoding
         started = time.perf_counter()
-        turn = guarded_reply(conversation, bot, detector, settings, turn_decoding, detector_name="embedded")
+        turn = guarded_reply(conversation, bot, detector, replace(settings, decoding=asdict(turn_decoding)))
         total = time.perf_counter() - started
         report = turn.report
         candidates = [c.text for c in report.candidates]
@@ -157,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from bots.base import DEFAULT_PRESET, PRESETS
     from bots.registry import make_bot
-    from conversation.records import GuardSettings
+    from conversation.records import ChatSettings
 
     machine = machine_info()
     started = time.perf_counter()
@@ -179,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         current = getattr(decoding, field)
         decoding = decoding.replace(**{field: type(current)(value) if current is not None else int(value)})
     persona = [line for line in args.persona.read_text().splitlines() if line.strip()] if args.persona else []
-    settings = GuardSettings(mode=args.mode, threshold=threshold, num_candidates=args.candidates)
+    settings = ChatSettings(bot=args.bot, preset=preset_name, decoding=asdict(decoding), guard_mode=args.mode,
+                            detector="embedded", threshold=threshold, num_candidates=args.candidates, persona=persona)
     if args.warmup:
         play(bot, detector, settings, decoding, None, SCRIPT[:args.warmup], persona, echo=False)
     runs = []

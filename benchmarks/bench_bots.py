@@ -41,15 +41,16 @@ def _load() -> float:
 def latency(args: argparse.Namespace) -> dict:
     import torch
 
-    from bots.base import PRESETS, Message
+    from bots.base import PRESETS
     from bots.registry import make_bot
+    from guard.records import Turn
 
     if args.threads:
         torch.set_num_threads(args.threads)
     bot = make_bot("embedded", dtype=args.dtype, engine=args.engine)
     if args.threads:
         torch.set_num_threads(args.threads)  # make_bot may set the default count
-    history = [Message(s, t) for s, t in HISTORY]
+    history = [Turn(0, s, t) for s, t in HISTORY]
     results = {}
     for label, decoding in (("fast", PRESETS["fast"]), ("full32", PRESETS["fast"].replace(min_new_tokens=32))):
         for warm in range(2):
@@ -71,11 +72,11 @@ def latency(args: argparse.Namespace) -> dict:
 _COLD = """
 import time
 start = time.perf_counter()
-from bots.base import PRESETS, Message
+from bots.base import PRESETS
 from bots.registry import make_bot
 bot = make_bot("embedded", dtype={dtype!r})
 loaded = time.perf_counter()
-bot.generate([Message("user", "Hi! Do you have any pets?")], 4, PRESETS["fast"].replace(seed=0))
+bot.generate([Turn(0, "user", "Hi! Do you have any pets?")], 4, PRESETS["fast"].replace(seed=0))
 done = time.perf_counter()
 print(round(loaded - start, 2), round(done - start, 2))
 """

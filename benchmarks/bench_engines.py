@@ -31,7 +31,8 @@ configure_openmp()  # as the app and the CLI do; before torch loads
 
 from benchmarks.bench_app import MESSAGES  # noqa: E402
 from benchmarks.machine import loadavg, machine_info  # noqa: E402
-from bots.base import PRESETS, Message  # noqa: E402
+from bots.base import PRESETS  # noqa: E402
+from guard.records import Turn  # noqa: E402
 
 #: Canned bot replies (about 15-20 tokens each), so the chat grows the same way on both engines.
 REPLIES = [
@@ -45,12 +46,12 @@ REPLIES = [
 DECODING_32 = PRESETS["fast"].replace(min_new_tokens=32, max_new_tokens=32)
 
 
-def chat(exchanges: int) -> list[Message]:
+def chat(exchanges: int) -> list[Turn]:
     """A conversation of ``exchanges`` user/bot pairs, then one more user message to answer."""
-    history: list[Message] = []
+    history: list[Turn] = []
     for i in range(exchanges):
-        history += [Message("user", MESSAGES[i % len(MESSAGES)]), Message("bot", REPLIES[i % len(REPLIES)])]
-    return history + [Message("user", MESSAGES[exchanges % len(MESSAGES)])]
+        history += [Turn(0, "user", MESSAGES[i % len(MESSAGES)]), Turn(0, "bot", REPLIES[i % len(REPLIES)])]
+    return history + [Turn(0, "user", MESSAGES[exchanges % len(MESSAGES)])]
 
 
 def _timed(call, repeats: int, warmup: int = 1) -> dict:
@@ -217,12 +218,12 @@ def quality(bots: dict, mutual_limit: int, messages: int, rounds: int = 1) -> di
     for name, bot in bots.items():
         replies = []
         for round_ in range(rounds):  # the same chat again with other seeds
-            history: list[Message] = []
+            history: list[Turn] = []
             for index, message in enumerate(MESSAGES[:messages]):
-                history.append(Message("user", message))
+                history.append(Turn(0, "user", message))
                 candidates = bot.generate(history, 4, PRESETS["fast"].replace(seed=1000 * round_ + index))
                 replies += [c.text for c in candidates]
-                history.append(Message("bot", candidates[0].text))
+                history.append(Turn(0, "bot", candidates[0].text))
         whole = sum(bool(r) and not r.endswith("…") for r in replies)
         out[f"replies_{name}"] = {"replies": len(replies), "end_at_a_sentence": whole,
                                   "share": round(whole / len(replies), 3),
@@ -240,7 +241,7 @@ class GeneratorRanker:
 
     def score(self, context: list[str], options: list[str]) -> list[float]:
         # the last context turn is the other speaker's: it is the user, and turns alternate backwards
-        history = [Message("user" if (len(context) - i) % 2 else "bot", text) for i, text in enumerate(context)]
+        history = [Turn(0, "user" if (len(context) - i) % 2 else "bot", text) for i, text in enumerate(context)]
         scores = self.bot.score_replies(history, options)
         self.picks.append(max(range(len(scores)), key=scores.__getitem__))
         return scores

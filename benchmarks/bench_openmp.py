@@ -41,8 +41,9 @@ def main(argv=None) -> int:
     configure_openmp()  # a no-op where the caller set OMP_WAIT_POLICY or GOMP_SPINCOUNT
     import torch
 
-    from bots.base import PRESETS, Message
+    from bots.base import PRESETS
     from bots.registry import make_bot
+    from guard.records import Turn
 
     bot = make_bot("embedded")
     torch.set_num_threads(args.threads)
@@ -53,7 +54,7 @@ def main(argv=None) -> int:
     setting = {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     try:
         for n in (int(x) for x in args.exchanges.split(",")):
-            history = [Message(s, t) for _ in range(n) for s, t in FILLER] + [Message("user", "Do you have any pets?")]
+            history = [Turn(0, s, t) for _ in range(n) for s, t in FILLER] + [Turn(0, "user", "Do you have any pets?")]
             tokens = bot.prompt_ids(history, []).shape[1]
             bot.generate(history, args.candidates, decoding.replace(seed=1000))
             times = []

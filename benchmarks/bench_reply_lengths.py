@@ -22,7 +22,8 @@ from embedded import configure_openmp
 configure_openmp()
 
 from benchmarks.bench_app import MESSAGES  # noqa: E402
-from bots.base import PRESETS, Message, complete_sentences  # noqa: E402
+from bots.base import PRESETS, complete_sentences  # noqa: E402
+from guard.records import Turn  # noqa: E402
 
 
 def main() -> int:
@@ -37,15 +38,15 @@ def main() -> int:
 
     bot = make_bot("embedded")
     tokenizer = bot.tokenizer
-    history: list[Message] = []
+    history: list[Turn] = []
     replies = []
     for message in MESSAGES[: args.messages]:
-        history.append(Message("user", message))
+        history.append(Turn(0, "user", message))
         started = time.perf_counter()
         decoding = PRESETS["fast"].replace(max_new_tokens=args.budget, seed=len(history))
         candidates = bot.generate(history, args.candidates, decoding)
         replies.extend(c.text for c in candidates)
-        history.append(Message("bot", candidates[0].text))
+        history.append(Turn(0, "bot", candidates[0].text))
         print(f"{time.perf_counter() - started:5.1f} s  {candidates[0].text[:70]!r}", flush=True)
     lengths = [len(tokenizer(r, add_special_tokens=False)["input_ids"]) for r in replies]
     rows = []

@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -123,6 +124,7 @@ def bench_db(args: argparse.Namespace) -> dict:
 def bench_triggers(args: argparse.Namespace) -> dict:
     from bots.base import preset
     from bots.registry import make_bot
+    from conversation.records import ChatSettings
     from guard.detector import ContradictionDetector
     from guard.loading import default_threshold, load_embedder, load_scorer
     from studio.goading import METHODS
@@ -139,11 +141,12 @@ def bench_triggers(args: argparse.Namespace) -> dict:
     methods = args.methods or list(METHODS)
     for mode in args.modes:
         for method in methods:
-            settings = RedteamSettings(bot="embedded", guard_mode=mode, methods=[method], sessions=args.sessions,
-                                       turns=args.turns, threshold=guard.threshold, seed=args.seed,
-                                       use_lm=not args.no_lm)
+            chat = ChatSettings(bot="embedded", preset="fast", decoding=asdict(preset("fast")), guard_mode=mode,
+                                threshold=guard.threshold)
+            settings = RedteamSettings(chat=chat, methods=[method], sessions=args.sessions, turns=args.turns,
+                                       seed=args.seed, use_lm=not args.no_lm)
             run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard),
-                              Judge("embedded:unstructured", judge), preset("fast"))
+                              Judge("embedded:unstructured", judge))
             confirmed = _annotated_contradictions(store, run)
             for row in run.report()["per_method"]:
                 mine = [j for j in run.judgements if j.method == row["method"]]

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard.records import Candidate  # the one candidate type: the guard's policies choose among them
+from guard.records import Candidate, Turn  # the guard's records: the turns bots read, the candidates they return
 
 SPEAKERS = ("user", "bot")
 DECODING_METHODS = ("beam", "top_k", "top_p", "sample_rank", "greedy")
@@ -27,14 +27,6 @@ SYSTEM_PROMPT = (
 
 class BotError(RuntimeError):
     """A generator could not answer; the message says what to do about it (start the server, install...)."""
-
-
-@dataclass
-class Message:
-    """One turn of the conversation; ``speaker`` is "user" or "bot" (the bot being the generator itself)."""
-
-    speaker: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -181,7 +173,7 @@ def persona_lines(persona: Sequence[str]) -> list[str]:
     return [line.strip() for line in persona if line.strip()]
 
 
-def chat_messages(history: Sequence[Message], persona: Sequence[str] = (),
+def chat_messages(history: Sequence[Turn], persona: Sequence[str] = (),
                   system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
     """The conversation as chat messages: a system prompt carrying the persona, then user/assistant turns.
 
@@ -194,18 +186,20 @@ def chat_messages(history: Sequence[Message], persona: Sequence[str] = (),
         system += " Your persona: " + " ".join(lines)
     roles = {"user": "user", "bot": "assistant"}
     return [{"role": "system", "content": system}] + [
-        {"role": roles[m.speaker], "content": m.text} for m in history
+        {"role": roles[m.agent_id], "content": m.text} for m in history
     ]
 
 
-def check_history(history: Sequence[Message]) -> list[Message]:
-    """Reject malformed histories early with a message that says what to fix."""
+def check_history(history: Sequence[Turn]) -> list[Turn]:
+    """Reject malformed histories early with a message that says what to fix. A history is the conversation's
+    turns (``guard.records.Turn``, e.g. the chat's ``conversation.records.ChatTurn``): ``agent_id`` "user" or "bot"
+    (the bot being the generator itself)."""
     checked = []
     for index, message in enumerate(history):
-        if not isinstance(message, Message):
-            raise BotError(f"history[{index}] is a {type(message).__name__}, expected bots.base.Message")
-        if message.speaker not in SPEAKERS:
-            raise BotError(f"history[{index}].speaker must be 'user' or 'bot', not {message.speaker!r}")
+        if not isinstance(message, Turn):
+            raise BotError(f"history[{index}] is a {type(message).__name__}, expected a guard.records.Turn")
+        if message.agent_id not in SPEAKERS:
+            raise BotError(f"history[{index}].agent_id must be 'user' or 'bot', not {message.agent_id!r}")
         if not isinstance(message.text, str):
             raise BotError(f"history[{index}].text must be a string")
         checked.append(message)
@@ -224,7 +218,7 @@ class Bot(ABC):
     @abstractmethod
     def generate(
         self,
-        history: list[Message],
+        history: list[Turn],
         num_candidates: int,
         decoding: DecodingConfig | None = None,
         persona: Sequence[str] = (),

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 import torch
 from transformers import AutoModelForSeq2SeqLM, PreTrainedModel, PreTrainedTokenizerBase
 
-from bots.base import BotError, Message, persona_lines
+from bots.base import BotError, persona_lines
 from bots.local import LocalTransformersBot
+from guard.records import Turn
 
 DEFAULT_MODEL = "facebook/blenderbot-400M-distill"
 KNOWN_MODELS = (
@@ -28,13 +29,13 @@ TURN_SEPARATOR = "  "
 CONTEXT_TOKENS = 128
 
 
-def encoder_text(history: Sequence[Message], persona: Sequence[str]) -> list[str]:
+def encoder_text(history: Sequence[Turn], persona: Sequence[str]) -> list[str]:
     """The pieces of the encoder input, oldest first: persona lines, then turns (user turns get a leading space)."""
     pieces = [f"your persona: {line}" for line in persona_lines(persona)]
     for message in history:
         text = " ".join(message.text.split())
         # BlenderbotTokenizer prefixes user turns with a space (byte-level BPE "Ġ" word start)
-        pieces.append(" " + text if message.speaker == "user" else text)
+        pieces.append(" " + text if message.agent_id == "user" else text)
     return pieces
 
 
@@ -56,10 +57,10 @@ class BlenderBot(LocalTransformersBot):
         context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
         super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens, engine=engine)
 
-    def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)), return_tensors="pt")["input_ids"]
 
-    def prompt_ids(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         """Persona lines first, then the newest whole turns that fit the context.
 
         When even the persona and the last turn overflow, persona lines are dropped before the turn;

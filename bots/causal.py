@@ -14,8 +14,9 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import embedded
-from bots.base import Message, persona_lines
+from bots.base import persona_lines
 from bots.local import LocalTransformersBot
+from guard.records import Turn
 
 USER_TAG = "Person 1:"
 BOT_TAG = "Person 2:"
@@ -31,14 +32,14 @@ STOP_STRINGS = ("\n",)
 MAX_PROMPT_TOKENS = 768
 
 
-def transcript(history: Sequence[Message], persona: Sequence[str], few_shot: str = FEW_SHOT) -> str:
+def transcript(history: Sequence[Turn], persona: Sequence[str], few_shot: str = FEW_SHOT) -> str:
     """The prompt: preamble, Person 2's persona (if any), the turns, and an open "Person 2:" line."""
     lines = [few_shot.rstrip("\n") + "\n"] if few_shot else []
     described = persona_lines(persona)
     if described:
         lines.append("Person 2's persona: " + " ".join(described) + "\n")
     for message in history:
-        tag = USER_TAG if message.speaker == "user" else BOT_TAG
+        tag = USER_TAG if message.agent_id == "user" else BOT_TAG
         lines.append(f"{tag} {' '.join(message.text.split())}")
     lines.append(BOT_TAG)
     return "\n".join(lines)
@@ -62,10 +63,10 @@ class TranscriptBot(LocalTransformersBot):
         head = transcript([], persona, self.few_shot).removesuffix(BOT_TAG)
         return self.tokenizer(head)["input_ids"]
 
-    def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer(transcript(history, persona, self.few_shot), return_tensors="pt")["input_ids"]
 
-    def prompt_ids(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         """Oldest whole turns dropped until it fits; a single turn longer than the budget keeps its end."""
         return super().prompt_ids(history, persona)[:, -self.max_prompt_tokens:]
 

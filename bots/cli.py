@@ -14,13 +14,14 @@ import os
 import sys
 from pathlib import Path
 
-from bots.base import PRESETS, SPEAKERS, BotError, Message, preset
+from bots.base import PRESETS, SPEAKERS, BotError, preset
 from bots.registry import available_bots, describe_bot, make_bot
 from guard.datasets import iter_json_array
 from guard.files import InputError, iter_text_lines
+from guard.records import Turn
 
 
-def read_history(path: str | Path) -> list[Message]:
+def read_history(path: str | Path) -> list[Turn]:
     """A JSON list of {"speaker": "user"|"bot", "text": ...}; anything else is an InputError naming the item."""
     path = Path(path)
     try:
@@ -30,16 +31,17 @@ def read_history(path: str | Path) -> list[Message]:
     return [parse_history_item(path, line, index, item) for index, (line, item) in enumerate(items)]
 
 
-def parse_history_item(path: Path, line: int, index: int, item: dict) -> Message:
-    """History item ``index`` (a JSON object starting on ``line``) as a Message."""
-    speaker, text = item.get("speaker"), item.get("text")
+def parse_history_item(path: Path, line: int, index: int, item: dict) -> Turn:
+    """History item ``index`` (a JSON object starting on ``line``) as a turn; its speaker is ``speaker`` (or
+    ``agent_id``, as in DECODE-shaped records)."""
+    speaker, text = item.get("speaker", item.get("agent_id")), item.get("text")
     if speaker not in SPEAKERS:
         raise InputError(path, line, f"[{index}].speaker",
                          f'history item {index} needs "speaker": "user" or "bot", got {_show(speaker)}')
     if not isinstance(text, str):
         raise InputError(path, line, f"[{index}].text",
                          f'history item {index} needs "text": a string, got {_show(text)}')
-    return Message(speaker, text)
+    return Turn(index, speaker, text)
 
 
 def read_persona(path: str | Path | None) -> list[str]:

@@ -13,8 +13,9 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import embedded
-from bots.base import SYSTEM_PROMPT, BotError, Message, chat_messages, persona_lines
+from bots.base import SYSTEM_PROMPT, BotError, chat_messages, persona_lines
 from bots.local import LocalTransformersBot
+from guard.records import Turn
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The prompt keeps the system prompt and the newest turns that fit in this many tokens.
@@ -61,7 +62,7 @@ class ChatTemplateBot(LocalTransformersBot):
         messages = chat_messages([], self.persona_for(persona), self.system_prompt)
         return self.tokenizer.apply_chat_template(messages, return_dict=True)["input_ids"]
 
-    def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         return self.tokenizer.apply_chat_template(
             chat_messages(history, self.persona_for(persona), self.system_prompt), add_generation_prompt=True,
             return_tensors="pt", return_dict=True,

@@ -29,9 +29,10 @@ from transformers import (
 )
 
 import embedded
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history, first_line
+from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history, first_line
 from bots.engines import CT2_ENGINE, TRANSFORMERS_ENGINE, CTranslate2Engine, TransformersEngine, resolve_engine
 from bots.hf import common_prefix_length, use_fp32_attention
+from guard.records import Turn
 
 #: Weight dtypes a local bot loads in; "auto" is bfloat16 where the CPU computes it natively (embedded.cpu_dtype).
 DTYPES = ("auto", "float32", "bfloat16")
@@ -160,14 +161,14 @@ class LocalTransformersBot(Bot):
         return cls(weights, tokenizer, name=name, **options)
 
     @abstractmethod
-    def encode_prompt(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         """The prompt's token ids (shape 1 x length) for exactly these turns."""
 
     def clean_reply(self, text: str) -> str:
         """The candidate's text from the decoded reply."""
         return text.strip()
 
-    def prompt_ids(self, history: Sequence[Message], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
@@ -203,7 +204,7 @@ class LocalTransformersBot(Bot):
         caches its state across turns. Empty: no fixed head."""
         return []
 
-    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+    def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``)."""
         history = check_history(history)
@@ -217,9 +218,9 @@ class LocalTransformersBot(Bot):
             static_length=common_prefix_length(head, input_ids[0].tolist()) if head else 0,
             banned_sequences=banned,
         )
-        return distinct_replies(candidates, [m.text for m in history if m.speaker == "bot"])
+        return distinct_replies(candidates, [m.text for m in history if m.agent_id == "bot"])
 
-    def history_ngrams(self, history: Sequence[Message], n: int) -> list[list[int]]:
+    def history_ngrams(self, history: Sequence[Turn], n: int) -> list[list[int]]:
         """Every run of ``n`` tokens in the conversation's turns, as the reply would spell it: each text is
         tokenized as it starts a reply and after a space (a phrase reused mid-sentence), and the runs go to the
         engine as banned sequences (DecodingConfig.history_ngram_size)."""
@@ -242,7 +243,7 @@ class LocalTransformersBot(Bot):
         ends.update([eos] if isinstance(eos, int) else (eos or []))
         return sorted(ends)
 
-    def score_replies(self, history: Sequence[Message], replies: Sequence[str],
+    def score_replies(self, history: Sequence[Turn], replies: Sequence[str],
                       persona: Sequence[str] = ()) -> list[float]:
         """Mean log-probability of each reply's tokens (and the end-of-turn token) after the prompt, under the
         engine that generates: the generator as a response ranker (MuTual, docs/bots.md)."""

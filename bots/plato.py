@@ -16,7 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history
+from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history
+from guard.records import Turn
 
 #: Temperatures the K samples cycle through (one seed each), for diverse candidates.
 DEFAULT_TEMPERATURES = (0.7, 1.0, 1.3)
@@ -94,7 +95,7 @@ class PlatoBot(Bot):
     def engine_label(self) -> str:
         return self.base.engine_label
 
-    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+    def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         decoding = decoding or self.base.default_decoding

@@ -21,11 +21,11 @@ from bots.base import (
     BotError,
     Candidate,
     DecodingConfig,
-    Message,
     chat_messages,
     check_history,
     complete_sentences,
 )
+from guard.records import Turn
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 #: Extra requests allowed when a server returns fewer choices than asked for.
@@ -76,7 +76,7 @@ class RemoteChatBot(Bot):
             raise BotError(f"the chat server at {url} answered {type(body).__name__}, expected a JSON object")
         return body
 
-    def payload(self, history: Sequence[Message], persona: Sequence[str], decoding: DecodingConfig, n: int) -> dict:
+    def payload(self, history: Sequence[Turn], persona: Sequence[str], decoding: DecodingConfig, n: int) -> dict:
         body: dict = {
             "model": self.model,
             "messages": chat_messages(history, persona, self.system_prompt),
@@ -98,7 +98,7 @@ class RemoteChatBot(Bot):
             body["min_tokens"] = decoding.min_new_tokens  # vLLM extension; others ignore it
         return body
 
-    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+    def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         decoding = decoding or self.default_decoding

@@ -24,7 +24,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig, Message, check_history, complete_sentences
+from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history, complete_sentences
+from guard.records import Turn
 
 #: The built-in demo: whatever the user says, turn 3's likeliest candidate contradicts turn 1, and a
 #: consistent one is there for the guard to pick instead. Try "Hi! Tell me about yourself.",
@@ -60,14 +61,14 @@ class ScriptedBot(Bot):
                 raise BotError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
         self.turns = _parse_turns(data, where)
 
-    def generate(self, history: list[Message], num_candidates: int, decoding: DecodingConfig | None = None,
+    def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         if num_candidates < 1:
             raise BotError("num_candidates must be at least 1")
-        bot_turns = sum(1 for m in history if m.speaker == "bot")
+        bot_turns = sum(1 for m in history if m.agent_id == "bot")
         options = self.turns[min(bot_turns, len(self.turns) - 1)]
-        last_user = next((m.text for m in reversed(history) if m.speaker == "user"), "")
+        last_user = next((m.text for m in reversed(history) if m.agent_id == "user"), "")
         chosen = options[:num_candidates]
         limit = (decoding or self.default_decoding).max_new_tokens
         out = [Candidate(text=_within(c.text.replace("{user}", last_user), limit), score=c.score) for c in chosen]

@@ -10,49 +10,99 @@ carry it as a DECODE-shaped record.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
 from conversation.jsonform import jsonable
 from guard.datasets import decode_record
 from guard.records import Turn
-from guard.verdicts import PairScore, VerdictDetails
+from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
 
 USER, BOT = "user", "bot"
 
 
 @dataclass
-class GuardSettings:
-    """How a bot turn is guarded: how many candidates, which policy, which threshold."""
+class ChatSettings:
+    """Everything that decides how a bot turn is made and guarded - the one settings record.
 
-    mode: GuardMode = GuardMode.RERANK
-    threshold: float = 0.5
-    num_candidates: int = 4
-    penalty_lambda: float = 1.0
+    The chat page's sidebar reads and writes it (``ui.chat_state``), ``guarded_reply`` takes it and keeps a
+    snapshot with each bot turn it makes (with the decoding values actually used), the studio stores it per
+    session and per turn, self-play runs with it, and the app's defaults are one. A new setting is one field here.
+
+    ``None`` means *not recorded* (a turn stored before turns kept their settings, an imported transcript);
+    ``from_session``: a turn's snapshot copied from its session's settings by a migration, not recorded with it.
+    """
+
+    bot: str = "embedded"
+    preset: str = "fast"
+    decoding: dict = field(default_factory=dict)  # bots.base.DecodingConfig's fields; {}: the preset's
+    guard_mode: GuardMode | None = GuardMode.RERANK
+    detector: str = "embedded"
+    threshold: float | None = 0.5
+    num_candidates: int | None = 4
+    penalty_lambda: float | None = 1.0
+    prefilter: bool | None = True
+    persona: list[str] = field(default_factory=list)
     fallback: str | None = None  # None: guard.policies' default safe reply
+    from_session: bool = False
 
     def __post_init__(self) -> None:
-        if self.mode not in GUARD_MODES:
-            raise ValueError(f"unknown guard mode {self.mode!r}; choose one of {', '.join(GUARD_MODES)}")
-        self.mode = GuardMode(self.mode)
+        if self.guard_mode is not None and self.guard_mode not in GUARD_MODES:
+            raise ValueError(f"unknown guard mode {self.guard_mode!r}; choose one of {', '.join(GUARD_MODES)}")
+        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+
+    @property
+    def mode(self) -> GuardMode:
+        """The guard's mode (off when none was recorded)."""
+        return self.guard_mode or GuardMode.OFF
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def unknown(cls, **known) -> ChatSettings:
+        """Settings nobody recorded (an imported transcript): every value None or empty, but those ``known``."""
+        blank = {"bot": "", "preset": "", "guard_mode": None, "detector": "", "threshold": None, "num_candidates": None,
+                 "penalty_lambda": None, "prefilter": None}
+        return cls(**{**blank, **known})
 
 
 @dataclass
 class CandidateReport:
-    """One candidate as the guard saw it; ``evidence`` are the detector's pairs at or over the threshold."""
+    """One candidate as the guard saw it: the generator's text and score, the detector's verdict on it (None when
+    the guard is off) and what the policy did with it. The verdict is kept whole, minus its full pair list (the
+    evidence pairs stay; the heatmap draws fresh verdicts), and read through the properties below."""
 
     index: int
     text: str
     generator_score: float
-    contradiction_score: float | None  # None when the guard is off
-    contradicts: bool
-    category: Category
     chosen: bool
     reason: str
+    verdict: Verdict | None = None
     adjusted_score: float | None = None
-    evidence: list[PairScore] = field(default_factory=list)
-    details: VerdictDetails | None = None  # None when the guard is off
+
+    @property
+    def contradiction_score(self) -> float | None:
+        return None if self.verdict is None else float(self.verdict.score)
+
+    @property
+    def contradicts(self) -> bool:
+        return self.verdict is not None and bool(self.verdict.contradiction)
+
+    @property
+    def category(self) -> Category:
+        return Category.NONE if self.verdict is None else Category(self.verdict.category)
+
+    @property
+    def evidence(self) -> list[PairScore]:
+        """The detector's pairs at or over the threshold, best first."""
+        return [] if self.verdict is None else self.verdict.evidence
+
+    @property
+    def details(self) -> VerdictDetails | None:
+        return None if self.verdict is None else self.verdict.details
 
 
 class TurnStatus(StrEnum):
@@ -81,6 +131,13 @@ class BotTurnReport:
     # or would_fallback for the safe reply
     would_send: int | None = None
     would_fallback: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict) -> BotTurnReport:
+        """A report from its JSON form, as any version wrote it (``upgrade_report_json``)."""
+        from conversation.jsonform import from_jsonable
+
+        return from_jsonable(cls, upgrade_report_json(data))
 
     @property
     def any_contradiction(self) -> bool:
@@ -155,6 +212,34 @@ class BotTurnReport:
         return f"{self.mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
 
 
+#: the verdict fields a report's candidates carried themselves before they embedded the verdict (issue 24)
+_COPIED_VERDICT_FIELDS = ("contradiction_score", "contradicts", "category", "evidence", "details")
+
+
+def upgrade_report_json(data: dict) -> dict:
+    """A report's JSON form in today's shape. Reports written before issue 24 copied the verdict into each
+    candidate field by field (``contradiction_score``, ``contradicts``, ``category``, ``evidence``, ``details``);
+    today a candidate embeds the verdict. Idempotent: today's shape passes through unchanged."""
+    if not isinstance(data, dict):
+        return data
+    candidates = []
+    for cand in data.get("candidates") or []:
+        if not isinstance(cand, dict) or "verdict" in cand or not any(k in cand for k in _COPIED_VERDICT_FIELDS):
+            candidates.append(cand)
+            continue
+        kept = {k: v for k, v in cand.items() if k not in _COPIED_VERDICT_FIELDS}
+        score = cand.get("contradiction_score")
+        if score is None:  # the guard was off: no verdict
+            candidates.append({**kept, "verdict": None})
+            continue
+        details = cand.get("details") or {"method": "structured", "turn_id": -1, "threshold": data.get("threshold"),
+                                          "n_pairs": 0, "history_score": score}
+        candidates.append({**kept, "verdict": {
+            "contradiction": bool(cand.get("contradicts")), "score": score, "category": cand.get("category") or "none",
+            "evidence": cand.get("evidence") or [], "pair_scores": [], "details": details}})
+    return {**data, "candidates": candidates} if "candidates" in data else dict(data)
+
+
 def contradiction_phrase(cand: CandidateReport) -> str:
     """What a contradicting candidate contradicts, in words: "contradicts itself", "contradicts turn 3"."""
     outside = [e for e in cand.evidence if e.source not in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)]
@@ -168,39 +253,13 @@ def contradiction_phrase(cand: CandidateReport) -> str:
 
 
 @dataclass
-class ReplySettings:
-    """What produced a bot turn: the generator, its decoding and the guard's settings at the time.
+class ChatTurn(Turn):
+    """One turn of the chat (a ``guard.records.Turn``: the same record goes to the bots, the guard and the store).
+    A bot turn carries the guard's report (None when it was not guarded, e.g. imported text) and the settings that
+    produced it (None when not known: imported text, a user turn)."""
 
-    Kept with the turn (and stored with it), so a session whose sidebar changed between turns still says
-    which bot and settings wrote each reply. ``from_session``: copied from the session's settings by the
-    schema-4 migration, for turns stored before turns kept their own.
-    """
-
-    bot: str = ""
-    preset: str = ""
-    decoding: dict = field(default_factory=dict)  # bots.base.DecodingConfig's fields
-    guard_mode: GuardMode | None = None
-    detector: str = ""
-    threshold: float | None = None
-    num_candidates: int | None = None
-    penalty_lambda: float | None = None
-    prefilter: bool | None = None
-    from_session: bool = False
-
-    def __post_init__(self) -> None:
-        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
-
-
-@dataclass
-class ChatTurn:
-    """One turn; a bot turn carries the guard's report (None when it was not guarded, e.g. imported text) and
-    the settings that produced it (None when not known: imported text, a user turn)."""
-
-    turn_id: int
-    speaker: str  # USER | BOT
-    text: str
     report: BotTurnReport | None = None
-    settings: ReplySettings | None = None
+    settings: ChatSettings | None = None
 
 
 @dataclass
@@ -211,27 +270,26 @@ class Conversation:
     turns: list[ChatTurn] = field(default_factory=list)
     record_id: str = field(default_factory=lambda: f"chat-{uuid.uuid4().hex[:12]}")
 
-    def add(self, speaker: str, text: str, report: BotTurnReport | None = None,
-            settings: ReplySettings | None = None) -> ChatTurn:
-        turn = ChatTurn(turn_id=len(self.turns), speaker=speaker, text=text, report=report, settings=settings)
+    def add(self, agent_id: str, text: str, report: BotTurnReport | None = None,
+            settings: ChatSettings | None = None) -> ChatTurn:
+        turn = ChatTurn(turn_id=len(self.turns), agent_id=agent_id, text=text, report=report, settings=settings)
         self.turns.append(turn)
         return turn
 
     @property
     def awaiting_reply(self) -> bool:
         """The last turn is the user's: a reply failed or is pending (the page offers a retry)."""
-        return bool(self.turns) and self.turns[-1].speaker == USER
+        return bool(self.turns) and self.turns[-1].agent_id == USER
 
-    def history(self, before: int | None = None) -> list[Turn]:
-        """The turns (those before turn id ``before``, if given) as the detector's records."""
-        turns = self.turns if before is None else self.turns[:before]
-        return [Turn(turn_id=t.turn_id, agent_id=t.speaker, text=t.text) for t in turns]
+    def history(self, before: int | None = None) -> list[ChatTurn]:
+        """The turns (those before turn id ``before``, if given); each is a ``guard.records.Turn``."""
+        return list(self.turns if before is None else self.turns[:before])
 
     def to_decode_record(self) -> dict:
         """The transcript in DECODE's shape (record_id, turns with turn_id/agent_id/text) with each bot turn's
         guard report; ``is_contradiction`` and ``aggregated_contradiction_indices`` speak of the last bot
         reply: the earlier turns it contradicts, or the reply itself when it clashes inside."""
-        last_bot = next((t for t in reversed(self.turns) if t.speaker == BOT and t.report), None)
+        last_bot = next((t for t in reversed(self.turns) if t.agent_id == BOT and t.report), None)
         chosen = last_bot.report.chosen if last_bot else None
         contradiction = bool(chosen and chosen.contradicts)
         indices = sorted({e.turn_id for e in chosen.evidence if e.source in (PremiseSource.HISTORY,

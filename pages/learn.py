@@ -18,7 +18,7 @@ from ui.widgets import (
     verdict_line,
 )
 
-detector_name, threshold = resources.detector_choice()
+detector_name, threshold = resources.current_settings().detector, resources.current_settings().threshold
 
 st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "

@@ -25,7 +25,7 @@ from ui.widgets import (
     verdict_line,
 )
 
-detector_name, threshold = resources.detector_choice()
+detector_name, threshold = resources.current_settings().detector, resources.current_settings().threshold
 state = st.session_state
 state.setdefault("pg_example", EXAMPLES[0].key)
 state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)

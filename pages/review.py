@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from studio.export import decode_records
 from studio.scores import agreement, by_turn, outcome_frame, player_board, scoreboard, session_score
 from studio.storage import StoreError
-from ui import resources, studio_widgets
+from ui import resources, studio_store
 from ui.render import escape_markdown
-from ui.widgets import presentation_on, show_table
+from ui.self_play import self_play_form
+from ui.widgets import show_table
 
 st.title("Review goading sessions")
 with st.sidebar:
-    st.text_input("Database URL", key=studio_widgets.URL_KEY, placeholder=studio_widgets.default_url(),
+    st.text_input("Database URL", key=studio_store.URL_KEY, placeholder=studio_store.default_url(),
                   help="Empty: SQLite in the app's cache folder (or $GUARD_STUDIO_DB)")
-db = studio_widgets.store()
+db = studio_store.store()
 if db is None:
     st.stop()
 with st.expander("Self-play red-teaming: the goading assistant talks to a bot", icon="🤖"):
     st.caption("Each session opens with a question, then sends the assistant's suggestion of its method every "
                "turn; replies go through the guard as on the chat page and are judged by the guard's detector "
                "and by its unstructured reading. Same as `python -m studio redteam`.")
-    detector_name, threshold = resources.detector_choice()
-    studio_widgets.self_play_form(detector_name, threshold)
+    self_play_form(resources.current_settings())
 try:
     infos = db.list_sessions()
     annotations = db.annotations()
@@ -59,15 +58,15 @@ show_table(player_board(scores), interactive=True)
 
 st.subheader("Sessions")
 rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode or "",
-         "source": s.source, "bot turns": s.bot_turns, "guard flags": s.guard_flags,
+         "detector": s.detector, "source": s.source, "bot turns": s.bot_turns, "guard flags": s.guard_flags,
          "flagged replies sent": s.flagged_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
          "first flag (bot turn)": s.turns_to_first_flag, "first confirmed (bot turn)": s.turns_to_first_confirmed,
          "provoked by": ", ".join(f"{m} × {n}" for m, n in sorted(s.triggers.items()))} for s in scores]
-if presentation_on():
-    show_table(rows)
-else:
-    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-        "session": st.column_config.TextColumn(help="open it on the chat page with ?session=ID to annotate")})
+# a wrapping HTML table: every column fits at 1400 px (a dataframe scrolled sideways); open a session on the chat
+# page with ?session=ID to annotate it
+show_table(rows, css_class="cg-sessions")
+st.caption("Each bot turn keeps the detector and τ it was judged with when it was made; the detector column lists "
+           "them. Open a session on the chat page with ?session=ID to annotate it.")
 
 st.subheader("Annotator agreement")
 report = agreement([a for a in annotations if any(a.session_id == s.info.id for s in sessions)])

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from studio.redteam import SELF_PLAY_MODES
@@ -77,6 +78,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from bots.base import preset
+    from conversation.records import ChatSettings
     from studio.export import decode_records
     from studio.redteam import Judge, RedteamSettings, judged_sample, run_redteam
     from studio.storage import open_store
@@ -85,20 +87,20 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     judge_name, judge_method = _judge_spec(args.judge or f"{args.detector}:unstructured", args.detector)
     persona = [line.strip() for line in (args.persona or "").split("|") if line.strip()]
     bot = _make_bot(args.bot, args.script, args.engine)
-    decoding = preset(args.preset)
+    decoding = preset(args.preset)  # a bad name is refused here, before any model loads
     guard_detector = _detector(args.detector, "structured", args.threshold, prefilter=True)
     judge_detector = guard_detector if (judge_name, judge_method) == (args.detector, "structured") else \
         _detector(judge_name, judge_method, None, prefilter=False)
-    settings = RedteamSettings(bot=args.bot, guard_mode=args.guard, methods=list(args.methods),
-                               sessions=args.sessions, turns=args.turns, preset=args.preset,
-                               num_candidates=args.candidates, detector=args.detector,
-                               threshold=guard_detector.threshold, persona=persona, seed=args.seed,
-                               use_lm=not args.no_lm)
+    chat = ChatSettings(bot=args.bot, preset=args.preset, decoding=asdict(decoding), guard_mode=args.guard,
+                        detector=args.detector, threshold=guard_detector.threshold, num_candidates=args.candidates,
+                        persona=persona)
+    settings = RedteamSettings(chat=chat, methods=list(args.methods), sessions=args.sessions, turns=args.turns,
+                               seed=args.seed, use_lm=not args.no_lm)
     with tqdm(total=args.sessions * args.turns, desc="self-play", unit="turn", file=sys.stderr,
               disable=args.quiet) as bar:
         run = run_redteam(settings, store, bot, guard_detector,
                           Judge(f"{args.detector}:structured (the guard's own detector)", guard_detector),
-                          Judge(f"{judge_name}:{judge_method}", judge_detector), decoding, on_turn=bar.update)
+                          Judge(f"{judge_name}:{judge_method}", judge_detector), on_turn=bar.update)
     report = run.report()
     report["db"] = store.display_url
     if args.sample and run.judgements:

@@ -74,7 +74,7 @@ def decode_records(store: Store, annotated_only: bool = False,
             continue
         method = TYPED
         for index, stored in enumerate(session.turns):
-            if stored.turn.speaker == USER:
+            if stored.turn.agent_id == USER:
                 method = stored.method or TYPED
                 continue
             labels = grouped.get((session_id, stored.turn.turn_id), [])

@@ -26,7 +26,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bots.base import Message
 from conversation.records import BOT, USER
 from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
@@ -94,9 +93,11 @@ class SuggestionSet:
     """What the assistant offers after one bot turn, and how the follow-ups were ranked."""
 
     suggestions: list[Suggestion]
-    ranking: str  # "FQness under <bot> LM" | "template ranking (the bot has no local LM)" | ""
+    ranking: str  # "FQness under <bot> LM" | "template ranking" | ""
     seconds: float = 0.0
     candidates_considered: dict[str, int] = field(default_factory=dict)
+    #: methods that could not run, with the reason in a few words (WordNet missing and not fetchable, ...)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- parsing helpers
@@ -321,10 +322,21 @@ def _as_statement(text: str) -> tuple[str, bool] | None:
     return f"{subject} {aux} {rest}", True
 
 
-def _perturb(history: Sequence[Turn], rng: random.Random) -> list[Suggestion]:
-    """Negated / antonym / synonym versions of the user's recent messages (newest first)."""
+def _perturb(history: Sequence[Turn], rng: random.Random, unavailable: dict[str, str]) -> list[Suggestion]:
+    """Negated / antonym / synonym versions of the user's recent messages (newest first). Antonyms and synonyms
+    need WordNet: where it cannot be had, those methods are left out and ``unavailable`` says why."""
+    from embedded import MissingAssetError, wordnet_dir
+
     functions = {"perturb_negation": negate, "perturb_antonym": lambda s: antonym(s, rng),
                  "perturb_synonym": lambda s: synonym(s, rng)}
+    try:
+        with _WORDNET_LOCK:
+            wordnet_dir()  # made on first use from its sdist, whatever the cache folder
+    except MissingAssetError as exc:
+        reason = f"WordNet is not available ({str(exc).splitlines()[0][:160]})"
+        for method in ("perturb_antonym", "perturb_synonym"):
+            functions.pop(method)
+            unavailable[method] = reason
     out: list[Suggestion] = []
     for turn in reversed([t for t in history if t.agent_id == USER][-RECENT_TURNS:]):
         for sent in _sentences(_said(turn)):
@@ -451,13 +463,13 @@ def fqness(scorer: ContinuationScorer, history: Sequence[Turn], candidates: Sequ
     Contexts are cut to the referent's turn (Sato et al.'s d_ur = 1 case, without the turns before
     it), which keeps the one batched forward pass small.
     """
-    contexts: list[list[Message]] = []
+    contexts: list[list[Turn]] = []
     questions: list[str] = []
     for cand in candidates:
-        prefix: list[Message] = []
+        prefix: list[Turn] = []
         rest = " ".join(cand.turn.text.replace(cand.referent, " ").split())
-        with_r = prefix + [Message(BOT, cand.turn.text)]
-        without_r = prefix + ([Message(BOT, rest)] if rest.strip(" .,!?") else [])
+        with_r = prefix + [Turn(len(prefix), BOT, cand.turn.text)]
+        without_r = prefix + ([Turn(len(prefix), BOT, rest)] if rest.strip(" .,!?") else [])
         contexts += [with_r, without_r]
         questions += [cand.question, cand.question]
     scores = scorer(contexts, questions)
@@ -480,7 +492,7 @@ def _follow_ups(history: Sequence[Turn], scorer: ContinuationScorer | None, limi
     ranked = sorted(candidates, key=lambda c: (-c.specificity, -c.turn.turn_id))
     return ([Suggestion(_clean(c.question), "follow_up", c.turn.turn_id,
                         f"on “{c.referent}” (turn {c.turn.turn_id})") for c in ranked[:limit]],
-            "template ranking (the bot has no local language model to compute FQness)", len(candidates))
+            "template ranking", len(candidates))
 
 
 # ---------------------------------------------------------------------------- the assistant
@@ -502,6 +514,7 @@ def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
     history = list(history)
     rng = random.Random(seed if seed is not None else len(history))
     pools: dict[str, list[Suggestion]] = {m: [] for m in methods}
+    unavailable: dict[str, str] = {}
     ranking = ""
     considered: dict[str, int] = {}
     if "inquire_bot" in methods:
@@ -511,7 +524,7 @@ def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
     if "follow_up" in methods:
         pools["follow_up"], ranking, considered["follow_up"] = _follow_ups(history, scorer, 2, max_scored)
     if any(m.startswith("perturb_") for m in methods):
-        for s in _perturb(history, rng):
+        for s in _perturb(history, rng, unavailable):
             if s.method in pools:
                 pools[s.method].append(s)
     if "paraphrase" in methods:
@@ -546,7 +559,8 @@ def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
         if take(pools[method]):
             leftovers.append(method)
     return SuggestionSet(chosen, ranking if "follow_up" in methods else "",
-                         round(time.perf_counter() - started, 4), considered)
+                         round(time.perf_counter() - started, 4), considered,
+                         {m: why for m, why in unavailable.items() if m in methods})
 
 
 def warm_up() -> None:
@@ -578,9 +592,6 @@ def refine_follow_ups(result: SuggestionSet, history: Sequence[Turn], scorer: Co
         return result
     suggestions = [best if s.method == "follow_up" else s for s in result.suggestions]
     return SuggestionSet(suggestions, ranking, round(result.seconds + time.perf_counter() - started, 4),
-                         {**result.candidates_considered, "follow_up": considered})
+                         {**result.candidates_considered, "follow_up": considered}, dict(result.unavailable))
 
 
-def history_of(turns: Sequence) -> list[Turn]:
-    """guard Turns from anything with turn_id / speaker (or agent_id) / text (conversation.records.ChatTurn, Turn)."""
-    return [Turn(t.turn_id, getattr(t, "speaker", None) or t.agent_id, t.text) for t in turns]

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bots.base import Bot, Message
+from bots.base import Bot
+from guard.records import Turn
 
-#: contexts (each a list of Messages) and the user message that follows each -> summed log-probabilities
-ContinuationScorer = Callable[[Sequence[Sequence[Message]], Sequence[str]], list[float]]
+#: contexts (each a list of turns) and the user message that follows each -> summed log-probabilities
+ContinuationScorer = Callable[[Sequence[Sequence[Turn]], Sequence[str]], list[float]]
 #: Kept short on purpose: it is the same in every scored sequence, so it cancels out in FQness.
 SCORING_SYSTEM_PROMPT = "A casual chat between two people."
 
@@ -32,21 +33,21 @@ class CausalLMScorer:
     tokenizer: object
     name: str = "bot LM"
 
-    def render(self, context: Sequence[Message], message: str) -> tuple[str, int]:
+    def render(self, context: Sequence[Turn], message: str) -> tuple[str, int]:
         """The text the model reads and the character offset where ``message`` starts in it."""
         if getattr(self.tokenizer, "chat_template", None):
             roles = {"user": "user", "bot": "assistant"}
             chat = [{"role": "system", "content": SCORING_SYSTEM_PROMPT}]
-            chat += [{"role": roles[m.speaker], "content": m.text} for m in context]
+            chat += [{"role": roles[m.agent_id], "content": m.text} for m in context]
             chat.append({"role": "user", "content": message})
             text = self.tokenizer.apply_chat_template(chat, tokenize=False)
             return text, text.rindex(message)
         tags = {"user": "Person 1:", "bot": "Person 2:"}
-        lines = [SCORING_SYSTEM_PROMPT, ""] + [f"{tags[m.speaker]} {m.text}" for m in context]
+        lines = [SCORING_SYSTEM_PROMPT, ""] + [f"{tags[m.agent_id]} {m.text}" for m in context]
         prefix = "\n".join(lines) + f"\n{tags['user']} "
         return prefix + message + "\n", len(prefix)
 
-    def __call__(self, contexts: Sequence[Sequence[Message]], messages: Sequence[str]) -> list[float]:
+    def __call__(self, contexts: Sequence[Sequence[Turn]], messages: Sequence[str]) -> list[float]:
         import torch
 
         if len(contexts) != len(messages):

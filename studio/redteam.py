@@ -17,13 +17,13 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from bots.base import Bot, DecodingConfig
+from bots.base import Bot
 from conversation.guarding import guarded_reply
 from conversation.jsonform import jsonable
-from conversation.records import BOT, USER, Conversation, GuardSettings
+from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.records import Turn
 from guard.vocabulary import GuardMode
 from studio.goading import METHODS, suggest
@@ -58,22 +58,16 @@ class Judge:
 
 @dataclass
 class RedteamSettings:
-    bot: str
-    guard_mode: GuardMode
+    """A self-play run: the chat settings every session plays with (the one record the chat page uses too), and
+    the run's own shape."""
+
+    chat: ChatSettings
     methods: list[str]
     sessions: int
     turns: int
-    preset: str = "fast"
-    num_candidates: int = 4
-    detector: str = "embedded"
-    threshold: float = 0.5
-    persona: list[str] = field(default_factory=list)
     seed: int = 0
     use_lm: bool = True
     player: str | None = None  # who started the run (the page's name); default "self-play:<method>"
-
-    def __post_init__(self) -> None:
-        self.guard_mode = GuardMode(self.guard_mode)
 
 
 @dataclass
@@ -95,7 +89,7 @@ class RedteamRun:
             if not mine:
                 continue
             n = len(mine)
-            rows.append({"bot": self.settings.bot, "guard_mode": self.settings.guard_mode, "method": method,
+            rows.append({"bot": self.settings.chat.bot, "guard_mode": self.settings.chat.mode, "method": method,
                          "replies": n,
                          "guard_flag_rate": round(sum(j.guard_flag for j in mine) / n, 4),
                          "guard_judge_rate": round(sum(j.guard_judge for j in mine) / n, 4),
@@ -104,16 +98,16 @@ class RedteamRun:
                          # candidate, or either judge flags the reply that was sent
                          "contradiction_share": round(sum(j.guard_flag or j.guard_judge or j.judge
                                                           for j in mine) / n, 4)})
-        return {"run_id": self.run_id, "bot": self.settings.bot, "guard_mode": self.settings.guard_mode,
-                "preset": self.settings.preset, "detector": self.settings.detector,
+        chat = self.settings.chat
+        return {"run_id": self.run_id, "bot": chat.bot, "guard_mode": chat.mode, "preset": chat.preset,
+                "detector": chat.detector,
                 "guard_judge": self.guard_judge, "judge": self.judge,
                 "sessions": len(self.session_ids), "bot_replies": len(self.judgements),
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 1), "per_method": rows}
 
 
 def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detector: ContradictionDetector | None,
-                guard_judge: Judge, judge: Judge, decoding: DecodingConfig,
-                on_turn: Callable[[], None] | None = None) -> RedteamRun:
+                guard_judge: Judge, judge: Judge, on_turn: Callable[[], None] | None = None) -> RedteamRun:
     """Play ``settings.sessions`` sessions of ``settings.turns`` bot turns each; every turn is stored as it
     happens, so an interruption (Ctrl-C) keeps what was done and the run reports it. ``guard_detector`` is
     not used (and may be None) in mode off."""
@@ -124,19 +118,15 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
         raise ValueError(f"unknown goading method(s) {unknown}; choose from {', '.join(METHODS)}")
     run = RedteamRun(run_id=uuid.uuid4().hex[:8], settings=settings, guard_judge=guard_judge.name, judge=judge.name)
     scorer = continuation_scorer(bot) if settings.use_lm else None
-    guard = GuardSettings(mode=settings.guard_mode, threshold=settings.threshold,
-                          num_candidates=settings.num_candidates)
+    chat = settings.chat
     started = time.perf_counter()
     rng = random.Random(settings.seed)
     try:
         for k in range(settings.sessions):
             method = settings.methods[k % len(settings.methods)]
-            conversation = Conversation(persona=list(settings.persona))
+            conversation = Conversation(persona=list(chat.persona))
             conversation.record_id = f"redteam-{run.run_id}-{k:03d}"
-            info = SessionInfo(id=conversation.record_id, bot=settings.bot, preset=settings.preset,
-                               guard_mode=settings.guard_mode, detector=settings.detector,
-                               threshold=settings.threshold, num_candidates=settings.num_candidates,
-                               persona=list(settings.persona),
+            info = SessionInfo(id=conversation.record_id, settings=replace(chat),
                                player=settings.player or f"self-play:{method}", source="redteam",
                                meta={"run_id": run.run_id, "method": method, "guard_judge": guard_judge.name,
                                      "judge": judge.name, "judgements": {}})
@@ -146,9 +136,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
             conversation.add(USER, rng.choice(OPENERS))
             methods[0] = OPENER
             for _ in range(settings.turns):
-                turn = guarded_reply(conversation, bot, guard_detector if settings.guard_mode != GuardMode.OFF else None,
-                                     guard, decoding, detector_name=settings.detector, bot_name=settings.bot,
-                                     preset=settings.preset)
+                turn = guarded_reply(conversation, bot, guard_detector if chat.mode != GuardMode.OFF else None, chat)
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
                 other, other_score = judge.flags(earlier, turn.text, conversation.persona)
@@ -165,7 +153,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
                 ids = store.save_suggestions(info.id, turn.turn_id, offered.suggestions, offered.ranking)
                 if on_turn is not None:
                     on_turn()
-                if len([t for t in conversation.turns if t.speaker == BOT]) >= settings.turns:
+                if len([t for t in conversation.turns if t.agent_id == BOT]) >= settings.turns:
                     break
                 if offered.suggestions:
                     chosen = offered.suggestions[0]

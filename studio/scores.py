@@ -59,7 +59,7 @@ def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], lis
     number = 0
     for stored in session.turns:
         turn = stored.turn
-        if turn.speaker == USER:
+        if turn.agent_id == USER:
             previous_method = stored.method or TYPED
             continue
         number += 1
@@ -79,6 +79,7 @@ class SessionScore:
     bot: str
     preset: str
     guard_mode: GuardMode | None
+    detector: str  # the detectors (and τ) that judged its bot turns when they were made, in order
     player: str | None
     source: str
     bot_turns: int
@@ -101,10 +102,13 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
     provoked = confirmed if annotated else flags
     info = session.info
     made = [session.reply_settings(o.turn_index) for o in outcomes]
-    bots = list(dict.fromkeys(m.bot for m in made)) or [info.bot]  # every bot that replied, in order
-    presets = list(dict.fromkeys(m.preset for m in made)) or [info.preset]
+    bots = list(dict.fromkeys(m.bot for m in made)) or [info.settings.bot]  # every bot that replied, in order
+    presets = list(dict.fromkeys(m.preset for m in made)) or [info.settings.preset]
+    detectors = list(dict.fromkeys(f"{m.detector} (τ {m.threshold:.4f})" if m.threshold is not None else m.detector
+                                   for m in made if m.detector)) or [info.settings.detector]
     return SessionScore(
-        session_id=info.id, bot=", ".join(bots), preset=", ".join(presets), guard_mode=info.guard_mode,
+        session_id=info.id, bot=", ".join(bots), preset=", ".join(presets), guard_mode=info.settings.guard_mode,
+        detector=", ".join(d for d in detectors if d),
         player=info.player,
         source=info.source, bot_turns=len(outcomes), guard_flags=len(flags),
         flagged_replies=sum(o.reply_flagged for o in outcomes), annotated_turns=len(annotated),

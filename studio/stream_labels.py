@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conversation.records import BOT, USER, ChatTurn
+from conversation.records import BOT, USER, ChatSettings, ChatTurn
 from guard.records import Dialogue
 from guard.stream import BotTurnLabel
 from guard.vocabulary import Category
@@ -33,8 +33,8 @@ def import_conversations(store: Store, dialogues: Sequence[Dialogue]) -> dict[st
             continue
         session_id = "stream-" + dialogue.record_id.replace(":", "-").replace(" ", "-")
         bot = str(dialogue.meta.get("bot") or "")
-        store.save_session(SessionInfo(id=session_id, bot=f"convai2: {bot}" if bot else "convai2", source="import",
-                                       persona=list(dialogue.persona),
+        settings = ChatSettings.unknown(bot=f"convai2: {bot}" if bot else "convai2", persona=list(dialogue.persona))
+        store.save_session(SessionInfo(id=session_id, settings=settings, source="import",
                                        meta={RECORD_KEY: dialogue.record_id, "imported_from": "convai2_wild.jsonl",
                                              "purpose": "live-stream dev set (guard.stream)"}))
         store.save_turns(session_id, [ChatTurn(t.turn_id, BOT if t.agent_id == BOT else USER, t.text)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from conversation.jsonform import from_jsonable
 from conversation.records import BOT, USER, BotTurnReport, ChatTurn
 from studio.storage import SessionInfo, Store
 
@@ -72,7 +71,7 @@ def _from_record(obj: dict, name: str) -> Transcript:
         texts.append(text.strip())
         guard = raw.get("guard")
         try:
-            reports.append(from_jsonable(BotTurnReport, guard) if isinstance(guard, dict) else None)
+            reports.append(BotTurnReport.from_json(guard) if isinstance(guard, dict) else None)
         except (TypeError, ValueError, KeyError) as exc:
             raise TranscriptError(f"{name}: turns[{i}].guard is not a guard report ({exc})") from None
     mapping = _speakers(speakers, name)
@@ -133,9 +132,7 @@ def import_transcript(store: Store, transcript: Transcript, info: SessionInfo | 
     meta = {**base.meta, "imported_from": transcript.name}
     if transcript.record_id:
         meta["original_record_id"] = transcript.record_id
-    store.save_session(SessionInfo(
-        id=session_id, bot=base.bot, preset=base.preset, guard_mode=base.guard_mode, detector=base.detector,
-        threshold=base.threshold, num_candidates=base.num_candidates,
-        persona=transcript.persona or list(base.persona), player=base.player, source="import", meta=meta))
+    settings = replace(base.settings, persona=transcript.persona or list(base.settings.persona))
+    store.save_session(SessionInfo(id=session_id, settings=settings, player=base.player, source="import", meta=meta))
     store.save_turns(session_id, transcript.turns)
     return session_id

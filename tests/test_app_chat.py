@@ -58,8 +58,8 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     assert list(table.columns) == ["#", "sent", "candidate", "why", "generator score", "contradiction score",
                                    "category"]
     assert (table["contradiction score"] != "").all() and table["why"].str.len().min() > 10
-    state = at.session_state["conversation"]
-    assert [t.speaker for t in state.turns] == ["user", "bot", "user", "bot"]
+    state = at.session_state["chat::conversation"]
+    assert [t.agent_id for t in state.turns] == ["user", "bot", "user", "bot"]
 
 
 def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
@@ -75,7 +75,7 @@ def test_empty_message_warns_and_adds_nothing(monkeypatch, tmp_path, flagging_de
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     say(at, "   ")
     assert any("Empty message" in w.value for w in at.warning)
-    assert not at.session_state["conversation"].turns
+    assert not at.session_state["chat::conversation"].turns
 
 
 def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_path, flagging_detector):
@@ -87,7 +87,7 @@ def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_
     monkeypatch.setenv("GUARD_APP_SCRIPT", str(broken))
     say(at, "And cats?")
     assert any("Could not load the bot" in e.value for e in at.error)
-    turns = at.session_state["conversation"].turns
+    turns = at.session_state["chat::conversation"].turns
     assert [t.text for t in turns] == ["Do you have pets?", "I have a dog named Max.", "And cats?"]
     # the user's message stays; Retry works once the bot is back
     monkeypatch.setenv("GUARD_APP_SCRIPT", str(script))
@@ -96,14 +96,14 @@ def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_
     assert retry, "a Retry button is offered for the unanswered message"
     retry[0].click().run()
     assert not at.exception
-    assert [t.speaker for t in at.session_state["conversation"].turns] == ["user", "bot", "user", "bot"]
+    assert [t.agent_id for t in at.session_state["chat::conversation"].turns] == ["user", "bot", "user", "bot"]
 
 
 def test_detector_failure_is_an_actionable_error(monkeypatch, tmp_path):
     at = _app(monkeypatch, tmp_path, str(tmp_path / "no-such-checkpoint"))
     say(at, "Do you have pets?")
     assert any("Could not load the detector" in e.value for e in at.error)
-    assert [t.text for t in at.session_state["conversation"].turns] == ["Do you have pets?"]
+    assert [t.text for t in at.session_state["chat::conversation"].turns] == ["Do you have pets?"]
 
 
 def test_a_broken_detector_config_is_an_error_not_a_silent_threshold(monkeypatch, tmp_path):
@@ -121,7 +121,7 @@ def test_reset_clears_and_download_is_offered(monkeypatch, tmp_path, flagging_de
     assert len(at.get("download_button")) == 1
     [reset] = [b for b in at.button if b.label == "Reset conversation"]
     reset.click().run()
-    assert not at.session_state["conversation"].turns
+    assert not at.session_state["chat::conversation"].turns
     assert not [m for m in at.chat_message]
 
 
@@ -130,7 +130,7 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     at = _app(monkeypatch, tmp_path, "embedded")
     say(at, "Do you have pets?")
     say(at, "Tell me about your pets")
-    conversation = at.session_state["conversation"]
+    conversation = at.session_state["chat::conversation"]
     report = conversation.turns[3].report
     assert [c.contradicts for c in report.candidates] == [True, False]
     assert conversation.turns[3].text == "Max loves long walks in the park."
@@ -139,21 +139,21 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert 'class="cg-evidence"' not in _turn_html(at, 1)
     [panel] = [h.proto.body for h in at.html if 'data-context-turn-id="1"' in h.proto.body]
     assert 'class="cg-evidence"' in panel and "candidate #1 at turn 3" in panel
-    at.toggle(key="show_rejected_evidence").set_value(True).run()
+    at.toggle(key="chat_view::show_rejected_evidence").set_value(True).run()
     evidence = _turn_html(at, 1)
     assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence
 
 
 def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    at.text_area(key="persona_text").set_value("I have a dog named Max.\nI live in Ohio.").run()
-    at.radio(key="guard_mode").set_value("block").run()
+    at.text_area(key="chat::persona").set_value("I have a dog named Max.\nI live in Ohio.").run()
+    at.radio(key="chat::guard_mode").set_value("block").run()
     at.switch_page("pages/playground.py").run()
     at.switch_page("pages/guarded_chat.py").run()
     assert not at.exception, at.exception
-    assert at.text_area(key="persona_text").value == "I have a dog named Max.\nI live in Ohio."
-    assert at.radio(key="guard_mode").value == "block"
-    assert at.session_state["conversation"].persona == ["I have a dog named Max.", "I live in Ohio."]
+    assert at.text_area(key="chat::persona").value == "I have a dog named Max.\nI live in Ohio."
+    assert at.radio(key="chat::guard_mode").value == "block"
+    assert at.session_state["chat::conversation"].persona == ["I have a dog named Max.", "I live in Ohio."]
 
 
 def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging_detector):
@@ -163,7 +163,7 @@ def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging
     monkeypatch.setenv("GUARD_APP_MODE", "off")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception, at.exception
-    chooser = at.selectbox(key="bot_name")
+    chooser = at.selectbox(key="chat::bot")
     assert chooser.value == "embedded" and "scripted" in chooser.options
     chooser.set_value("scripted").run()
     say(at, "Hi! Tell me about yourself.")
@@ -176,16 +176,16 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
     say(at, "Do you have pets?")
     say(at, "Tell me about your pets")
     assert len(at.get("vega_lite_chart")) == 1  # contradiction score per bot turn
-    before = at.session_state["conversation"]
+    before = at.session_state["chat::conversation"]
     assert all(c.contradicts for c in before.turns[3].report.candidates)  # τ = 0.1 flags everything
-    # the sidebar's τ (rendered by app.py; AppTest reruns the page alone after a page's st.rerun)
-    at.session_state["detector_choice"] = (str(flagging_detector), 0.9)
+    # the sidebar's τ (its slider is app.py's, which AppTest does not list after a page's own reruns)
+    at.session_state["chat::threshold"] = 0.9
     at.run()
     [button] = [b for b in at.button if b.label.startswith("Re-judge the conversation")]
-    assert "τ = 0.90" in button.label
+    assert "τ = 0.9000" in button.label
     button.click().run()
     assert not at.exception, at.exception
-    after = at.session_state["conversation"]
+    after = at.session_state["chat::conversation"]
     assert [t.text for t in after.turns] == [t.text for t in before.turns]  # nothing regenerated
     report = after.turns[3].report
     assert report.threshold == 0.9 and not any(c.contradicts for c in report.candidates)
@@ -221,14 +221,14 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
     (detector / "guard_config.json").write_text(json.dumps(config))
     at = _app(monkeypatch, tmp_path, str(detector))
     captions = [c.value for c in at.sidebar.caption if c.value.startswith("Operating point")]
-    assert captions == ["Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.90; catches 49% of "
+    assert captions == ["Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.9000; catches 49% of "
                         "DECODE dev contradiction dialogues)."]
     # moved away from the calibrated τ, the caption says so (AppTest drops the entry file's sidebar on a rerun, so
     # the caption is read from the function the sidebar calls; tests/test_browser_settings.py moves the real slider)
     from ui.resources import operating_point_caption
 
     assert operating_point_caption(str(detector), 0.5).startswith(
-        "Operating point: custom τ = 0.50 (calibrated τ = 0.90); its false-alarm rate and recall are not measured")
+        "Operating point: custom τ = 0.5000 (calibrated τ = 0.9000); its false-alarm rate and recall are not measured")
     assert operating_point_caption(str(detector), 0.9) == captions[0]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from reports import candidate
 
-from bots.base import PRESETS, BotError, Message
+from bots.base import PRESETS, BotError
 from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply, rejudge
-from conversation.records import BOT, USER, BotTurnReport, Conversation, GuardSettings, TurnStatus
+from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation, TurnStatus
 from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.examples import EXAMPLES
 from guard.records import Turn
@@ -163,15 +164,15 @@ def _two_turns(mode: str):
     conv = Conversation()
     bot, detector = ScriptedBot(SCRIPT), FlagFirstDetector()
     conv.add(USER, "Do you have pets?")
-    guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"])
+    guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode))
     conv.add(USER, "tell me more")
-    turn = guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"])
+    turn = guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode))
     return conv, turn, detector
 
 
 def test_rerank_sends_the_consistent_candidate_and_records_why():
     conv, turn, detector = _two_turns("rerank")
-    assert turn.turn_id == 3 and turn.speaker == BOT
+    assert turn.turn_id == 3 and turn.agent_id == BOT
     assert turn.text == "Max is a beagle, tell me more!"  # {user} filled from the last user turn
     report = turn.report
     assert [c.contradicts for c in report.candidates] == [True, False]
@@ -205,7 +206,7 @@ def test_block_falls_back_when_every_candidate_contradicts():
     conv = Conversation()
     bot = ScriptedBot({"replies": [["I never sleep."], ["I never eat.", "I never run."]]})
     conv.add(USER, "hi")
-    turn = guarded_reply(conv, bot, FlagFirstDetector(), GuardSettings(mode="block"), PRESETS["fast"])
+    turn = guarded_reply(conv, bot, FlagFirstDetector(), ChatSettings(guard_mode="block"))
     assert turn.report.used_fallback and turn.report.chosen_index is None
     assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
 
@@ -213,7 +214,7 @@ def test_block_falls_back_when_every_candidate_contradicts():
 def test_off_mode_never_calls_the_detector():
     conv = Conversation()
     conv.add(USER, "hi")
-    turn = guarded_reply(conv, ScriptedBot(SCRIPT), None, GuardSettings(mode="off"), PRESETS["fast"])
+    turn = guarded_reply(conv, ScriptedBot(SCRIPT), None, ChatSettings(guard_mode="off"))
     assert turn.text == "I have a dog named Max." and turn.report.candidates[0].contradiction_score is None
 
 
@@ -225,7 +226,7 @@ def test_failed_bot_leaves_the_conversation_untouched():
     conv = Conversation()
     conv.add(USER, "hi")
     with pytest.raises(BotError, match="down"):
-        guarded_reply(conv, DownBot(SCRIPT), FlagFirstDetector(), GuardSettings(), PRESETS["fast"])
+        guarded_reply(conv, DownBot(SCRIPT), FlagFirstDetector(), ChatSettings())
     assert len(conv.turns) == 1 and conv.awaiting_reply
 
 
@@ -237,26 +238,24 @@ def test_decode_record_roundtrips_as_json_with_guard_annotations():
     assert [t["agent_id"] for t in record["turns"]] == [USER, BOT, USER, BOT]
     assert record["is_contradiction"] is True and record["aggregated_contradiction_indices"] == [1]
     guard = record["turns"][3]["guard"]
-    assert guard["mode"] == "flag" and guard["candidates"][0]["evidence"][0]["turn_id"] == 1
-    assert guard["candidates"][0]["evidence"][0]["source"] == "history"
-    assert guard["candidates"][0]["details"]["threshold"] == 0.5
+    verdict = guard["candidates"][0]["verdict"]  # the candidate embeds the detector's verdict (issue 24)
+    assert guard["mode"] == "flag" and verdict["evidence"][0]["turn_id"] == 1
+    assert verdict["evidence"][0]["source"] == "history"
+    assert verdict["details"]["threshold"] == 0.5 and verdict["pair_scores"] == []
+    assert BotTurnReport.from_json(guard) == conv.turns[3].report  # and reads back as it was
 
 
 def test_candidate_marks_for_intra_pairs_mark_both_clauses():
-    from conversation.records import CandidateReport
-
-    cand = CandidateReport(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, Category.INTRA, True, "",
+    cand = candidate(0, "I am a vegetarian and I eat steak daily.", -0.1, 0.9, True, Category.INTRA, True, "",
                            evidence=[PairScore(INTRA, 4, "I am a vegetarian", "I eat steak daily", 0.9)])
     assert [m.kind for m in candidate_marks(cand)] == ["intra", "intra"]
     assert evidence_rows(cand)[0]["compared with"] == "its own earlier clause"
 
 
 def test_persona_evidence_marks_the_persona_line_while_it_exists():
-    from conversation.records import CandidateReport
-
     conv = Conversation(persona=["I like tea.", "I am a vegetarian."])
     conv.add(USER, "what's for dinner?")
-    cand = CandidateReport(0, "Steak, as always.", -0.1, 0.9, True, Category.HISTORY, True, "",
+    cand = candidate(0, "Steak, as always.", -0.1, 0.9, True, Category.HISTORY, True, "",
                            evidence=[PairScore(PERSONA, 1, "I am a vegetarian.", "Steak, as always.", 0.9)])
     conv.add(BOT, cand.text, BotTurnReport("flag", 0.5, "test", 0, False, [cand]))
     marks = transcript_marks(conv)
@@ -275,7 +274,7 @@ def test_scripted_bot_validates_its_script(tmp_path):
     with pytest.raises(BotError, match="replies"):
         ScriptedBot({"replies": []})
     bot = ScriptedBot({"replies": [["a b", {"text": "c d", "score": 0.0}]]})
-    got = bot.generate([Message("user", "x")], 2)
+    got = bot.generate([Turn(0, "user", "x")], 2)
     assert [c.text for c in got] == ["c d", "a b"]  # best generator score first
 
 
@@ -300,7 +299,7 @@ def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversatio
     conv, bot, detector = Conversation(), ScriptedBot(script), detector or FlagFirstDetector()
     for k in range(turns):
         conv.add(USER, f"message {k}")
-        guarded_reply(conv, bot, detector, GuardSettings(mode=mode), PRESETS["fast"], detector_name="fake")
+        guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode, detector="fake"))
     return conv
 
 
@@ -320,9 +319,7 @@ def test_status_warns_only_when_the_sent_reply_is_flagged():
 
 
 def test_a_self_contradicting_reply_is_captioned_as_such():
-    from conversation.records import CandidateReport
-
-    cand = CandidateReport(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
+    cand = candidate(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
                            evidence=[PairScore(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
     report = BotTurnReport("flag", 0.5, "test", 0, False, [cand])
     assert "the sent reply contradicts itself (p=0.90)" in report.summary()
@@ -350,7 +347,7 @@ def test_rejudge_rescores_every_turn_without_regenerating():
     conv = _chat("rerank", CLEAN_FIRST)
     conv.turns[1].report.persona = ["I live in Paris."]  # what the guard saw at that turn
     detector = NeverFlags()
-    again = rejudge(conv, detector, GuardSettings(mode="rerank", threshold=0.9), detector_name="strict")
+    again = rejudge(conv, detector, ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
     assert [t.text for t in again.turns] == [t.text for t in conv.turns]  # replies stay as sent
     report = again.turns[3].report
     assert not any(c.contradicts for c in report.candidates) and report.chosen_index == 0
@@ -364,14 +361,14 @@ def test_rejudge_rescores_every_turn_without_regenerating():
 
 def test_rejudge_says_when_the_policy_would_send_another_candidate():
     conv = _chat("rerank", SCRIPT)  # the fake flags "never": #2 was sent
-    again = rejudge(conv, NeverFlags(), GuardSettings(mode="rerank", threshold=0.9), detector_name="strict")
+    again = rejudge(conv, NeverFlags(), ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
     report = again.turns[3].report
     assert report.chosen_index == 1 and report.candidates[1].chosen
     assert report.rejudge_note == "re-judged by strict at τ = 0.90, rerank"
     assert (report.would_send, report.would_fallback) == (0, False)
     assert report.summary().endswith("at τ = 0.90 the guard would now send candidate #1, which does not contradict")
     with pytest.raises(ValueError, match="off"):
-        rejudge(conv, NeverFlags(), GuardSettings(mode="off"))
+        rejudge(conv, NeverFlags(), ChatSettings(guard_mode="off"))
 
 
 class FlagsAll(FlagFirstDetector):
@@ -406,7 +403,7 @@ def test_rejudged_captions_agree_with_each_other():
     conv = _chat("rerank", SCRIPT, detector=FlagsAll())
     sent = conv.turns[3].report
     assert sent.chosen_index == 0 and sent.summary().startswith("flagged: every candidate contradicts")
-    again = rejudge(conv, FlagsNever(), GuardSettings(mode="rerank", threshold=0.5), detector_name="fake")
+    again = rejudge(conv, FlagsNever(), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
     report = again.turns[3].report
     assert report.chosen_index == 0 and report.would_send == 1
     summary = report.summary()
@@ -415,13 +412,13 @@ def test_rejudged_captions_agree_with_each_other():
                        "candidate #2, which does not contradict")
     assert "would now send" not in report.rejudge_note  # the note says who judged, once
     # the other way: judged again in block mode where every candidate contradicts, the safe reply would go out
-    blocked = rejudge(_chat("rerank", CLEAN_FIRST), FlagsAll(), GuardSettings(mode="block", threshold=0.2),
-                      detector_name="fake").turns[3].report
+    blocked = rejudge(_chat("rerank", CLEAN_FIRST), FlagsAll(),
+                      ChatSettings(guard_mode="block", threshold=0.2, detector="fake")).turns[3].report
     assert blocked.would_fallback and blocked.summary().endswith(
         "at τ = 0.20 every candidate contradicts: the guard would now send the safe reply")
     # a turn the safe reply answered, judged again where a candidate is clean
     safe = _chat("block", {"replies": [["I never sleep."], ["I never sleep.", "I sleep well."]]}, detector=FlagsAll())
-    unblocked = rejudge(safe, FlagsNever(), GuardSettings(mode="block", threshold=0.5)).turns[3].report
+    unblocked = rejudge(safe, FlagsNever(), ChatSettings(guard_mode="block", threshold=0.5)).turns[3].report
     assert unblocked.used_fallback and unblocked.would_send == 1
     assert unblocked.summary().startswith("blocked: the safe reply was sent (every candidate contradicted when")
     assert "all 2 candidates contradict" not in unblocked.summary()
@@ -432,7 +429,7 @@ def test_rejudging_moves_the_chart_to_the_reply_the_guard_would_now_send():
 
     conv = _chat("rerank", SCRIPT, detector=FlagsAll())
     before = turn_scores(conv)
-    again = rejudge(conv, FlagsNever(), GuardSettings(mode="rerank", threshold=0.5), detector_name="fake")
+    again = rejudge(conv, FlagsNever(), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
     after = turn_scores(again)
     assert [(r["turn"], r["series"], r["score"]) for r in after if r["turn"] == 3] == [
         (3, SENT, 0.95), (3, NOT_SENT, 0.3), (3, WOULD_SEND, 0.3)]
@@ -527,7 +524,7 @@ def test_example_agreement_is_counted_from_live_verdicts():
 def test_scripted_bot_cuts_a_long_reply_like_a_generator():
     long = "I have a dog named Max. " + "He loves running after every single ball in the whole park " * 4
     bot = ScriptedBot({"replies": [[long]]})
-    [reply] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=12))
+    [reply] = bot.generate([Turn(0, "user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=12))
     assert reply.text == "I have a dog named Max."
-    [short] = bot.generate([Message("user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=200))
+    [short] = bot.generate([Turn(0, "user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=200))
     assert short.text == long

@@ -50,12 +50,12 @@ def test_suggestion_click_sends_and_is_stored(monkeypatch, tmp_path, flagging_de
     say(at, "Do you have any pets?")
     buttons = _suggestion_buttons(at)
     assert 3 <= len(buttons) <= 5
-    assert any("template ranking" in c.value for c in at.caption)  # the scripted bot has no LM
+    assert any("template ranking" in c.value for c in at.caption)  # the scripted bot has no LM for FQness
     first = buttons[0]
     first.click().run()
     assert not at.exception, at.exception
-    conversation = at.session_state["conversation"]
-    assert [t.speaker for t in conversation.turns] == ["user", "bot", "user", "bot"]
+    conversation = at.session_state["chat::conversation"]
+    assert [t.agent_id for t in conversation.turns] == ["user", "bot", "user", "bot"]
     assert conversation.turns[2].text == _shown(first.label)
     assert at.query_params["session"] in (conversation.record_id, [conversation.record_id])
     store = Store(db_url)
@@ -70,13 +70,13 @@ def test_edit_a_suggestion_then_send(monkeypatch, tmp_path, flagging_detector, d
     say(at, "Do you have any pets?")
     [edit] = [b for b in at.button if b.key and b.key.endswith("::edit::0")]
     edit.click().run()
-    box = at.text_input(key="studio::edit")
+    box = at.text_input(key="suggestions::edit")
     assert box.value == _shown(_suggestion_buttons(at)[0].label)
     box.set_value(box.value + " Tell me!").run()
-    [send] = [b for b in at.button if b.key == "studio::send_edit"]
+    [send] = [b for b in at.button if b.key == "suggestions::send_edit"]
     send.click().run()
     assert not at.exception, at.exception
-    conversation = at.session_state["conversation"]
+    conversation = at.session_state["chat::conversation"]
     assert conversation.turns[2].text.endswith("Tell me!") and len(conversation.turns) == 4
     used = [s for s in Store(db_url).suggestions(conversation.record_id) if s["used"]]
     assert used and used[0]["edited"]
@@ -87,7 +87,7 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
     at.text_input(key="studio_name").set_value("teacher").run()
     say(at, "Do you have any pets?")
     say(at, "Tell me about your pets")
-    record_id = at.session_state["conversation"].record_id
+    record_id = at.session_state["chat::conversation"].record_id
     key = f"ann::{record_id}::3"
     at.radio(key=f"{key}::yes").set_value("yes").run()
     at.multiselect(key=f"{key}::turns").set_value([1]).run()
@@ -103,9 +103,9 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
     fresh.query_params["session"] = record_id
     fresh.run()
     assert not fresh.exception, fresh.exception
-    resumed = fresh.session_state["conversation"]
+    resumed = fresh.session_state["chat::conversation"]
     assert resumed.record_id == record_id and [t.text for t in resumed.turns] == \
-           [t.text for t in at.session_state["conversation"].turns]
+           [t.text for t in at.session_state["chat::conversation"].turns]
     assert resumed.turns[3].report is not None and resumed.turns[3].report.candidates
 
 
@@ -116,11 +116,11 @@ def test_broken_database_url_is_one_error_and_the_chat_goes_on(monkeypatch, tmp_
     say(at, "Tell me about your pets")
     errors = [e.value for e in at.error if "Goading studio" in e.value]
     assert errors and "secret" not in errors[0]
-    assert len(at.session_state["conversation"].turns) == 4  # nothing lost in the tab
+    assert len(at.session_state["chat::conversation"].turns) == 4  # nothing lost in the tab
     # back on the working database, the turns written meanwhile are stored too
     at.text_input(key="studio_db_url").set_value("").run()
     assert not at.exception
-    assert len(Store(db_url).load_session(at.session_state["conversation"].record_id).turns) == 4
+    assert len(Store(db_url).load_session(at.session_state["chat::conversation"].record_id).turns) == 4
 
 
 def test_a_database_failure_the_page_works_around_is_said_not_swallowed(monkeypatch, tmp_path, flagging_detector,
@@ -140,14 +140,14 @@ def test_a_database_failure_the_page_works_around_is_said_not_swallowed(monkeypa
     assert any(w.startswith("The suggestions are not saved") and "disk I/O error" in w for w in warnings), warnings
     assert any(w.startswith("Earlier annotations could not be read") for w in warnings), warnings
     assert 3 <= len(_suggestion_buttons(at)) <= 5  # the suggestions still work
-    assert len(at.session_state["conversation"].turns) == 2
+    assert len(at.session_state["chat::conversation"].turns) == 2
 
 
 def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
     say(at, "Do you have any pets?")
     say(at, "Tell me about your pets")
-    record_id = at.session_state["conversation"].record_id
+    record_id = at.session_state["chat::conversation"].record_id
     from studio.storage import Annotation
 
     store = Store(db_url)
@@ -176,7 +176,7 @@ def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector
     assert not at.exception, at.exception
     assert any("4 bot replies in 2 sessions" in s.value for s in at.success)
     sessions = Store(db_url).list_sessions(source="redteam")
-    assert len(sessions) == 2 and {s.bot for s in sessions} == {"scripted"}
+    assert len(sessions) == 2 and {s.settings.bot for s in sessions} == {"scripted"}
     assert any("judge_rate" in d.value.columns for d in at.dataframe)
 
 
@@ -186,44 +186,46 @@ def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flaggi
     bot), and neither the session row nor any turn is recorded as another bot's."""
     monkeypatch.setenv("GUARD_APP_BOT", "embedded")  # the app's default differs from what the session used
     at = _app(monkeypatch, tmp_path, flagging_detector, mode="rerank")
-    assert at.selectbox(key="bot_name").value == "embedded"
+    assert at.selectbox(key="chat::bot").value == "embedded"
     detector = str(flagging_detector)
-    at.selectbox(key="bot_name").set_value("scripted")
-    at.selectbox(key="preset").set_value("greedy")
-    at.number_input(key="num_candidates").set_value(3)
-    at.radio(key="guard_mode").set_value("block")
-    at.toggle(key="prefilter").set_value(False).run()
+    at.selectbox(key="chat::bot").set_value("scripted")
+    at.selectbox(key="chat::preset").set_value("greedy")
+    at.number_input(key="chat::num_candidates").set_value(3)
+    at.radio(key="chat::guard_mode").set_value("block")
+    at.toggle(key="chat::prefilter").set_value(False).run()
     say(at, "Do you have any pets?")
-    record_id = at.session_state["conversation"].record_id
+    record_id = at.session_state["chat::conversation"].record_id
     # AppTest resets app.py's sidebar widgets (detector, τ) on reruns, so τ = 0.3 is written as a browser would
     # have saved it (the reply itself was judged at the detector's own τ = 0.1)
     store = Store(db_url)
-    store.save_session(replace(store.session_info(record_id), threshold=0.3))
+    info = store.session_info(record_id)
+    store.save_session(replace(info, settings=replace(info.settings, threshold=0.3)))
     fresh = AppTest.from_file(APP, default_timeout=120)
     fresh.query_params["session"] = record_id
     fresh.run()
     assert not fresh.exception, fresh.exception
     assert not [w.value for w in fresh.warning if "Session State" in w.value]
-    assert fresh.selectbox(key="bot_name").value == "scripted"
-    assert fresh.selectbox(key="preset").value == "greedy"
-    assert fresh.number_input(key="num_candidates").value == 3
-    assert fresh.radio(key="guard_mode").value == "block"
-    assert fresh.toggle(key="prefilter").value is False
-    assert fresh.text_input(key="detector_name").value == detector
-    stored = Store(db_url).load_session(record_id)  # the reload saved the session again: still the scripted bot's
-    assert (stored.info.bot, stored.info.preset, stored.info.guard_mode, stored.info.num_candidates,
-            stored.info.prefilter) == ("scripted", "greedy", "block", 3, False)
-    assert stored.info.threshold == pytest.approx(0.3)
+    assert fresh.selectbox(key="chat::bot").value == "scripted"
+    assert fresh.selectbox(key="chat::preset").value == "greedy"
+    assert fresh.number_input(key="chat::num_candidates").value == 3
+    assert fresh.radio(key="chat::guard_mode").value == "block"
+    assert fresh.toggle(key="chat::prefilter").value is False
+    assert fresh.text_input(key="chat::detector").value == detector
+    stored = Store(db_url).load_session(record_id)  # the reload wrote nothing: still the scripted bot's settings
+    settings = stored.info.settings
+    assert (settings.bot, settings.preset, settings.guard_mode, settings.num_candidates, settings.prefilter) == (
+        "scripted", "greedy", "block", 3, False)
+    assert settings.threshold == pytest.approx(0.3)
     made = stored.turns[1].turn.settings
     assert (made.bot, made.preset, made.guard_mode, made.num_candidates, made.prefilter, made.from_session) == (
         "scripted", "greedy", "block", 3, False, False)
     assert made.decoding["method"] == "greedy" and made.threshold == pytest.approx(0.1)
     assert made.detector == detector
-    assert fresh.slider(key=f"threshold::{detector}").value == pytest.approx(0.3)
+    assert fresh.slider(key="chat::threshold").value == pytest.approx(0.3)
     # the next reply in the reloaded tab is the scripted bot's too
     say(fresh, "Tell me about your pets")
     again = Store(db_url).load_session(record_id)
-    assert [t.turn.settings.bot for t in again.turns if t.turn.speaker == "bot"] == ["scripted", "scripted"]
+    assert [t.turn.settings.bot for t in again.turns if t.turn.agent_id == "bot"] == ["scripted", "scripted"]
 
 
 def test_suggestion_labels_escape_markdown_and_send_the_raw_text(monkeypatch, tmp_path, flagging_detector, db_url):
@@ -234,4 +236,4 @@ def test_suggestion_labels_escape_markdown_and_send_the_raw_text(monkeypatch, tm
     [button] = [b for b in _suggestion_buttons(at) if b.label.startswith("What I'm saying is")]
     assert button.label == r"What I'm saying is, I love \*\*cats\*\* and \_dogs\_ \[really\]\(x\)\."
     button.click().run()
-    assert at.session_state["conversation"].turns[2].text == "What I'm saying is, I love **cats** and _dogs_ [really](x)."
+    assert at.session_state["chat::conversation"].turns[2].text == "What I'm saying is, I love **cats** and _dogs_ [really](x)."

@@ -7,13 +7,14 @@ import math
 import pytest
 
 from bots import registry
-from bots.base import PRESETS, BotError, Message
+from bots.base import PRESETS, BotError
 from bots.registry import available_bots, make_bot, register_bot
+from guard.records import Turn
 
 
 def test_embedded_bot_gives_a_real_answer(embedded_bot):
-    history = [Message("user", "Hi!"), Message("bot", "Hello! How can I help?"),
-               Message("user", "What is the capital city of France?")]
+    history = [Turn(0, "user", "Hi!"), Turn(0, "bot", "Hello! How can I help?"),
+               Turn(0, "user", "What is the capital city of France?")]
     (answer,) = embedded_bot.generate(history, 4, PRESETS["greedy"].replace(max_new_tokens=16))
     assert "Paris" in answer.text
     assert -3.0 < answer.score < 0.0
@@ -36,7 +37,7 @@ def test_gguf_and_ctranslate2_conversions_are_cached(embedded_bot):
 def test_int8_engine_scores_like_the_transformers_engine(embedded_bot):
     """The same replies ranked the same way by both engines; int8 moves a score by a few hundredths."""
     reference = make_bot("embedded", engine="transformers", dtype="float32")
-    history = [Message("user", "Do you have any pets?")]
+    history = [Turn(0, "user", "Do you have any pets?")]
     replies = ["Yes, I have two dogs.", "The capital of France is Paris.", "Purple elephant sandwich quickly."]
     int8, fp32 = embedded_bot.score_replies(history, replies), reference.score_replies(history, replies)
     assert sorted(range(3), key=int8.__getitem__) == sorted(range(3), key=fp32.__getitem__)

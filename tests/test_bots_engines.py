@@ -16,12 +16,13 @@ import torch
 from tiny_models import HISTORY
 
 from bots import ct2
-from bots.base import PRESETS, BotError, DecodingConfig, Message
+from bots.base import PRESETS, BotError, DecodingConfig
 from bots.blenderbot import BlenderBot
 from bots.causal import TranscriptBot
 from bots.embedded import ChatTemplateBot
 from bots.engines import TransformersEngine, resolve_engine
 from bots.hf import PrefixCache, generate_candidates, make_candidate
+from guard.records import Turn
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
@@ -136,7 +137,7 @@ def test_prefix_cache_prefills_only_new_tokens_and_an_edit_invalidates_the_rest(
     first = bot.prompt_ids(history, ()).shape[1] - 1
     assert (cache.prefilled_tokens, cache.reused_tokens) == (first, 0)
 
-    history += [Message("bot", "pizza, and you?"), Message("user", "i like dogs and cats")]
+    history += [Turn(0, "bot", "pizza, and you?"), Turn(0, "user", "i like dogs and cats")]
     extended = bot.generate(history, 1, greedy)
     second = bot.prompt_ids(history, ()).shape[1] - 1
     assert cache.reused_tokens == first and cache.prefilled_tokens == second  # only the new turns ran
@@ -145,7 +146,7 @@ def test_prefix_cache_prefills_only_new_tokens_and_an_edit_invalidates_the_rest(
     assert [c.text for c in extended] == [c.text for c in reference]
     assert extended[0].score == pytest.approx(reference[0].score, abs=1e-4)
 
-    edited = history[:1] + [Message("bot", "no pets at all.")] + history[2:]  # an edited earlier turn
+    edited = history[:1] + [Turn(0, "bot", "no pets at all.")] + history[2:]  # an edited earlier turn
     before = cache.prefilled_tokens
     replies = bot.generate(edited, 1, greedy)
     prompt = bot.prompt_ids(edited, ())[0].tolist()
@@ -191,7 +192,7 @@ def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, module_c
 
 def test_transformers_engine_drops_turns_a_block_at_a_time_so_the_cache_survives(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir, engine="transformers")
-    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} about dogs") for i in range(41)]
+    history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} about dogs") for i in range(41)]
     bot.max_prompt_tokens = bot.prompt_ids(history[-12:], ()).shape[1]  # room for about 12 turns
     starts = []
     for end in range(13, 42, 2):  # the conversation grows by one exchange at a time
@@ -206,7 +207,7 @@ def test_transformers_engine_drops_turns_a_block_at_a_time_so_the_cache_survives
 def test_ctranslate2_caches_the_prompt_up_to_a_checkpoint_and_reloads_past_its_budget(llama_dir, monkeypatch):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     engine = bot.engine
-    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} about dogs and cats") for i in range(21)]
+    history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} about dogs and cats") for i in range(21)]
     prompt = bot.prompt_ids(history, ())[0].tolist()
     engine.checkpoint_tokens = 32
     static = engine.static_prefix(prompt, static_length=5)

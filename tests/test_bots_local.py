@@ -12,12 +12,13 @@ import pytest
 import torch
 from tiny_models import HISTORY
 
-from bots.base import PRESETS, BotError, DecodingConfig, Message, complete_sentences
+from bots.base import PRESETS, BotError, DecodingConfig, complete_sentences
 from bots.blenderbot import TURN_SEPARATOR, BlenderBot
 from bots.causal import BOT_TAG, USER_TAG, TranscriptBot, transcript
 from bots.embedded import ChatTemplateBot
 from bots.hf import _kept_token_count, generate_candidates, plan_generation
 from bots.local import StopAtStrings
+from guard.records import Turn
 
 
 def _forward_mean_logprob(model, prompt_ids: torch.Tensor, reply_ids: list[int]) -> float:
@@ -112,7 +113,7 @@ def test_stop_criterion_and_cut_at_newline(tokenizer):
 
 def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderbot_dir, tokenizer):
     bot = BlenderBot.from_pretrained(blenderbot_dir)
-    long_history = [Message("user" if i % 2 == 0 else "bot", f"turn {i} " + "i like dogs and cats " * 3)
+    long_history = [Turn(0, "user" if i % 2 == 0 else "bot", f"turn {i} " + "i like dogs and cats " * 3)
                     for i in range(12)]
     ids = bot.prompt_ids(long_history, ["i am a teacher"])
     text = tokenizer.decode(ids[0], skip_special_tokens=True)
@@ -161,7 +162,7 @@ def test_chat_template_bot_uses_roles_and_persona(llama_dir):
 
 def test_chat_prompt_drops_oldest_turns_to_fit(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
-    history = [Message("user" if i % 2 == 0 else "bot", f"message number {i} about dogs and cats")
+    history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message number {i} about dogs and cats")
                for i in range(20)]
     bot.max_prompt_tokens = bot.prompt_ids(history[-3:], ()).shape[1] + 5  # room for about three turns
     prompt_ids = bot.prompt_ids(history, ())
@@ -207,7 +208,7 @@ def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
 def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     bot.engine.drop_block = 1  # exact fitting; the engines' block-wise dropping: test_bots_engines
-    history = [Message("user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
+    history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
                for i in range(15)]
     lengths = [bot.encode_prompt(history[start:], ()).shape[1] for start in range(len(history))]
     for budget in range(lengths[-1] - 3, lengths[0] + 3):
@@ -220,8 +221,8 @@ def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
 def test_blenderbot_drops_persona_lines_before_the_last_turn(blenderbot_dir, tokenizer):
     bot = BlenderBot.from_pretrained(blenderbot_dir)
     persona = [f"line {i} quixotic wyverns" for i in range(4)]  # words the tiny BPE spells out byte by byte
-    last = Message("user", "last turn " + "i like dogs and cats " * 12)
-    text = tokenizer.decode(bot.prompt_ids([Message("bot", "hello there"), last], persona)[0],
+    last = Turn(0, "user", "last turn " + "i like dogs and cats " * 12)
+    text = tokenizer.decode(bot.prompt_ids([Turn(0, "bot", "hello there"), last], persona)[0],
                             skip_special_tokens=True)
     assert len(tokenizer(text)["input_ids"]) <= 128
     assert "line 0" not in text and "line 3" in text and "hello there" not in text

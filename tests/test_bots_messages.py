@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from bots.base import PRESETS, SYSTEM_PROMPT, Message, chat_messages, persona_lines
+from bots.base import PRESETS, SYSTEM_PROMPT, chat_messages, persona_lines
 from bots.remote import RemoteChatBot
+from guard.records import Turn
 
-HISTORY = [Message("user", "Do you have pets?"), Message("bot", "I have two dogs."), Message("user", "Names?")]
+HISTORY = [Turn(0, "user", "Do you have pets?"), Turn(0, "bot", "I have two dogs."), Turn(0, "user", "Names?")]
 
 
 def test_roles_follow_the_speakers_after_one_system_message():

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import pytest
 
 import embedded
-from bots.base import PRESETS, Bot, BotError, Candidate, DecodingConfig, Message
+from bots.base import PRESETS, Bot, BotError, Candidate, DecodingConfig
 from bots.mutual import evaluate_ranker, read_mutual, selection_metrics, split_turns
 from bots.plato import EmbeddingCoherence, PlatoBot, make_plato_bot
 from bots.registry import make_bot
+from guard.records import Turn
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,8 @@ def test_plato_ranks_diverse_samples_by_coherence(coherence):
     }
     base = ScriptedBot(replies)
     bot = PlatoBot(base, coherence, num_samples=5, temperatures=(0.7, 1.0, 1.3))
-    history = [Message("user", "I play the guitar in a small band."),
-               Message("bot", "Cool!"), Message("user", "What music does your band play?")]
+    history = [Turn(0, "user", "I play the guitar in a small band."),
+               Turn(0, "bot", "Cool!"), Turn(0, "user", "What music does your band play?")]
     candidates = bot.generate(history, 3, PRESETS["fast"].replace(seed=5))
     assert [c.temperature for c in base.calls] == [0.7, 1.0, 1.3]
     assert [c.seed for c in base.calls] == [5, 6, 7]                    # a distinct seed per temperature
@@ -70,7 +71,7 @@ def test_registry_builds_plato_over_a_registered_base(coherence):
                    script={"replies": [["We play blues.", "Taxes are due Monday."]]})
     assert isinstance(bot, PlatoBot) and bot.base.name == "scripted" and bot.num_samples == 3
     assert bot.scorer.window == 1
-    (best,) = bot.generate([Message("user", "What music does your band play?")], 1)
+    (best,) = bot.generate([Turn(0, "user", "What music does your band play?")], 1)
     assert best.text == "We play blues."
 
 

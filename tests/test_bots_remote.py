@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bots.base import PRESETS, BotError, Message
+from bots.base import PRESETS, BotError
 from bots.remote import RemoteChatBot
+from guard.records import Turn
 
 SERVER = Path(__file__).with_name("openai_server.py")
-HISTORY = [Message("user", "hi there"), Message("bot", "hello!"), Message("user", "do you like tea")]
+HISTORY = [Turn(0, "user", "hi there"), Turn(0, "bot", "hello!"), Turn(0, "user", "do you like tea")]
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ import pytest
 from tiny_models import HISTORY
 
 from bots import ct2
-from bots.base import PRESETS, DecodingConfig, Message
+from bots.base import PRESETS, DecodingConfig
 from bots.embedded import ChatTemplateBot
 from bots.hf import plan_generation
 from bots.local import distinct_replies
-from guard.records import Candidate
+from guard.records import Candidate, Turn
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
@@ -89,14 +89,14 @@ def _word_runs(text: str, n: int = 4) -> set[tuple[str, ...]]:
 def test_the_embedded_bot_does_not_repeat_itself(embedded_bot):
     """Issue 19's loop: the introduction said twice, then "Do you have any pets?" and "Where do you live?".
     On main (42438b7) the best candidate at this seed was the introduction again, word for word."""
-    history = [Message("user", "Hi! Who are you?"), Message("bot", SOPHIE),
-               Message("user", "Nice to meet you. How are you today?"), Message("bot", SOPHIE),
-               Message("user", "Do you have any pets?")]
+    history = [Turn(0, "user", "Hi! Who are you?"), Turn(0, "bot", SOPHIE),
+               Turn(0, "user", "Nice to meet you. How are you today?"), Turn(0, "bot", SOPHIE),
+               Turn(0, "user", "Do you have any pets?")]
     pets = embedded_bot.generate(history, 4, PRESETS["fast"].replace(seed=1))
     assert pets and all(c.text != SOPHIE for c in pets)
     assert len({c.text for c in pets}) == len(pets)
     best = _word_runs(pets[0].text)
     assert len(best & _word_runs(SOPHIE)) <= len(best) / 2  # not the introduction again, reworded a little
-    history += [Message("bot", pets[0].text), Message("user", "Where do you live?")]
+    history += [Turn(0, "bot", pets[0].text), Turn(0, "user", "Where do you live?")]
     home = embedded_bot.generate(history, 4, PRESETS["fast"].replace(seed=2))
     assert home[0].text != pets[0].text and all(c.text not in (SOPHIE, pets[0].text) for c in home)

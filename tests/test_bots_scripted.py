@@ -6,23 +6,24 @@ import json
 
 import pytest
 
-from bots.base import BotError, Message
+from bots.base import BotError
 from bots.registry import available_bots, describe_bot, make_bot
 from bots.scripted import DEFAULT_SCRIPT, ScriptedBot
 from embedded import DETECTOR_DIR
+from guard.records import Turn
 
 USER_MESSAGES = ["Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?"]
 
 
-def _play(bot, num_candidates: int = 4) -> list[tuple[list[Message], list]]:
+def _play(bot, num_candidates: int = 4) -> list[tuple[list[Turn], list]]:
     """Each turn's history and candidates; the bot's best candidate becomes its turn."""
-    history: list[Message] = []
+    history: list[Turn] = []
     turns = []
     for text in USER_MESSAGES:
-        history.append(Message("user", text))
+        history.append(Turn(0, "user", text))
         candidates = bot.generate(history, num_candidates)
         turns.append((list(history), candidates))
-        history.append(Message("bot", candidates[0].text))
+        history.append(Turn(0, "bot", candidates[0].text))
     return turns
 
 
@@ -48,9 +49,9 @@ def test_custom_script_from_a_file_or_a_dict(tmp_path):
     path.write_text(json.dumps(script))
     for source in (path, str(path), script):
         bot = make_bot("scripted", script=source)
-        assert [c.text for c in bot.generate([Message("user", "hi <b>")], 3)] == ["You said: hi <b>"]
-        history = [Message("user", "x"), Message("bot", "y"), Message("user", "z"), Message("bot", "w"),
-                   Message("user", "v")]
+        assert [c.text for c in bot.generate([Turn(0, "user", "hi <b>")], 3)] == ["You said: hi <b>"]
+        history = [Turn(0, "user", "x"), Turn(0, "bot", "y"), Turn(0, "user", "z"), Turn(0, "bot", "w"),
+                   Turn(0, "user", "v")]
         assert [c.text for c in bot.generate(history, 3)] == ["c", "b"]  # past the end: the last list, best first
 
 
@@ -62,7 +63,7 @@ def test_bad_scripts_are_bot_errors(tmp_path):
     with pytest.raises(BotError, match=r"replies\[1\] must be a non-empty list"):
         ScriptedBot({"replies": [["a"], []]})
     with pytest.raises(BotError, match="history"):
-        ScriptedBot().generate([Message("someone", "hi")], 1)
+        ScriptedBot().generate([Turn(0, "someone", "hi")], 1)
     with pytest.raises(BotError, match="does not take that option"):
         make_bot("scripted", model="x")
 
@@ -77,7 +78,7 @@ def test_embedded_detector_catches_the_built_in_contradiction_only():
 
     detector = ContradictionDetector(load_scorer())
     history, candidates = _play(make_bot("scripted"))[2]
-    turns = [Turn(i, m.speaker, m.text) for i, m in enumerate(history)]
+    turns = [Turn(i, m.agent_id, m.text) for i, m in enumerate(history)]
     verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")
     assert [v.contradiction for v in verdicts] == [True] + [False] * (len(candidates) - 1)
     assert verdicts[0].evidence_turn_ids == [1]

@@ -103,7 +103,7 @@ def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     stored = Store(db).load_session(session_id)
     assert (stored.info.bot, stored.info.preset, str(stored.info.guard_mode)) == ("scripted", "greedy", "block")
     assert stored.info.threshold == pytest.approx(0.3)
-    made = [t.turn.settings for t in stored.turns if t.turn.speaker == "bot"]
+    made = [t.turn.settings for t in stored.turns if t.turn.agent_id == "bot"]
     assert [(m.bot, m.preset, str(m.guard_mode), m.threshold) for m in made] == [("scripted", "greedy", "block", 0.3)] * 2
     page.close()
 

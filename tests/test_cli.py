@@ -63,8 +63,9 @@ def test_score_writes_one_line_per_record_and_honours_the_threshold(tmp_path, de
     for row in flagged:
         assert set(row) == {"record_id", "contradiction", "score", "evidence", "category"}
         assert 0.0 <= row["score"] <= 1.0
-    # threshold 0.01: every record with an earlier same-speaker turn is flagged, with all of them as evidence
-    assert [r["contradiction"] for r in flagged] == [True, True, True, True]
+    # threshold 0.01: every record with an earlier same-speaker claim is flagged, with all of them as evidence;
+    # r4's only earlier turn of its speaker is "hi", which asserts nothing and is paired with nothing
+    assert [r["contradiction"] for r in flagged] == [True, True, True, False]
     assert flagged[0]["evidence"] == [0, 2] and flagged[2]["evidence"] == [0]
     assert flagged[0]["category"] == "history"
     assert not any(r["contradiction"] or r["evidence"] for r in cleared)
@@ -128,9 +129,10 @@ def test_evaluate_decode_json_and_table(decode_file, tiny_nli_model_dir, tmp_pat
     result = json.loads(done.stdout)
     overall = result["overall"]
     assert overall["n"] == 4 and result["threshold"] == 0.01
-    assert overall["accuracy"] == 0.5 and overall["fire_rate"] == 1.0 and overall["recall"] == 1.0
-    # r1 is flagged with evidence [0, 2] (gold [0]), r3 with [0]: strict accuracy counts r3 only
-    assert overall["strict_accuracy"] == 0.25
+    # r4's earlier turn ("hi") asserts nothing, so r4 is not flagged (and is right)
+    assert overall["accuracy"] == 0.75 and overall["fire_rate"] == 0.75 and overall["recall"] == 1.0
+    # r1 is flagged with evidence [0, 2] (gold [0]), r3 with [0]: strict accuracy counts r3 and r4
+    assert overall["strict_accuracy"] == 0.5
     assert overall["evidence_precision"] == pytest.approx(2 / 3) and overall["evidence_recall"] == 1.0
     table = tmp_path / "table.txt"
     assert main(["evaluate", "--format", "decode", str(decode_file), "-o", str(table),

@@ -18,7 +18,7 @@ HISTORY = [Turn(0, "user", "Who are you?"), Turn(1, "bot", BOT_INTRO),
 def _all_texts() -> list[str]:
     rng = random.Random(0)
     return ([s.text for s in _inquire(HISTORY, "bot") + _inquire(HISTORY, "user") + _paraphrase(HISTORY)
-             + _perturb(HISTORY, rng)] + [f.question for f in _follow_up_candidates(HISTORY)])
+             + _perturb(HISTORY, rng, {})] + [f.question for f in _follow_up_candidates(HISTORY)])
 
 
 def test_phrases_are_quoted_as_written():
@@ -53,7 +53,7 @@ def test_a_clicked_question_suggestion_is_not_wrapped_again():
     rng = random.Random(0)
     clicked = [Turn(0, "user", "Do you have any pets?"), Turn(1, "bot", "Yes, I have a dog named Max."),
                Turn(2, "user", "Would you say you have any pets?"), Turn(3, "bot", "I do.")]
-    texts = [s.text for s in _paraphrase(clicked) + _perturb(clicked, rng)]
+    texts = [s.text for s in _paraphrase(clicked) + _perturb(clicked, rng, {})]
     assert texts and not any(re.findall(r"\bsay\b", t.lower()).__len__() > 1 for t in texts), texts
     assert "So you do not have any pets?" in texts
     assert "Would you say you have any pets?" not in texts  # the user sent exactly that already

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BotTurnReport, ReplySettings
+from conversation.records import BotTurnReport, ChatSettings
 from guard.verdicts import PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource
 from studio.export import decode_records
@@ -40,26 +40,43 @@ NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None}
 
 
 def _old_form(turn: dict) -> dict:
-    """A turn's jsonable form as that code wrote it: no settings of its own, no fields added to the report since
-    (which old reports hold at their defaults)."""
-    turn = {k: v for k, v in turn.items() if k != "settings"}
+    """A turn's jsonable form as that code wrote it: its speaker under ``speaker`` (today's ``agent_id``: one turn
+    type, issue 24), no settings of its own, each candidate's verdict copied into the candidate field by field (today
+    it embeds the verdict), and no fields added since (which old reports hold at their defaults)."""
+    turn = {("speaker" if k == "agent_id" else k): v for k, v in turn.items() if k != "settings"}
     if turn.get("report"):
         assert {k: turn["report"][k] for k in NEW_REPORT_FIELDS} == NEW_REPORT_FIELDS
         turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
         candidates = []
         for candidate in turn["report"].get("candidates") or []:
-            details = candidate.get("details")
-            if isinstance(details, dict):
+            candidate = dict(candidate)
+            verdict = candidate.pop("verdict", None)
+            details = None if verdict is None else dict(verdict["details"])
+            if details is not None:
                 assert {k: details[k] for k in NEW_DETAIL_FIELDS} == NEW_DETAIL_FIELDS
-                candidate = {**candidate, "details": {k: v for k, v in details.items() if k not in NEW_DETAIL_FIELDS}}
+                details = {k: v for k, v in details.items() if k not in NEW_DETAIL_FIELDS}
+                assert verdict["pair_scores"] == []
+            candidate.update({
+                "contradiction_score": None if verdict is None else verdict["score"],
+                "contradicts": bool(verdict and verdict["contradiction"]),
+                "category": "none" if verdict is None else verdict["category"],
+                "evidence": [] if verdict is None else verdict["evidence"], "details": details})
             candidates.append(candidate)
-        if candidates:
+        if "candidates" in turn["report"]:
             turn["report"]["candidates"] = candidates
     return turn
 
 
+#: where a session's settings were kept before schema 6 folded them into one record
+LEGACY_SETTING_FIELDS = ("bot", "preset", "guard_mode", "detector", "threshold", "num_candidates", "persona",
+                         "penalty_lambda", "prefilter")
+
+
 def _info(session) -> dict:
-    return jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
+    """A session's info in the flat shape that code read (its settings fields beside id, player, source...)."""
+    info = jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
+    settings = info.pop("settings")
+    return {**info, **{k: settings[k] for k in LEGACY_SETTING_FIELDS}}
 
 
 def test_old_sessions_load_as_the_old_code_read_them(store):
@@ -152,11 +169,11 @@ def test_old_bot_turns_get_the_settings_known_for_them(store):
         session = store.load_session(session_id)
         for stored, old_turn in zip(session.turns, old["turns"]):
             turn, report = stored.turn, old_turn["turn"]["report"]
-            if turn.speaker != "bot":
+            if turn.agent_id != "bot":
                 assert turn.settings is None
                 continue
             made = turn.settings
-            assert isinstance(made, ReplySettings) and made.from_session
+            assert isinstance(made, ChatSettings) and made.from_session
             assert (made.bot, made.preset) == (old["info"]["bot"], old["info"]["preset"])
             if report is not None and not report["rejudge_note"]:
                 assert (made.guard_mode, made.detector, made.threshold, made.num_candidates) == (
@@ -176,14 +193,15 @@ def test_new_turns_keep_their_own_bot_and_settings(store):
     session = store.load_session("chat-fixture0001")
     conversation = session.conversation()
     conversation.add("user", "And your dog?")
-    made = ReplySettings(bot="scripted", preset="greedy", decoding={"method": "greedy"}, guard_mode="flag",
-                         detector="embedded", threshold=0.42, num_candidates=1, penalty_lambda=1.0, prefilter=True)
+    made = ChatSettings(bot="scripted", preset="greedy", decoding={"method": "greedy"}, guard_mode="flag",
+                        detector="embedded", threshold=0.42, num_candidates=1, penalty_lambda=1.0, prefilter=True)
     conversation.add("bot", "Max is a beagle.", session.turns[3].turn.report, made)
     store.save_turns(conversation.record_id, conversation.turns)
-    store.save_session(replace(session.info, bot="embedded", penalty_lambda=2.5, prefilter=False))
+    store.save_session(replace(session.info, settings=replace(session.info.settings, bot="embedded",
+                                                              penalty_lambda=2.5, prefilter=False)))
     again = store.load_session(conversation.record_id)
     assert again.turns[-1].turn.settings == made and again.reply_settings(7) == made
-    assert (again.info.penalty_lambda, again.info.prefilter) == (2.5, False)
+    assert (again.info.settings.penalty_lambda, again.info.settings.prefilter) == (2.5, False)
     frame = outcome_frame([again], [])
     assert frame.set_index("turn").loc[7, ["bot", "preset", "guard_mode"]].tolist() == ["scripted", "greedy", "flag"]
     record = [r for r in decode_records(store, session_ids=[again.info.id])][-1]

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from reports import candidate
 
-from conversation.records import BotTurnReport, CandidateReport, Conversation
+from conversation.records import BotTurnReport, ChatSettings, Conversation
 from guard.records import Turn
 from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
@@ -123,7 +124,6 @@ def _tiny_causal_lm(folder: Path):
 def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
     import torch
 
-    from bots.base import Message
     from studio.lm import CausalLMScorer, continuation_scorer
 
     model, tokenizer = _tiny_causal_lm(tmp_path)
@@ -139,7 +139,7 @@ def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
 
     scorer = continuation_scorer(LocalBot())
     assert isinstance(scorer, CausalLMScorer)
-    contexts = [[Message("bot", "I have a dog .")], []]
+    contexts = [[Turn(0, "bot", "I have a dog .")], []]
     scores = scorer(contexts, ["What is your dog name ?", "What is your dog name ?"])
     # by hand for the first: log-probabilities of the message's 6 tokens at the end of the text
     text, start = scorer.render(contexts[0], "What is your dog name ?")
@@ -162,9 +162,9 @@ def _report(score: float, contradicts: bool, evidence_turn: int = 1) -> BotTurnR
                              intra=IntraCheck(clauses=["I never had a dog."], pairs=[], score=0.0, threshold=0.9),
                              role=RoleCheck(decided=True, user_reading=0.1, bot_reading=0.8, user_pair=pair))
     return BotTurnReport(GuardMode.FLAG, 0.5, "tiny", 0, False, [
-        CandidateReport(0, "reply", -0.3, score, contradicts, Category.HISTORY if contradicts else Category.NONE, True,
+        candidate(0, "reply", -0.3, score, contradicts, Category.HISTORY if contradicts else Category.NONE, True,
                         "best", -0.3, evidence, details),
-        CandidateReport(1, "other", -0.9, 0.1, False, Category.NONE, False, "not chosen", -0.9)])
+        candidate(1, "other", -0.9, 0.1, False, Category.NONE, False, "not chosen", -0.9)])
 
 
 def _conversation(n_bot_turns: int = 2, flagged_at: int = 2) -> Conversation:
@@ -184,14 +184,14 @@ def _roundtrip(url: str) -> None:
     store = Store(url)
     assert store.schema_version == SCHEMA_VERSION
     conversation = _conversation()
-    store.save_session(SessionInfo(conversation.record_id, bot="scripted", preset="fast", guard_mode="flag",
-                                   persona=conversation.persona, player="ann"))
+    store.save_session(SessionInfo(conversation.record_id, ChatSettings(bot="scripted", preset="fast", guard_mode="flag",
+                                                                        persona=conversation.persona), player="ann"))
     assert store.save_turns(conversation.record_id, conversation.turns, {0: "typed", 2: "inquire_bot"}) == 4
     assert store.save_turns(conversation.record_id, conversation.turns) == 0  # idempotent
     loaded = store.load_session(conversation.record_id)
     again = loaded.conversation()
-    assert [(t.turn_id, t.speaker, t.text) for t in again.turns] == \
-           [(t.turn_id, t.speaker, t.text) for t in conversation.turns]
+    assert [(t.turn_id, t.agent_id, t.text) for t in again.turns] == \
+           [(t.turn_id, t.agent_id, t.text) for t in conversation.turns]
     assert again.turns[3].report == conversation.turns[3].report  # nested dataclasses and enums typed again
     assert isinstance(again.turns[3].report.candidates[0].details.role.user_pair, PairScore)
     assert again.turns[3].report.candidates[0].evidence[0].source is PremiseSource.HISTORY
@@ -262,14 +262,15 @@ def test_upgrade_from_schema_1_keeps_old_sessions(tmp_path):
         conn.executescript(V1_DDL)
     store = Store(f"sqlite:///{path}")
     # 3: the guard report stored once (issue 18); 4: settings per turn (issue 19); 5: persona evidence (issue 23)
-    assert store.schema_version == SCHEMA_VERSION == 5
+    # 6: one settings record per session, reports embed their verdicts (issue 24)
+    assert store.schema_version == SCHEMA_VERSION == 6
     old = store.load_session("old-session")
     assert old.info.player is None and old.info.persona == ["I have a dog."]
     assert [t.turn.text for t in old.turns] == ["Do you have pets?", "I have a dog."]
     assert old.turns[1].turn.report.candidates[0].reason == "sent"
     store.annotate(Annotation("old-session", 1, "teacher", False))  # schema 2 tables work on the old session
     versions = [v for (v,) in sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2, 3, 4, 5]
+    assert versions == [1, 2, 3, 4, 5, 6]
 
 
 def test_newer_schema_is_refused_and_left_alone(sqlite_url):
@@ -336,7 +337,8 @@ def test_five_sessions_writing_at_once_lose_nothing_postgres(postgres_url):
 def test_session_scores_and_scoreboard(sqlite_url):
     store = Store(sqlite_url)
     conversation = _conversation(n_bot_turns=3, flagged_at=2)
-    store.save_session(SessionInfo(conversation.record_id, bot="b", preset="fast", guard_mode="flag", player="p1"))
+    store.save_session(SessionInfo(conversation.record_id, ChatSettings(bot="b", preset="fast", guard_mode="flag"),
+                                   player="p1"))
     store.save_turns(conversation.record_id, conversation.turns, {0: "typed", 2: "inquire_bot", 4: "short"})
     grouped = by_turn(store.annotations())
     score = session_score(store.load_session(conversation.record_id), grouped)
@@ -376,7 +378,7 @@ def _studio(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, flagging_detector):
     store = Store(sqlite_url)
     conversation = _conversation(n_bot_turns=2, flagged_at=2)
-    store.save_session(SessionInfo(conversation.record_id, bot="b", persona=["I have a dog."]))
+    store.save_session(SessionInfo(conversation.record_id, ChatSettings(bot="b", persona=["I have a dog."])))
     store.save_turns(conversation.record_id, conversation.turns, {0: "typed", 2: "perturb_negation"})
     store.annotate(Annotation(conversation.record_id, 3, "a", True, [1], "history", True))
     store.annotate(Annotation(conversation.record_id, 1, "a", False))
@@ -410,7 +412,7 @@ def test_transcripts_import_chat_download_and_playground_text(sqlite_url):
     assert loaded.turns[3].turn.report == conversation.turns[3].report
     [playground] = read_transcripts("A: Do you have pets?\nB: I have a dog.\nA: Really?\nB: I never had one.",
                                     "dialogue.txt")
-    assert [t.speaker for t in playground.turns] == ["user", "bot", "user", "bot"]
+    assert [t.agent_id for t in playground.turns] == ["user", "bot", "user", "bot"]
     before = store.counts()
     for bad, message in [(b"\xff\xfe\x00garbage", "not UTF-8"), (b'{"turns": [', "not valid JSON"),
                          (b"A: one\nB: two\nC: three", "3 speakers"), (b"", "empty"),
@@ -467,7 +469,7 @@ def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
     # every stored bot turn records the bot that produced it (issue 19 item 2)
     for info in store.list_sessions(source="redteam"):
         session = store.load_session(info.id)
-        assert {t.turn.settings.bot for t in session.turns if t.turn.speaker == "bot"} == {"scripted"}
+        assert {t.turn.settings.bot for t in session.turns if t.turn.agent_id == "bot"} == {"scripted"}
     assert store.counts()["turns"] == 2 * 4 and store.counts()["suggestions"] >= 2
     assert len(sample.read_text().splitlines()) == 3
 
@@ -475,7 +477,7 @@ def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
 def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
     from fake_nli import ScriptedScorer
 
-    from bots.base import PRESETS, Candidate
+    from bots.base import Candidate
     from guard.detector import ContradictionDetector
     from studio.redteam import Judge, RedteamSettings, run_redteam
 
@@ -491,10 +493,10 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
 
     detector = ContradictionDetector(ScriptedScorer({}), threshold=0.5, categories=False)
     store = Store(sqlite_url)
-    settings = RedteamSettings(bot="tired", guard_mode="rerank", methods=["inquire_bot"], sessions=3, turns=2,
-                               use_lm=False)
+    settings = RedteamSettings(chat=ChatSettings(bot="tired", guard_mode="rerank"), methods=["inquire_bot"],
+                               sessions=3, turns=2, use_lm=False)
     judge = Judge("scripted", detector)
-    run = run_redteam(settings, store, TiredBot(), detector, judge, judge, PRESETS["fast"])
+    run = run_redteam(settings, store, TiredBot(), detector, judge, judge)
     assert run.interrupted and len(run.judgements) == 2
     # session 1's two exchanges are stored; session 2 was interrupted before its first reply
     assert store.counts()["turns"] == 4 and store.counts()["sessions"] == 2

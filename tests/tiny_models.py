@@ -20,13 +20,13 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from bots.base import Message
+from guard.records import Turn
 
 #: A short conversation every bot test answers.
 HISTORY = [
-    Message("user", "hi, do you have any pets?"),
-    Message("bot", "i have two dogs."),
-    Message("user", "what is your favourite food?"),
+    Turn(0, "user", "hi, do you have any pets?"),
+    Turn(0, "bot", "i have two dogs."),
+    Turn(0, "user", "what is your favourite food?"),
 ]
 CORPUS = [
     "hello how are you today", "i like dogs and cats", "my favourite food is pizza",

@@ -18,14 +18,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from bots import registry
 from bots.base import Bot, BotError
+from conversation.records import ChatSettings
 from embedded import MissingAssetError
+from ui import chat_state
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
@@ -34,31 +36,30 @@ if TYPE_CHECKING:  # loads torch
 # Errors a user can act on (wrong name, missing package, server down); anything else is a bug and
 # propagates so Streamlit shows the traceback.
 LOAD_ERRORS = (BotError, MissingAssetError, OSError, ValueError, RuntimeError)
-_loaded: set[tuple[str, str]] = set()  # what this process has already loaded (skip the status box)
 #: Longest error text shown in the red box; the rest is one click away.
 SHORT_ERROR = 180
 
 
-@dataclass(frozen=True)
-class AppDefaults:
-    bot: str
-    script: str | None
-    detector: str
-    mode: str
-    num_candidates: int
-    preset: str
+def default_script() -> str | None:
+    """The scripted bot's script file (``GUARD_APP_SCRIPT``), or None for its built-in demo."""
+    return os.environ.get("GUARD_APP_SCRIPT") or None
 
 
-def defaults() -> AppDefaults:
-    script = os.environ.get("GUARD_APP_SCRIPT") or None
-    return AppDefaults(
-        bot=os.environ.get("GUARD_APP_BOT") or ("scripted" if script else "embedded"),
-        script=script,
-        detector=os.environ.get("GUARD_APP_DETECTOR") or "embedded",
-        mode=os.environ.get("GUARD_APP_MODE") or "rerank",
-        num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4),
-        preset=os.environ.get("GUARD_APP_PRESET") or "fast",
-    )
+def defaults() -> ChatSettings:
+    """The app's default chat settings: the settings record, filled from the environment (module docstring)."""
+    from bots.base import PRESETS
+
+    preset = os.environ.get("GUARD_APP_PRESET") or "fast"
+    detector = os.environ.get("GUARD_APP_DETECTOR") or "embedded"
+    try:
+        threshold = round(default_threshold(detector), 4)
+    except LOAD_ERRORS:
+        threshold = 0.5
+    return ChatSettings(
+        bot=os.environ.get("GUARD_APP_BOT") or ("scripted" if default_script() else "embedded"),
+        preset=preset, decoding=asdict(PRESETS[preset]) if preset in PRESETS else {},
+        guard_mode=os.environ.get("GUARD_APP_MODE") or "rerank", detector=detector, threshold=threshold,
+        num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4))
 
 
 def short_error(exc: BaseException, limit: int = SHORT_ERROR) -> str:
@@ -79,25 +80,100 @@ def show_error(message: str, detail: str = "") -> None:
             st.code(detail, language=None, wrap_lines=True)
 
 
-@st.cache_resource(show_spinner=False)
+class _ProcessCache:
+    """Models loaded once per server process, each key loaded by one thread while others wait for it.
+
+    Not ``st.cache_resource``: the start-up warm-up (``start_warm_up``) fills it from a thread of its own, outside
+    any page run, and a page that asks for a model the warm-up is still loading waits for that load instead of
+    starting a second one (a conversion twice on a 2-core CPU)."""
+
+    def __init__(self) -> None:
+        self._values: dict = {}
+        self._locks: dict = {}
+        self._guard = threading.Lock()
+
+    def get(self, key, load):
+        with self._guard:
+            if key in self._values:
+                return self._values[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._values:
+                self._values[key] = load()
+            return self._values[key]
+
+    def has(self, key) -> bool:
+        return key in self._values
+
+
+_models = _ProcessCache()
+
+
 def _bot(name: str, script: str | None = None, engine: str = "auto"):
-    if name == "scripted":
-        return registry.make_bot(name, script=script)
-    return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+    def load():
+        if name == "scripted":
+            return registry.make_bot(name, script=script)
+        return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+
+    return _models.get(("bot", name, script, engine), load)
 
 
-@st.cache_resource(show_spinner=False)
 def _scorer(name: str):
     from guard.loading import load_scorer
 
-    return load_scorer(name)
+    return _models.get(("scorer", name), lambda: load_scorer(name))
 
 
-@st.cache_resource(show_spinner=False)
 def _embedder():
     from guard.loading import load_embedder
 
-    return load_embedder()
+    return _models.get(("embedder",), load_embedder)
+
+
+@dataclass
+class WarmUp:
+    """The start-up warm-up's progress: what it is loading now, what is done, what failed (one line each)."""
+
+    stage: str = "starting"
+    done: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    finished: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+
+@st.cache_resource(show_spinner=False)
+def start_warm_up(bot: str, detector: str) -> WarmUp:
+    """Load (and on a new machine convert) the default bot, detector and embedder in a background thread, once
+    per server process, as soon as the first page is served: the first reply does not pay for them."""
+    progress = WarmUp()
+
+    def run() -> None:
+        steps = [(f"the bot '{bot}' (its first use on this machine converts it to CTranslate2 int8 once)",
+                  lambda: _bot(bot, default_script() if bot == "scripted" else None)),
+                 (f"the detector '{detector}'", lambda: _scorer(detector)),
+                 ("the sentence embedder", _embedder)]
+        for label, load in steps:
+            progress.stage = label
+            try:
+                load()
+                progress.done.append(label)
+            except Exception as exc:  # noqa: BLE001 - the page loads it again and shows the error where it is used
+                progress.failed.append(f"{label}: {short_error(exc)}")
+        progress.stage, progress.finished = "", True
+
+    threading.Thread(target=run, name="model-warm-up", daemon=True).start()
+    return progress
+
+
+def warm_up_status(settings: ChatSettings) -> None:
+    """While the start-up warm-up runs: one line saying what is being prepared (the chat input works meanwhile;
+    a message sent now waits for the model it needs)."""
+    progress = start_warm_up(defaults().bot, defaults().detector)
+    if progress.finished:
+        return
+    seconds = time.perf_counter() - progress.started
+    st.info(f"Preparing {progress.stage} — {seconds:.0f} s so far. You can type: the first reply waits for it.",
+            icon="⏳")
 
 
 @st.cache_resource(show_spinner=False)
@@ -106,20 +182,19 @@ def model_lock(kind: str, name: str) -> threading.Lock:
     return threading.Lock()
 
 
-def _with_status(kind: str, name: str, label: str, loader):
-    """Call ``loader(name)``; the first time in this process, inside an st.status box with timing."""
-    key = (kind, name)
-    if key in _loaded:
-        return loader(name)
+def _with_status(key: tuple, label: str, loader):
+    """Call ``loader()``; while its model is not loaded in this process yet (by a page or the start-up
+    warm-up), inside an st.status box with timing."""
+    if _models.has(key):
+        return loader()
     with st.status(label, expanded=False) as status:
         started = time.perf_counter()
         try:
-            value = loader(name)
+            value = loader()
         except LOAD_ERRORS:
             status.update(label=f"{label} failed", state="error")
             raise
         status.update(label=f"{label} done in {time.perf_counter() - started:.1f} s", state="complete")
-    _loaded.add(key)
     return value
 
 
@@ -128,11 +203,11 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
     transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so. ``kept``:
     what the calling page keeps meanwhile, said in the error ("the conversation is kept")."""
     try:
-        script = defaults().script if name == "scripted" else None
+        script = default_script() if name == "scripted" else None
         label = f"Loading bot '{name}'…"
         if name not in ("scripted", "remote") and engine != "transformers":
             label = f"Loading bot '{name}' (its first use on this machine converts it to CTranslate2 int8 once)…"
-        return _with_status("bot", f"{name}:{script or ''}:{engine}", label, lambda _: _bot(name, script, engine))
+        return _with_status(("bot", name, script, engine), label, lambda: _bot(name, script, engine))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
                    f"sidebar{_kept(kept)}.", str(exc))
@@ -141,8 +216,8 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
 
 def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
-    script = defaults().script if name == "scripted" else None
-    if ("bot", f"{name}:{script or ''}:{engine}") not in _loaded:
+    script = default_script() if name == "scripted" else None
+    if not _models.has(("bot", name, script, engine)):
         return None
     return _bot(name, script, engine)
 
@@ -165,7 +240,7 @@ def _kept(kept: str) -> str:
 def get_scorer(name: str, kept: str = "") -> NLIScorer | None:
     """The NLI scorer, or None after an st.error that says what to do (and what the page keeps: ``kept``)."""
     try:
-        return _with_status("detector", name, f"Loading detector '{name}'…", _scorer)
+        return _with_status(("scorer", name), f"Loading detector '{name}'…", lambda: _scorer(name))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
                    "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
@@ -187,7 +262,7 @@ def detector_problem(name: str, exc: BaseException) -> str:
 def get_embedder():
     """The prefilter embedder, or None (the detector then pairs every earlier turn) with a warning."""
     try:
-        return _with_status("embedder", "minilm", "Loading the sentence embedder…", lambda _: _embedder())
+        return _with_status(("embedder",), "Loading the sentence embedder…", _embedder)
     except LOAD_ERRORS as exc:
         st.warning(f"Prefilter off: the sentence embedder did not load ({short_error(exc)}).", icon="ℹ️")
         return None
@@ -251,21 +326,29 @@ def presentation_toggle() -> bool:
     return on
 
 
-def detector_choice() -> tuple[str, float]:
-    """The detector name and τ the sidebar holds (app.py renders it before every page)."""
-    return st.session_state.get("detector_choice", (defaults().detector, 0.5))
+def current_settings() -> ChatSettings:
+    """The chat settings this browser session holds (``ui.chat_state``), the app's defaults for the rest."""
+    return chat_state.read_settings(st.session_state, defaults())
+
+
+def _detector_changed() -> None:
+    """A new detector name: τ goes to that detector's calibrated value (another detector's τ means nothing)."""
+    name = (st.session_state.get(chat_state.key("detector")) or "").strip() or "embedded"
+    try:
+        st.session_state[chat_state.key("threshold")] = round(default_threshold(name), 4)
+    except LOAD_ERRORS:
+        pass  # the sidebar says why under the box
 
 
 def sidebar_detector_settings() -> tuple[str, float]:
-    """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
-    base = defaults()
-    st.session_state.setdefault("detector_name", base.detector)
+    """Detector name and threshold, shared by every page (rendered by app.py before the page); they live in the
+    chat settings (``chat::detector``, ``chat::threshold``)."""
+    chat_state.ensure_defaults(defaults(), st.session_state)
     name = st.sidebar.text_input(
-        "Detector", key="detector_name",
+        "Detector", key=chat_state.key("detector"), on_change=_detector_changed,
         help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
-             "every pair and the larger mpnet detector on the suspicious ones (fewer false alarms, about 3x slower; "
-             "docs/detector.md); or a local checkpoint folder or a hub name already in the local cache (the app "
-             "runs offline).",
+             "every pair and the larger mpnet detector on the suspicious ones (docs/detector.md); or a local "
+             "checkpoint folder or a hub name already in the local cache (the app runs offline).",
     ).strip() or "embedded"
     try:
         default = default_threshold(name)
@@ -277,12 +360,13 @@ def sidebar_detector_settings() -> tuple[str, float]:
                        f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
                        "calibrated for it.", str(exc))
         default = FALLBACK_THRESHOLD
-    key = f"threshold::{name}"
-    # a restored session sets the key first (ui.studio_widgets.restore_settings): no default beside it then
+    low, high = chat_state.THRESHOLD_RANGE
+    tau_key = chat_state.key("threshold")
+    if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
+        st.session_state[tau_key] = round(default, 4)
     threshold = st.sidebar.slider(
-        "Contradiction threshold τ", min_value=0.05, max_value=0.95, step=0.01, key=key,
-        **({} if key in st.session_state else {"value": round(default, 2)}),
-        help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.2f}.",
+        "Contradiction threshold τ", min_value=low, max_value=high, step=0.0001, format="%.4f", key=tau_key,
+        help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.4f}.",
     )
     st.sidebar.caption(operating_point_caption(name, float(threshold)))
     return name, float(threshold)
@@ -298,19 +382,19 @@ def operating_point_caption(name: str, threshold: float) -> str:
         point = None
     if point is None:
         return "Operating point: not recorded for this detector (τ is not calibrated by a stated rule)."
-    if abs(threshold - round(point.threshold, 2)) > 1e-9:
-        return (f"Operating point: custom τ = {threshold:.2f} (calibrated τ = {point.threshold:.2f}); its false-alarm "
-                "rate and recall are not measured.")
+    if abs(threshold - round(point.threshold, 4)) > 1e-9:
+        return (f"Operating point: custom τ = {threshold:.4f} (calibrated τ = {point.threshold:.4f}); its "
+                "false-alarm rate and recall are not measured.")
     if point.rule == "bot-stream false-alarm" and point.false_alarm_target is not None:
         text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent real bot turns "
-                f"(τ = {point.threshold:.2f}")
+                f"(τ = {point.threshold:.4f}")
         if point.recall is not None:
             text += f"; catches {point.recall:.0%} of the labelled bot-turn contradictions it was set on"
         return text + ")."
     if point.rule == "false-alarm" and point.false_alarm_target is not None:
         text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent dialogues "
-                f"(τ = {point.threshold:.2f}")
+                f"(τ = {point.threshold:.4f}")
         if point.recall is not None:
             text += f"; catches {point.recall:.0%} of DECODE dev contradiction dialogues"
         return text + ")."
-    return f"Operating point: τ = {point.threshold:.2f}, the accuracy-best τ on DECODE dev's balanced pairs."
+    return f"Operating point: τ = {point.threshold:.4f}, the accuracy-best τ on DECODE dev's balanced pairs."

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from conversation.guarding import rejudge
-from conversation.records import BOT, BotTurnReport, ChatTurn, Conversation, GuardSettings
-from guard.vocabulary import GuardMode, category_name
+from conversation.guarding import GuardStep, guarded_reply, rejudge
+from conversation.records import BOT, BotTurnReport, ChatSettings, ChatTurn, Conversation
+from guard.policies import score_and_threshold
+from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
 from ui.render import escape_markdown, turn_html
 from ui.transcript import (
@@ -25,6 +26,7 @@ from ui.transcript import (
 from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
+    from bots.base import Bot
     from guard.detector import ContradictionDetector
 
 
@@ -49,8 +51,9 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             if not cand.contradicts:
                 continue
             state = "sent" if cand.chosen else "not sent"
+            shown, _ = score_and_threshold(cand.contradiction_score, report.threshold)
             st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {escape_markdown(category_name(cand.category))}"
-                        f", p = {cand.contradiction_score:.2f} — {escape_markdown(cand.reason)}")
+                        f", p = {shown} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
             context = evidence_context_html(conversation, cand, turn.turn_id)
             if context:
@@ -67,7 +70,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         timings = report.timings
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
-            f"detector {report.detector} · τ = {report.threshold:.2f}"))
+            f"detector {report.detector} · τ = {report.threshold:.4f}"))
 
 
 def show_turn_chart(conversation: Conversation, threshold: float) -> None:
@@ -82,7 +85,7 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
                "is the guard at work: a contradicting candidate was not sent.")
 
 
-def rejudge_controls(conversation: Conversation, settings: GuardSettings, detector_name: str,
+def rejudge_controls(conversation: Conversation, settings: ChatSettings,
                      load_detector: Callable[[], ContradictionDetector | None]) -> Conversation | None:
     """A button that judges every bot turn again with the sidebar's detector, τ and mode (the
     candidates stay; nothing is regenerated). Returns the re-judged conversation, or None."""
@@ -91,7 +94,7 @@ def rejudge_controls(conversation: Conversation, settings: GuardSettings, detect
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = f"Re-judge the conversation ({detector_name}, τ = {settings.threshold:.2f}, {settings.mode})"
+    label = f"Re-judge the conversation ({settings.detector}, τ = {settings.threshold:.4f}, {settings.mode})"
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
         return None
@@ -99,4 +102,54 @@ def rejudge_controls(conversation: Conversation, settings: GuardSettings, detect
     if detector is None:
         return None
     with st.spinner("Judging every turn again…"):
-        return rejudge(conversation, detector, settings, detector_name=detector_name)
+        return rejudge(conversation, detector, settings)
+
+
+def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> str:
+    """One candidate's verdict as the guard reaches it, for the live view."""
+    verdict = step.verdict
+    shown, limit = score_and_threshold(verdict.score, threshold)
+    quote = escape_markdown(text if len(text) <= 90 else text[:87] + "…")
+    if not verdict.contradiction:
+        return f"✅ #{index + 1} “{quote}” — p = {shown} < τ = {limit}: no contradiction"
+    top = verdict.evidence[0] if verdict.evidence else None
+    where = "itself" if top is None or top.turn_id == verdict.details.turn_id else describe_source(top)
+    return f"❌ #{index + 1} “{quote}” — {escape_markdown(category_name(verdict.category))}: contradicts {where} (p = {shown})"
+
+
+def guarded_turn_live(conversation: Conversation, bot: Bot, detector: ContradictionDetector | None,
+                      settings: ChatSettings) -> ChatTurn:
+    """One guarded turn with its steps shown as they happen (``st.status``): the candidates as they arrive, each
+    candidate's verdict, the policy's choice. The box closes to a one-line summary when the reply is in. Raises
+    what ``guarded_reply`` raises (the caller says what is kept)."""
+    n = int(settings.num_candidates or 1)
+    with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+        lines: dict[int, object] = {}
+        texts: list[str] = []
+
+        def show(step: GuardStep) -> None:
+            if step.kind == "candidates":
+                texts[:] = [c.text for c in step.candidates]
+                status.write(f"**{len(texts)} candidates** in {step.seconds:.1f} s")
+                for i, text in enumerate(texts):
+                    lines[i] = status.empty()
+                    lines[i].markdown(f"⏳ #{i + 1} “{escape_markdown(text)}”")
+            elif step.kind == "judging":
+                status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
+                                    "turns and persona…")
+            elif step.kind == "verdict" and step.index in lines:
+                lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
+            elif step.kind == "chosen":
+                decision = step.decision
+                which = "the safe reply" if decision.chosen_index is None else f"candidate #{decision.chosen_index + 1}"
+                status.write(f"**{settings.mode}** sends {which} · {step.seconds:.1f} s")
+
+        try:
+            turn = guarded_reply(conversation, bot, detector, settings, on_step=show)
+        except Exception:
+            status.update(label="The turn failed", state="error", expanded=False)
+            raise
+        total = sum(turn.report.timings.values())
+        status.update(label=f"{STATUS_ICONS[turn.report.status]} {turn.report.summary()} · {total:.1f} s".strip(),
+                      state="complete", expanded=False)
+    return turn

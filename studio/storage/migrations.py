@@ -7,9 +7,10 @@ database newer than this program is refused and left alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from sqlalchemy import func, inspect, select, text, update
+from sqlalchemy import column, func, inspect, select, table, text, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -65,13 +66,16 @@ def _schema_4(conn: Connection) -> None:
     restores them. Bot turns stored before get what was known: the session's bot and preset, and the guard
     settings of the turn's own report (else, or when it was re-judged since, the session's), marked
     ``from_session``."""
-    _add_column_if_missing(conn, "sessions", "penalty_lambda", "FLOAT")
-    _add_column_if_missing(conn, "sessions", "prefilter", "BOOLEAN")
     _add_column_if_missing(conn, "turns", "bot", "VARCHAR(200)")
     _add_column_if_missing(conn, "turns", "settings", "JSON")
+    if "bot" not in _columns(conn, "sessions"):  # created with schema 6's table: nothing stored before to backfill
+        return
+    _add_column_if_missing(conn, "sessions", "penalty_lambda", "FLOAT")
+    _add_column_if_missing(conn, "sessions", "prefilter", "BOOLEAN")
+    legacy = _legacy_sessions()
     sessions = {row.id: row for row in conn.execute(select(
-        SessionRow.id, SessionRow.bot, SessionRow.preset, SessionRow.guard_mode, SessionRow.detector,
-        SessionRow.threshold, SessionRow.num_candidates))}
+        legacy.c.id, legacy.c.bot, legacy.c.preset, legacy.c.guard_mode, legacy.c.detector, legacy.c.threshold,
+        legacy.c.num_candidates))}
     turns = conn.execute(select(TurnRow.id, TurnRow.session_id, TurnRow.guard).where(
         TurnRow.speaker == "bot", TurnRow.settings.is_(None))).all()
     for turn_id, session_id, guard in turns:
@@ -96,9 +100,48 @@ def _schema_5(conn: Connection) -> None:
     _add_column_if_missing(conn, "annotations", "contradicted_persona", "JSON")
 
 
+#: the session columns schemas 1-5 kept the chat settings in (folded into ``sessions.settings`` by schema 6)
+LEGACY_SETTING_COLUMNS = ("bot", "preset", "guard_mode", "detector", "threshold", "num_candidates", "persona",
+                          "penalty_lambda", "prefilter")
+
+
+def _legacy_sessions():
+    """The sessions table as schemas 1-5 had it (the table class describes the newest schema)."""
+    return table("sessions", column("id"), *(column(name) for name in LEGACY_SETTING_COLUMNS))
+
+
+def _schema_6(conn: Connection) -> None:
+    """One settings record (issue 24): a session's chat settings become one JSON value (``sessions.settings``,
+    ``conversation.records.ChatSettings``'s fields), taken from the columns of their own, which go; every stored
+    guard report takes today's shape (a candidate embeds its verdict instead of copying it field by field)."""
+    from conversation.records import upgrade_report_json
+
+    _add_column_if_missing(conn, "sessions", "settings", "JSON")
+    present = _columns(conn, "sessions")
+    if "bot" in present:
+        legacy = _legacy_sessions()
+        wanted = [legacy.c.id] + [legacy.c[name] for name in LEGACY_SETTING_COLUMNS if name in present]
+        for row in conn.execute(select(*wanted)).mappings().all():
+            persona = row.get("persona") or []
+            if isinstance(persona, str):  # an untyped column reads JSON back as its text
+                persona = json.loads(persona or "[]")
+            settings = {"bot": row.get("bot") or "", "preset": row.get("preset") or "", "decoding": {},
+                        "guard_mode": row.get("guard_mode") or None, "detector": row.get("detector") or "",
+                        "threshold": row.get("threshold"), "num_candidates": row.get("num_candidates"),
+                        "penalty_lambda": row.get("penalty_lambda"), "prefilter": row.get("prefilter"),
+                        "persona": list(persona), "fallback": None, "from_session": False}
+            conn.execute(update(SessionRow).where(SessionRow.id == row["id"]).values(settings=settings))
+        for name in LEGACY_SETTING_COLUMNS:
+            _drop_column_if_present(conn, "sessions", name)
+    for turn_id, guard in conn.execute(select(TurnRow.id, TurnRow.guard).where(TurnRow.guard.is_not(None))).all():
+        upgraded = upgrade_report_json(guard)
+        if upgraded != guard:
+            conn.execute(update(TurnRow).where(TurnRow.id == turn_id).values(guard=upgraded))
+
+
 #: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3, 4: _schema_4,
-                                                         5: _schema_5}
+                                                         5: _schema_5, 6: _schema_6}
 SCHEMA_VERSION = max(MIGRATIONS)
 #: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
 MIGRATION_LOCK_KEY = 0x5757D10

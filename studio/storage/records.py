@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from conversation.jsonform import from_jsonable
-from conversation.records import ChatTurn, Conversation, ReplySettings
-from guard.vocabulary import CATEGORIES, Category, GuardMode
+from conversation.records import ChatSettings, ChatTurn, Conversation
+from guard.vocabulary import CATEGORIES, Category
 
 #: Where a session came from: the chat page, self-play (studio.redteam) or an imported transcript.
 SOURCES = ("chat", "redteam", "import")
@@ -16,27 +16,21 @@ SOURCES = ("chat", "redteam", "import")
 
 @dataclass
 class SessionInfo:
-    """A session's settings (what the scoreboard groups by). ``guard_mode`` is None when not known (an
-    imported transcript)."""
+    """A stored session: its chat settings (the one record the chat page and self-play use; the scoreboard
+    groups by them), who played it, where it came from and free metadata. An imported transcript's settings are
+    ``ChatSettings.unknown()``."""
 
     id: str
-    bot: str = ""
-    preset: str = ""
-    guard_mode: GuardMode | None = None
-    detector: str = ""
-    threshold: float | None = None
-    num_candidates: int | None = None
-    persona: list[str] = field(default_factory=list)
+    settings: ChatSettings = field(default_factory=ChatSettings.unknown)
     player: str | None = None
     source: str = "chat"
-    penalty_lambda: float | None = None  # the guard's λ (penalty mode), schema 4
-    prefilter: bool | None = None  # the guard's prefilter, schema 4
     meta: dict = field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
 
-    def __post_init__(self) -> None:
-        self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+    @property
+    def persona(self) -> list[str]:
+        return self.settings.persona
 
 
 @dataclass
@@ -103,15 +97,14 @@ class StoredSession:
     def methods(self) -> dict[int, str]:
         return {t.turn.turn_id: t.method for t in self.turns if t.method}
 
-    def reply_settings(self, turn_index: int) -> ReplySettings:
+    def reply_settings(self, turn_index: int) -> ChatSettings:
         """The bot and settings that produced bot turn ``turn_index``; the session's where the turn kept none."""
+        from dataclasses import replace
+
         turn = next((t.turn for t in self.turns if t.turn.turn_id == turn_index), None)
         if turn is not None and turn.settings is not None:
             return turn.settings
-        info = self.info
-        return ReplySettings(bot=info.bot, preset=info.preset, guard_mode=info.guard_mode, detector=info.detector,
-                             threshold=info.threshold, num_candidates=info.num_candidates,
-                             penalty_lambda=info.penalty_lambda, prefilter=info.prefilter, from_session=True)
+        return replace(self.info.settings, from_session=True)
 
     def judgement(self, turn_index: int) -> TurnJudgement | None:
         """Self-play's judgement of the bot turn ``turn_index``, or None (not a self-play turn).

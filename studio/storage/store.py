@@ -8,7 +8,6 @@ import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 
 from sqlalchemy import create_engine, event, func, inspect, select
 from sqlalchemy.engine import Engine, make_url
@@ -16,7 +15,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BOT, BotTurnReport, ChatTurn, ReplySettings
+from conversation.records import BOT, BotTurnReport, ChatSettings, ChatTurn
 from studio.storage.errors import StoreError
 from studio.storage.migrations import migrate
 from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn
@@ -119,11 +118,8 @@ class Store:
         """Create the session or update its settings (persona, mode...); turns are untouched."""
         if info.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}")
-        values = {f.name: getattr(info, f.name) for f in fields(SessionInfo)
-                  if f.name not in ("id", "created_at", "updated_at")}
-        values["guard_mode"] = str(info.guard_mode or "")  # the column's "" = not known
-        values["persona"] = list(values["persona"])
-        values["meta"] = jsonable(values["meta"])
+        values = {"settings": jsonable(info.settings), "player": info.player, "source": info.source,
+                  "meta": jsonable(info.meta)}
         with self._session("saving the session") as session:
             row = session.get(SessionRow, info.id)
             if row is None:
@@ -140,10 +136,8 @@ class Store:
 
     @staticmethod
     def _info(row: SessionRow) -> SessionInfo:
-        return SessionInfo(id=row.id, bot=row.bot, preset=row.preset, guard_mode=row.guard_mode,
-                           detector=row.detector, threshold=row.threshold, num_candidates=row.num_candidates,
-                           persona=list(row.persona or []), player=row.player, source=row.source,
-                           penalty_lambda=row.penalty_lambda, prefilter=row.prefilter,
+        settings = from_jsonable(ChatSettings, row.settings) if row.settings else ChatSettings.unknown()
+        return SessionInfo(id=row.id, settings=settings, player=row.player, source=row.source,
                            meta=dict(row.meta or {}), created_at=row.created_at, updated_at=row.updated_at)
 
     def list_sessions(self, source: str | None = None) -> list[SessionInfo]:
@@ -171,7 +165,7 @@ class Store:
             for turn in turns:
                 if turn.turn_id in stored:
                     continue
-                row = TurnRow(session_id=session_id, turn_index=turn.turn_id, speaker=turn.speaker, text=turn.text,
+                row = TurnRow(session_id=session_id, turn_index=turn.turn_id, speaker=turn.agent_id, text=turn.text,
                               created_at=now(), method=methods.get(turn.turn_id),
                               suggestion_id=suggestion_ids.get(turn.turn_id),
                               bot=None if turn.settings is None else turn.settings.bot,
@@ -223,8 +217,8 @@ class Store:
             turns = []
             for t in session.scalars(select(TurnRow).where(TurnRow.session_id == session_id)
                                      .order_by(TurnRow.turn_index)):
-                report = from_jsonable(BotTurnReport, t.guard) if t.guard else None
-                settings = from_jsonable(ReplySettings, t.settings) if t.settings else None
+                report = BotTurnReport.from_json(t.guard) if t.guard else None
+                settings = from_jsonable(ChatSettings, t.settings) if t.settings else None
                 turns.append(StoredTurn(ChatTurn(t.turn_index, t.speaker, t.text, report, settings), t.method,
                                         t.suggestion_id))
             return StoredSession(self._info(row), turns)
@@ -273,7 +267,10 @@ class Store:
             earlier = [i for i in annotation.contradicted_turns if not 0 <= int(i) < annotation.turn_index]
             if earlier:
                 raise ValueError(f"contradicted turns must be earlier turns, not {earlier}")
-            persona = session.scalar(select(SessionRow.persona).where(SessionRow.id == annotation.session_id)) or []
+            # the persona the turn was judged against (its report's), else the session's
+            settings = session.scalar(select(SessionRow.settings).where(SessionRow.id == annotation.session_id))
+            persona = ((turn.guard or {}).get("persona") if isinstance(turn.guard, dict) else None) \
+                or (settings or {}).get("persona") or []
             unknown = [i for i in annotation.contradicted_persona if not 0 <= int(i) < len(persona)]
             if unknown:
                 raise ValueError(f"persona lines {unknown} do not exist: the session's persona has {len(persona)} "

@@ -34,17 +34,12 @@ class SessionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     source: Mapped[str] = mapped_column(String(16), default="chat")
-    bot: Mapped[str] = mapped_column(String(200), default="")
-    preset: Mapped[str] = mapped_column(String(64), default="")
-    guard_mode: Mapped[str] = mapped_column(String(16), default="")
-    detector: Mapped[str] = mapped_column(String(500), default="")
-    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
-    num_candidates: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    persona: Mapped[list] = mapped_column(JSON, default=list)
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
     player: Mapped[str | None] = mapped_column(String(200), nullable=True)  # schema 2
-    penalty_lambda: Mapped[float | None] = mapped_column(Float, nullable=True)  # schema 4
-    prefilter: Mapped[bool | None] = mapped_column(Boolean, nullable=True)  # schema 4
+    # schema 6: the chat settings (conversation.records.ChatSettings) as one JSON value; schemas 1-5 kept them
+    # in columns of their own (bot, preset, guard_mode, detector, threshold, num_candidates, persona,
+    # penalty_lambda, prefilter), folded into this one by migration 6
+    settings: Mapped[dict | None] = mapped_column(JSON, nullable=True)
 
 
 class TurnRow(Base):

@@ -1,0 +1,77 @@
+"""People's labels on the chat page: per bot turn, a contradiction or not, which earlier turns or persona lines it
+contradicts, the CDConv category, and whether the guard was right (stored as studio annotations)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from conversation.records import ChatTurn, Conversation
+from guard.vocabulary import CATEGORIES, Category, category_name
+from studio.storage import Annotation, Store, StoreError
+from ui.render import escape_markdown
+from ui.studio_store import not_stored, player_name, store
+
+
+def _cached(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
+    cache_key = f"annotations::{session_id}"
+    cached = st.session_state.get(cache_key)
+    if cached is None:
+        try:
+            cached = st.session_state[cache_key] = db.annotations(session_id)
+        except StoreError as exc:
+            not_stored("Earlier annotations could not be read", exc)
+            return []
+    return [a for a in cached if a.turn_index == turn_id]
+
+
+@st.fragment
+def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
+    """Per bot turn: contradiction yes/no, which earlier turns or persona lines, CDConv category, was the guard
+    right. A fragment: saving an annotation redraws this box only, not the conversation."""
+    key = f"ann::{conversation.record_id}::{turn.turn_id}"
+    with st.expander(f"Annotate turn {turn.turn_id}", icon="🏷️"):
+        db = store()
+        if db is None:
+            st.caption("Annotations need the studio database (see the error above).")
+            return
+        name = player_name()
+        mine = {a.annotator: a for a in _cached(db, conversation.record_id, turn.turn_id)}
+        previous = mine.get(name)
+        yes = st.radio("Does this reply contradict the conversation?", ["no", "yes"], horizontal=True,
+                       key=f"{key}::yes", index=1 if previous and previous.contradiction else 0)
+        earlier = [t.turn_id for t in conversation.turns if t.turn_id < turn.turn_id]
+        contradicted = st.multiselect("Turns it contradicts", earlier, key=f"{key}::turns",
+                                      default=[i for i in (previous.contradicted_turns if previous else [])
+                                               if i in earlier],
+                                      format_func=lambda i: f"turn {i}", disabled=yes == "no")
+        persona = (turn.report.persona if turn.report is not None and turn.report.persona
+                   else list(conversation.persona))
+        lines = list(range(len(persona)))
+        persona_hits = st.multiselect(
+            "Persona lines it contradicts", lines, key=f"{key}::persona",
+            default=[i for i in (previous.contradicted_persona if previous else []) if i in lines],
+            format_func=lambda i: f"persona line {i + 1}: {persona[i][:60]}", disabled=yes == "no" or not lines,
+            help=None if lines else "This turn was made without a persona.")
+        categories = [c for c in CATEGORIES if c != Category.NONE]
+        category = st.selectbox("CDConv category", categories, key=f"{key}::category",
+                                index=categories.index(previous.category)
+                                if previous and previous.category in categories else 2,
+                                format_func=category_name, disabled=yes == "no")
+        right = st.radio("Was the guard right?", ["yes", "no", "not sure"], horizontal=True, key=f"{key}::right",
+                         index={True: 0, False: 1, None: 2}[previous.guard_right] if previous else 2)
+        if st.button("Save annotation", key=f"{key}::save", icon="💾"):
+            try:
+                db.annotate(Annotation(conversation.record_id, turn.turn_id, name, yes == "yes",
+                                       list(contradicted) if yes == "yes" else [],
+                                       category if yes == "yes" else Category.NONE,
+                                       {"yes": True, "no": False}.get(right),
+                                       contradicted_persona=list(persona_hits) if yes == "yes" else []))
+            except (StoreError, ValueError) as exc:
+                st.error(f"Annotation not saved: {exc}", icon="🏷️")
+            else:
+                st.session_state.pop(f"annotations::{conversation.record_id}", None)
+                st.success(f"Saved as {name}.", icon="✅")
+        others = [a for who, a in mine.items() if who != name]
+        if others:
+            st.caption(escape_markdown("; ".join(
+                f"{a.annotator}: {'contradiction' if a.contradiction else 'consistent'}" for a in others)))

@@ -1,0 +1,132 @@
+"""The chat session's controller: the one owner of the chat's session keys, the URL's ``?session=`` and saving.
+
+* ``resume`` (app.py, before any sidebar widget exists): the conversation named by ``?session=`` in the URL (a
+  reload, a shared link, a server restart) comes back from the studio database with its settings, which go into the
+  sidebar's controls (``ui.chat_state``).
+* ``current`` / ``reset``: the conversation of this browser session.
+* ``save_turns``: once per new turn - the session's settings (those of its newest turn) and the turns not stored
+  yet; a rerun that added no turn writes nothing. The session id goes into the URL.
+* ``note_user_turn``: how the user's turn was written (a suggestion's method, or typed).
+
+What produced each stored bot turn (its own settings snapshot, ``ChatTurn.settings``) is never rewritten: changing
+the sidebar after reopening a session changes what the *next* turn is made with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from conversation.records import ChatSettings, Conversation
+from studio.storage import SessionInfo, StoreError
+from ui import chat_state
+from ui.studio_store import not_stored, player_name, store
+
+CONVERSATION_KEY = "chat::conversation"
+METHODS_KEY = "chat::methods"  # record id -> {user turn index: how it was written}
+SUGGESTION_IDS_KEY = "chat::suggestion_ids"  # record id -> {user turn index: suggestion row id}
+SAVED_KEY = "chat::saved_turns"  # record id -> turns already stored
+
+
+def current() -> Conversation:
+    return st.session_state.setdefault(CONVERSATION_KEY, Conversation())
+
+
+def methods(record_id: str) -> dict[int, str]:
+    return st.session_state.setdefault(METHODS_KEY, {}).setdefault(record_id, {})
+
+
+def suggestion_ids(record_id: str) -> dict[int, int]:
+    return st.session_state.setdefault(SUGGESTION_IDS_KEY, {}).setdefault(record_id, {})
+
+
+def _saved() -> dict[str, int]:
+    return st.session_state.setdefault(SAVED_KEY, {})
+
+
+def resume() -> Conversation:
+    """The conversation named by ``?session=`` (loaded once, its settings put into the sidebar's keys), else this
+    browser session's."""
+    conversation = current()
+    wanted = st.query_params.get("session")
+    if not wanted or wanted == conversation.record_id:
+        return conversation
+    db = store()
+    if db is None:
+        return conversation
+    try:
+        stored = db.load_session(wanted)
+    except StoreError as exc:
+        st.error(f"Could not load session {wanted}: {exc}. This tab's conversation is kept.", icon="🗄️")
+        return conversation
+    if stored is None:
+        st.warning(f"Session {wanted} is not in {db.display_url}; starting a new conversation.", icon="🔎")
+        del st.query_params["session"]
+        return conversation
+    loaded = stored.conversation()
+    methods(loaded.record_id).update(stored.methods)
+    _saved()[loaded.record_id] = len(loaded.turns)
+    st.session_state[CONVERSATION_KEY] = loaded
+    chat_state.write_settings(stored.info.settings, st.session_state, only_offered=True)
+    return loaded
+
+
+def reset(persona: list[str]) -> Conversation:
+    """A new, empty conversation; the next one gets its own id (and URL) once it has a turn."""
+    conversation = st.session_state[CONVERSATION_KEY] = Conversation(persona=list(persona))
+    if "session" in st.query_params:
+        del st.query_params["session"]
+    return conversation
+
+
+def save_turns(conversation: Conversation, settings: ChatSettings) -> bool:
+    """Store the turns not stored yet, with the session's settings; nothing when no turn is new."""
+    if not conversation.turns or _saved().get(conversation.record_id, 0) >= len(conversation.turns):
+        return False
+    db = store()
+    if db is None:
+        return False
+    newest = next((t.settings for t in reversed(conversation.turns) if t.settings is not None), None)
+    try:
+        existing = db.session_info(conversation.record_id)
+        db.save_session(SessionInfo(
+            id=conversation.record_id, settings=replace(newest or settings, persona=list(conversation.persona)),
+            player=existing.player if existing and existing.player else player_name(),
+            source=existing.source if existing else "chat", meta=existing.meta if existing else {}))
+        db.save_turns(conversation.record_id, conversation.turns, methods(conversation.record_id),
+                      suggestion_ids(conversation.record_id))
+    except StoreError as exc:
+        st.error(f"Not saved: {exc}. The conversation stays in this tab; the next turn tries again.", icon="🗄️")
+        return False
+    _saved()[conversation.record_id] = len(conversation.turns)
+    if st.query_params.get("session") != conversation.record_id:
+        st.query_params["session"] = conversation.record_id
+    return True
+
+
+def save_rejudged(conversation: Conversation) -> None:
+    """After a re-judge: the stored guard reports and flags follow what the page now shows (the turns' own
+    settings stay)."""
+    db = store()
+    if db is None or not conversation.turns or not _saved().get(conversation.record_id):
+        return
+    try:
+        db.replace_reports(conversation.record_id, conversation.turns)
+    except StoreError as exc:
+        st.error(f"Re-judged verdicts not saved: {exc}", icon="🗄️")
+
+
+def note_user_turn(conversation: Conversation, method: str, suggestion_id: int | None = None,
+                   edited: bool = False) -> None:
+    """Remember how the user's newest turn was written (a suggestion's method, or "typed")."""
+    turn_id = conversation.turns[-1].turn_id
+    methods(conversation.record_id)[turn_id] = method
+    if suggestion_id is not None:
+        suggestion_ids(conversation.record_id)[turn_id] = suggestion_id
+        db = store()
+        if db is not None:
+            try:
+                db.mark_suggestion_used(suggestion_id, turn_id, edited)
+            except StoreError as exc:  # the turn itself is saved with the page
+                not_stored("Which suggestion you sent is not saved", exc)

@@ -1,0 +1,164 @@
+"""The goading assistant on the chat page: 3-5 suggested next messages after each bot turn (logic in studio.goading).
+
+One click sends a suggestion, ✏️ puts it in a box to edit first. The set is computed once per bot turn with the
+template ranking (about 150 ms); ranking the follow-up questions by FQness runs the bot's own language model
+(about 2 s on a laptop CPU), so it is a button rather than part of every turn: the page is done as soon as the
+reply is on screen, and the bot's model is free for the next reply.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import streamlit as st
+
+from bots.base import Bot
+from conversation.records import BOT, Conversation
+from studio.goading import METHOD_HELP, METHOD_LABELS, SuggestionSet, refine_follow_ups, suggest
+from studio.storage import StoreError
+from ui.render import escape_markdown
+from ui.studio_store import SUGGEST_KEY, not_stored, store
+
+PENDING_KEY = "suggestions::pending"
+EDIT_KEY = "suggestions::edit"
+ORIGIN_KEY = "suggestions::edit_origin"
+CACHE_KEY = "suggestions::cache"
+
+
+@dataclass
+class Picked:
+    """A suggestion the user chose to send (possibly edited first)."""
+
+    text: str
+    method: str
+    suggestion_id: int | None
+    edited: bool = False
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_up_in_background() -> threading.Thread:
+    """spaCy and WordNet load once per server process, off the request path (~5-15 s on first use; WordNet is
+    unpacked from its sdist then if the cache folder lacks it)."""
+    from studio.goading import warm_up
+
+    def run() -> None:
+        try:
+            warm_up()
+        except Exception:  # noqa: BLE001 - a failed warm-up only means the first suggestion loads what it needs
+            pass
+
+    thread = threading.Thread(target=run, name="studio-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _pick(text: str, method: str, suggestion_id: int | None, edited: bool) -> None:
+    st.session_state[PENDING_KEY] = Picked(text, method, suggestion_id, edited)
+
+
+def _edit(text: str, method: str, suggestion_id: int | None) -> None:
+    st.session_state[EDIT_KEY] = text
+    st.session_state[ORIGIN_KEY] = (method, suggestion_id, text)
+
+
+def _send_edit() -> None:
+    text = (st.session_state.get(EDIT_KEY) or "").strip()
+    method, suggestion_id, original = st.session_state.get(ORIGIN_KEY, ("typed", None, ""))
+    if text:
+        _pick(text, method, suggestion_id, edited=text != original)
+    st.session_state[EDIT_KEY] = ""
+
+
+def take_pending() -> Picked | None:
+    """The suggestion clicked in the last run, if any (it is sent like a typed message)."""
+    return st.session_state.pop(PENDING_KEY, None)
+
+
+def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
+    for i, s in enumerate(result.suggestions):
+        sid = ids[i] if i < len(ids) else None
+        send, edit = st.columns([12, 1], vertical_alignment="center")
+        # the label renders Markdown: escaped, it shows the words as they will be sent (the raw text is sent)
+        send.button(escape_markdown(s.text), key=f"{key}::send::{i}", width="stretch",
+                    help=escape_markdown(f"{METHOD_LABELS.get(s.method, s.method)}: {METHOD_HELP.get(s.method, '')}. "
+                                         f"{s.note}"),
+                    on_click=_pick, args=(s.text, s.method, sid, False), icon=":material/send:")
+        edit.button("✏️", key=f"{key}::edit::{i}", help="edit before sending",
+                    on_click=_edit, args=(s.text, s.method, sid))
+        send.caption(escape_markdown(f"{METHOD_LABELS.get(s.method, s.method)} · {s.note}"))
+    if result.ranking:
+        st.caption(escape_markdown(f"follow-up questions: {result.ranking} · {result.seconds * 1000:.0f} ms"))
+    for method, why in result.unavailable.items():
+        st.caption(escape_markdown(f"{METHOD_LABELS.get(method, method)}: off — {why}"))
+
+
+def panel(conversation: Conversation, bot: Bot | None = None, lock: threading.Lock | None = None) -> None:
+    """After a bot turn: 3-5 suggested next messages. ``bot``: the loaded bot, whose language model can rank the
+    follow-up questions by FQness on request (None: template ranking only)."""
+    _warm_up_in_background()
+    if not st.session_state.get(SUGGEST_KEY, True) or not conversation.turns \
+            or conversation.turns[-1].agent_id != BOT:
+        return
+    cache = st.session_state.setdefault(CACHE_KEY, {})
+    key = f"{conversation.record_id}:{len(conversation.turns)}"
+    entry = cache.get(key)
+    with st.container(border=True):
+        st.markdown("**Goading assistant** — try one of these next:")
+        if entry is None:
+            result = suggest(conversation.turns)
+            entry = cache[key] = {"result": result, "ids": _record(conversation, result), "refined": False}
+        _draw(entry["result"], entry["ids"], f"sg::{key}::{int(entry['refined'])}")
+        scorer = None
+        if bot is not None and not entry["refined"] \
+                and any(s.method == "follow_up" for s in entry["result"].suggestions):
+            from studio.lm import continuation_scorer
+
+            scorer = continuation_scorer(bot)
+        if scorer is not None and st.button("Rank the follow-up question by FQness (the bot's own LM, ~2 s)",
+                                            key=f"sg::{key}::refine", icon="🧮"):
+            with st.spinner("Scoring follow-up questions under the bot's language model…"):
+                if lock is not None:
+                    with lock:
+                        refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
+                else:
+                    refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
+            entry["ids"] = _record_replaced(conversation, entry["result"], refined, entry["ids"])
+            entry["result"], entry["refined"] = refined, True
+            st.rerun()
+        st.text_input("Edit a suggestion, then send", key=EDIT_KEY, placeholder="✏️ puts a suggestion here")
+        st.button("Send edited message", key="suggestions::send_edit", on_click=_send_edit)
+
+
+def _record(conversation: Conversation, result: SuggestionSet) -> list[int | None]:
+    """Store what was offered (the bot turn must be stored first; the page saves each turn before this)."""
+    db = store() if conversation.turns else None
+    if db is None:
+        return [None] * len(result.suggestions)
+    try:
+        if db.session_info(conversation.record_id) is None:
+            return [None] * len(result.suggestions)
+        return db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id, result.suggestions,
+                                   result.ranking)
+    except StoreError as exc:
+        not_stored("The suggestions are not saved (they still work)", exc)
+        return [None] * len(result.suggestions)
+
+
+def _record_replaced(conversation: Conversation, before: SuggestionSet, after: SuggestionSet,
+                     ids: list[int | None]) -> list[int | None]:
+    """Store only the suggestions the FQness re-ranking changed; the others keep their rows."""
+    changed = [i for i, (a, b) in enumerate(zip(before.suggestions, after.suggestions)) if a.text != b.text]
+    db = store()
+    if not changed or db is None:
+        return ids
+    try:
+        new_ids = db.save_suggestions(conversation.record_id, conversation.turns[-1].turn_id,
+                                      [after.suggestions[i] for i in changed], after.ranking, positions=changed)
+    except StoreError as exc:
+        not_stored("The re-ranked follow-up question is not saved", exc)
+        return ids
+    ids = list(ids)
+    for i, new_id in zip(changed, new_ids):
+        ids[i] = new_id
+    return ids
