@@ -528,3 +528,14 @@ def test_scripted_bot_cuts_a_long_reply_like_a_generator():
     assert reply.text == "I have a dog named Max."
     [short] = bot.generate([Turn(0, "user", "pets?")], 1, PRESETS["fast"].replace(max_new_tokens=200))
     assert short.text == long
+
+
+def test_a_highlight_never_starts_or_ends_inside_a_word():
+    """Issue 24: the clause splitter can hand over "'ve never been to France"; the mark covers "I've ..."."""
+    from ui.render import Mark, highlight_html, locate
+
+    text = "Well, I've never been to France. I love Paris."
+    assert text[slice(*locate(text, "'ve never been to France"))] == "I've never been to France"
+    assert text[slice(*locate(text, "ove Paris"))] == "love Paris"
+    html = highlight_html(text, [Mark("'ve never been to France", "contradicts turn 1", "evidence")])
+    assert ">I&#x27;ve never been to France</mark>" in html  # escaped, and whole

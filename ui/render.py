@@ -95,8 +95,27 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\w+(?:'\w+)?", text.lower())
 
 
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """A span grown to whole words, so a highlight never starts or ends inside one ("I'|ve" becomes "I've": the
+    clause splitter can hand over "'ve never been to France")."""
+    def inside(i: int) -> bool:  # position i is between two characters of one word
+        return 0 < i < len(text) and (text[i - 1].isalnum() or text[i - 1] in "'’") and \
+            (text[i].isalnum() or text[i] in "'’")
+
+    while start > 0 and inside(start):
+        start -= 1
+    while end < len(text) and inside(end):
+        end += 1
+    return start, end
+
+
 def locate(text: str, needle: str) -> tuple[int, int] | None:
-    """Character span of ``needle`` inside ``text``, or None when it is not there."""
+    """Character span of ``needle`` inside ``text`` (grown to whole words), or None when it is not there."""
+    found = _locate(text, needle)
+    return None if found is None else _widen(text, *found)
+
+
+def _locate(text: str, needle: str) -> tuple[int, int] | None:
     needle = needle.strip()
     if not needle or not text:
         return None
@@ -120,13 +139,7 @@ def locate(text: str, needle: str) -> tuple[int, int] | None:
     blocks = [b for b in matcher.get_matching_blocks() if b.size >= 3]
     covered = sum(b.size for b in blocks)
     if blocks and covered >= 0.7 * len(needle):
-        start, end = blocks[0].a, blocks[-1].a + blocks[-1].size
-        # Widen to word boundaries so a highlight never cuts a word.
-        while start > 0 and text[start - 1].isalnum():
-            start -= 1
-        while end < len(text) and text[end].isalnum():
-            end += 1
-        return start, end
+        return blocks[0].a, blocks[-1].a + blocks[-1].size
     return None
 
 
