@@ -102,8 +102,9 @@ def answer() -> bool:
     bot = resources.get_bot(settings.bot, kept=KEPT)
     if bot is None:
         return False
+    live = st.empty()  # the guard's steps while it works; the finished turn takes their place
     try:
-        with resources.model_lock("bot", settings.bot):
+        with resources.model_lock("bot", settings.bot), live.container():
             turn = guarded_turn_live(conversation, bot, detector, settings)
     except BotError as exc:
         st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
@@ -112,6 +113,7 @@ def answer() -> bool:
     except (RuntimeError, ValueError, OSError) as exc:
         st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
         return False
+    live.empty()
     chat_session.save_turns(conversation, settings)
     draw_turn(turn)
     redraw_marked()

@@ -221,7 +221,7 @@ def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flaggi
         "scripted", "greedy", "block", 3, False, False)
     assert made.decoding["method"] == "greedy" and made.threshold == pytest.approx(0.1)
     assert made.detector == detector
-    assert fresh.slider(key="chat::threshold").value == pytest.approx(0.3)
+    assert fresh.select_slider(key="chat::threshold").value == pytest.approx(0.3)
     # the next reply in the reloaded tab is the scripted bot's too
     say(fresh, "Tell me about your pets")
     again = Store(db_url).load_session(record_id)

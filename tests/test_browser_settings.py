@@ -60,11 +60,14 @@ def _tau(page):
 
 
 def _set_tau(page, value: float) -> None:
-    """Move the τ slider with the keyboard: Home is 0.05, each arrow 0.01."""
+    """Move the τ slider with the keyboard: Home is its lowest stop, each arrow one stop (0.01, plus the detector's
+    calibrated τ where it lies off that grid)."""
     thumb = _tau(page)
     thumb.focus()
     thumb.press("Home")
-    for _ in range(round((value - 0.05) / 0.01)):
+    for _ in range(200):
+        if float(thumb.get_attribute("aria-valuetext")) >= value - 1e-9:
+            break
         thumb.press("ArrowRight")
     sync_api.expect(thumb).to_have_attribute("aria-valuetext", f"{value:.2f}", timeout=30_000)
     page.wait_for_timeout(1500)  # the rerun the change starts
@@ -101,8 +104,9 @@ def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     sync_api.expect(turn(page, 3)).to_be_visible(timeout=180_000)
     page.wait_for_timeout(1500)
     stored = Store(db).load_session(session_id)
-    assert (stored.info.bot, stored.info.preset, str(stored.info.guard_mode)) == ("scripted", "greedy", "block")
-    assert stored.info.threshold == pytest.approx(0.3)
+    settings = stored.info.settings
+    assert (settings.bot, settings.preset, str(settings.guard_mode)) == ("scripted", "greedy", "block")
+    assert settings.threshold == pytest.approx(0.3)
     made = [t.turn.settings for t in stored.turns if t.turn.agent_id == "bot"]
     assert [(m.bot, m.preset, str(m.guard_mode), m.threshold) for m in made] == [("scripted", "greedy", "block", 0.3)] * 2
     page.close()

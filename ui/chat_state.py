@@ -19,7 +19,9 @@ from guard.vocabulary import GUARD_MODES, GuardMode
 PREFIX = "chat::"
 #: the chat page's view preferences (not settings of a turn), kept across pages like the settings
 VIEW_PREFIX = "chat_view::"
-THRESHOLD_RANGE = (0.05, 0.95)
+THRESHOLD_RANGE = (0.05, 0.99)
+#: the τ slider's grid (arrow keys move by one stop); a calibrated τ off the grid is offered as well
+TAU_STEP = 0.01
 CANDIDATES_RANGE = (1, 10)
 LAMBDA_RANGE = (0.0, 5.0)
 
@@ -29,6 +31,22 @@ def key(name: str) -> str:
     if name not in ChatSettings.field_names():
         raise KeyError(f"ChatSettings has no field {name!r}")
     return PREFIX + name
+
+
+def tau_options(*exact: float | None) -> list[float]:
+    """The τ slider's stops: every ``TAU_STEP`` across ``THRESHOLD_RANGE`` plus the exact values given (the
+    detector's calibrated τ, a restored session's τ), so the arrow keys move by 0.01 and a calibrated τ such as
+    0.9315 is offered as it is rather than rounded to a neighbour it was not calibrated at."""
+    low, high = THRESHOLD_RANGE
+    stops = round((high - low) / TAU_STEP)
+    grid = {round(low + i * TAU_STEP, 2) for i in range(stops + 1)}
+    extra = {round(float(v), 4) for v in exact if v is not None and low <= float(v) <= high}
+    return sorted(grid | extra)
+
+
+def tau_label(value: float) -> str:
+    """A τ stop as the slider shows it: two digits on the grid, four for an exact calibrated value."""
+    return f"{value:.2f}" if abs(value - round(value, 2)) < 1e-9 else f"{value:.4f}"
 
 
 def _persona_text(lines: list[str]) -> str:
@@ -43,7 +61,7 @@ def persona_lines(text: str) -> list[str]:
 TO_STATE: dict[str, Callable[[Any], Any]] = {
     "persona": _persona_text,
     "guard_mode": lambda mode: str(mode) if mode else None,
-    "threshold": lambda value: None if value is None else round(float(value), 2),
+    "threshold": lambda value: None if value is None else round(float(value), 4),
 }
 FROM_STATE: dict[str, Callable[[Any], Any]] = {
     "persona": persona_lines,

@@ -340,16 +340,31 @@ def _detector_changed() -> None:
         pass  # the sidebar says why under the box
 
 
+#: set while the run that refilled an empty detector box is repeated
+_REFILLED_KEY = "chat_view_refilled_detector"
+
+
 def sidebar_detector_settings() -> tuple[str, float]:
     """Detector name and threshold, shared by every page (rendered by app.py before the page); they live in the
     chat settings (``chat::detector``, ``chat::threshold``)."""
     chat_state.ensure_defaults(defaults(), st.session_state)
-    name = st.sidebar.text_input(
-        "Detector", key=chat_state.key("detector"), on_change=_detector_changed,
+    detector_key = chat_state.key("detector")
+    if not str(st.session_state.get(detector_key) or "").strip():
+        # an empty box means the default; it also comes back empty when the first run of a new tab is cut short
+        # by a click on another page (Streamlit then takes the half-drawn box's value, "")
+        st.session_state[detector_key] = defaults().detector
+    typed = st.sidebar.text_input(
+        "Detector", key=detector_key, on_change=_detector_changed,
         help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
              "every pair and the larger mpnet detector on the suspicious ones (docs/detector.md); or a local "
-             "checkpoint folder or a hub name already in the local cache (the app runs offline).",
-    ).strip() or "embedded"
+             "checkpoint folder or a hub name already in the local cache (the app runs offline). Empty = the default.",
+    )
+    if not typed.strip() and not st.session_state.get(_REFILLED_KEY):
+        st.session_state[_REFILLED_KEY] = True  # once: a browser that keeps sending "" cannot loop
+        del st.session_state[detector_key]
+        st.rerun()  # the box is drawn again with the default, and the page reads it
+    st.session_state[_REFILLED_KEY] = False
+    name = typed.strip() or defaults().detector
     try:
         default = default_threshold(name)
     except LOAD_ERRORS as exc:
@@ -364,8 +379,10 @@ def sidebar_detector_settings() -> tuple[str, float]:
     tau_key = chat_state.key("threshold")
     if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
         st.session_state[tau_key] = round(default, 4)
-    threshold = st.sidebar.slider(
-        "Contradiction threshold τ", min_value=low, max_value=high, step=0.0001, format="%.4f", key=tau_key,
+    st.session_state[tau_key] = round(float(st.session_state[tau_key]), 4)
+    threshold = st.sidebar.select_slider(
+        "Contradiction threshold τ", options=chat_state.tau_options(default, st.session_state[tau_key]),
+        format_func=chat_state.tau_label, key=tau_key,
         help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.4f}.",
     )
     st.sidebar.caption(operating_point_caption(name, float(threshold)))

@@ -120,8 +120,9 @@ def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> s
 def guarded_turn_live(conversation: Conversation, bot: Bot, detector: ContradictionDetector | None,
                       settings: ChatSettings) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates as they arrive, each
-    candidate's verdict, the policy's choice. The box closes to a one-line summary when the reply is in. Raises
-    what ``guarded_reply`` raises (the caller says what is kept)."""
+    candidate's verdict, the policy's choice. The box closes to a one-line summary when the reply is in; the chat
+    page then puts the finished turn in its place (a failed turn leaves it, marked failed). Raises what
+    ``guarded_reply`` raises (the caller says what is kept)."""
     n = int(settings.num_candidates or 1)
     with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
         lines: dict[int, object] = {}
