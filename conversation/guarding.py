@@ -109,9 +109,11 @@ def rejudge(conversation: Conversation, detector: ContradictionDetector, setting
                            settings)
         would = None if report.used_fallback else report.chosen_index
         sent = None if old.used_fallback else old.chosen_index
-        for cand in report.candidates:
+        for cand, was in zip(report.candidates, old.candidates):
             cand.chosen = cand.index == sent
+            cand.repair = was.repair  # the reply that was sent, as it was sent (repaired or not)
         report.chosen_index, report.used_fallback = sent, old.used_fallback
+        report.repair_declined, report.decided_by = old.repair_declined, old.decided_by
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
         # the note says who judged; what the policy would now send is the report's own (its summary says it)
         report.rejudge_note = (f"re-judged by {settings.detector or 'the detector'} at τ = "
@@ -134,22 +136,27 @@ def _guard(history: list[Turn], persona: list[str], candidates: list[Candidate],
         if step:
             for i, verdict in enumerate(verdicts):
                 step("verdict", index=i, verdict=verdict)
-    kwargs = {"penalty_lambda": 1.0 if settings.penalty_lambda is None else float(settings.penalty_lambda)}
+    kwargs = {"penalty_lambda": 1.0 if settings.penalty_lambda is None else float(settings.penalty_lambda),
+              "repair_fallback": settings.repair_fallback or GuardMode.RERANK}
     if settings.fallback:
         kwargs["fallback"] = settings.fallback
     decision = choose(candidates, verdicts, settings.mode, **kwargs)
+    if decision.repair is not None:
+        decision.repair.evidence = [_plain(p) for p in decision.repair.evidence]
     if step:
         step("chosen", decision=decision)
     reasons = list(decision.reasons)
     reports = [CandidateReport(index=i, text=candidate.text, generator_score=candidate.score,
                                chosen=(i == decision.chosen_index), reason=reasons[i] if i < len(reasons) else "",
                                verdict=None if verdicts is None else _kept(verdicts[i]),
-                               adjusted_score=float(decision.adjusted_scores[i]))
+                               adjusted_score=float(decision.adjusted_scores[i]),
+                               repair=decision.repair if decision.repair is not None and decision.repair.index == i
+                               else None)
                for i, candidate in enumerate(candidates)]
     report = BotTurnReport(
         mode=settings.mode, threshold=float(settings.threshold), detector=settings.detector,
         chosen_index=decision.chosen_index, used_fallback=bool(decision.used_fallback), candidates=reports,
-        persona=list(persona),
+        persona=list(persona), repair_declined=decision.repair_declined, decided_by=decision.decided_by,
     )
     return report, decision.reply
 

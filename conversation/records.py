@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from conversation.jsonform import jsonable
 from guard.datasets import decode_record
+from guard.policies import REPAIR_FALLBACKS, Repair
 from guard.records import Turn
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
@@ -46,11 +47,18 @@ class ChatSettings:
     persona: list[str] = field(default_factory=list)
     fallback: str | None = None  # None: guard.policies' default safe reply
     from_session: bool = False
+    # repair mode: the policy that decides when the generator's best cannot be repaired (one of
+    # guard.policies.REPAIR_FALLBACKS); None: not recorded (re-rank)
+    repair_fallback: GuardMode | None = GuardMode.RERANK
 
     def __post_init__(self) -> None:
         if self.guard_mode is not None and self.guard_mode not in GUARD_MODES:
             raise ValueError(f"unknown guard mode {self.guard_mode!r}; choose one of {', '.join(GUARD_MODES)}")
         self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
+        if self.repair_fallback is not None and self.repair_fallback not in REPAIR_FALLBACKS:
+            raise ValueError(f"repair falls back to one of {', '.join(REPAIR_FALLBACKS)}, "
+                             f"not {self.repair_fallback!r}")
+        self.repair_fallback = GuardMode(self.repair_fallback) if self.repair_fallback else None
 
     @property
     def mode(self) -> GuardMode:
@@ -65,7 +73,7 @@ class ChatSettings:
     def unknown(cls, **known) -> ChatSettings:
         """Settings nobody recorded (an imported transcript): every value None or empty, but those ``known``."""
         blank = {"bot": "", "preset": "", "guard_mode": None, "detector": "", "threshold": None, "num_candidates": None,
-                 "penalty_lambda": None, "prefilter": None}
+                 "penalty_lambda": None, "prefilter": None, "repair_fallback": None}
         return cls(**{**blank, **known})
 
 
@@ -82,6 +90,9 @@ class CandidateReport:
     reason: str
     verdict: Verdict | None = None
     adjusted_score: float | None = None
+    # repair mode: this candidate was sent with its contradicting sentence removed (what, why, the text sent);
+    # None otherwise and in reports stored before the mode existed
+    repair: Repair | None = None
 
     @property
     def contradiction_score(self) -> float | None:
@@ -131,6 +142,10 @@ class BotTurnReport:
     # or would_fallback for the safe reply
     would_send: int | None = None
     would_fallback: bool = False
+    # repair mode, when the generator's best contradicted and could not be repaired: why not (the fallback
+    # policy, ``decided_by``, then chose the reply); "" otherwise
+    repair_declined: str = ""
+    decided_by: GuardMode | None = None
 
     @classmethod
     def from_json(cls, data: dict) -> BotTurnReport:
@@ -148,10 +163,22 @@ class BotTurnReport:
         return None if self.chosen_index is None else self.candidates[self.chosen_index]
 
     @property
-    def reply_flagged(self) -> bool:
-        """The reply that was sent contradicts (flag mode, or every candidate contradicted)."""
+    def repair(self) -> Repair | None:
+        """The repair of the sent reply (its contradicting sentence removed), or None."""
         chosen = self.chosen
-        return chosen is not None and chosen.contradicts
+        return None if chosen is None else chosen.repair
+
+    @property
+    def repaired(self) -> bool:
+        """The sent reply is a candidate with its contradicting sentence removed."""
+        return self.repair is not None
+
+    @property
+    def reply_flagged(self) -> bool:
+        """The reply that was sent contradicts (flag mode, or every candidate contradicted); a repaired reply does
+        not: the sentence that contradicted was removed before it was sent."""
+        chosen = self.chosen
+        return chosen is not None and chosen.contradicts and chosen.repair is None
 
     @property
     def status(self) -> TurnStatus:
@@ -195,6 +222,10 @@ class BotTurnReport:
         others = [c.index + 1 for c in self.candidates if c.contradicts and not c.chosen]
         listed = ", ".join(f"#{i}" for i in others)
         several = "s" if len(others) > 1 else ""
+        if chosen.repair is not None:
+            return (f'repaired: candidate #{chosen.index + 1} {contradiction_phrase(chosen)} '
+                    f'(p={chosen.contradiction_score:.2f}) in "{chosen.repair.removed}"; that sentence was removed '
+                    "and the rest sent")
         if chosen.contradicts:
             what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
             if self.mode == GuardMode.FLAG:
@@ -291,7 +322,7 @@ class Conversation:
         reply: the earlier turns it contradicts, or the reply itself when it clashes inside."""
         last_bot = next((t for t in reversed(self.turns) if t.agent_id == BOT and t.report), None)
         chosen = last_bot.report.chosen if last_bot else None
-        contradiction = bool(chosen and chosen.contradicts)
+        contradiction = bool(last_bot and last_bot.report.reply_flagged)
         indices = sorted({e.turn_id for e in chosen.evidence if e.source in (PremiseSource.HISTORY,
                                                                               PremiseSource.INTRA)}) \
             if contradiction else []

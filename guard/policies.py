@@ -13,21 +13,45 @@ Modes:
 * ``block``   like ``rerank``, but when every candidate is flagged the bot says a safe reply
               instead (the MuTual-plus idea, Cui et al. 2020: a safe response should win when
               every other candidate is wrong).
+* ``repair``  the generator's best, and when it contradicts through one sentence (or a clause of one
+              sentence), that sentence removed, provided what remains still answers (``plan_repair``);
+              otherwise ``repair_fallback`` (rerank, penalty or block) decides. A long reply that goes
+              wrong in one sentence keeps the rest of what the generator liked best instead of being
+              swapped for a weaker candidate.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from guard.records import Candidate
-from guard.verdicts import Verdict
-from guard.vocabulary import GUARD_MODES, Category, GuardMode, describe_source
+from guard.verdicts import PairScore, Verdict
+from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
 
 MODES = GUARD_MODES  # the modes choose() takes
+#: The policies repair falls back to when the generator's best cannot be repaired: those that look at every
+#: candidate (off and flag would send the contradiction unchanged).
+REPAIR_FALLBACKS: tuple[GuardMode, ...] = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK)
 #: One of MuTual-plus's safe responses (Cui et al. 2020, §3).
 DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
+
+
+@dataclass
+class Repair:
+    """A candidate sent with its one contradicting sentence removed (the repair mode), and why.
+
+    Kept with the conversation's report (``conversation.records.CandidateReport.repair``) so the transcript and
+    the studio can show what the user did not see: the sentence removed and what it contradicted.
+    """
+
+    index: int  # the candidate repaired
+    removed: str  # the sentence taken out, as the candidate said it
+    reply: str  # what was sent: the candidate's other sentences
+    why: str  # what the removed sentence contradicts, in describe_verdict's words
+    evidence: list[PairScore] = field(default_factory=list)  # the detector's pairs through the removed sentence
 
 
 @dataclass
@@ -39,6 +63,11 @@ class PolicyDecision:
     used_fallback: bool
     reasons: list[str]  # one per candidate, in the candidates' order
     adjusted_scores: list[float]
+    repair: Repair | None = None  # repair mode: the chosen candidate was sent without its contradicting sentence
+    # repair mode: why the generator's best contradicting candidate could not be repaired ("" when it was, or
+    # when it did not contradict); the fallback policy then decided
+    repair_declined: str = ""
+    decided_by: GuardMode | None = None  # repair mode: the policy that decided when no repair was made
 
 
 def score_and_threshold(score: float, threshold: float) -> tuple[str, str]:
@@ -101,10 +130,15 @@ def choose(
     penalty_lambda: float = 1.0,
     fallback: str = DEFAULT_SAFE_REPLY,
     penalty_k: int | None = None,
+    repair_fallback: GuardMode = GuardMode.RERANK,
 ) -> PolicyDecision:
     """Pick the reply for ``mode``; a candidate's generator score is higher when better. ``verdicts`` are the
-    detector's, one per candidate (None or empty when the mode is off)."""
+    detector's, one per candidate (None or empty when the mode is off). ``repair_fallback``: the policy the
+    repair mode falls back to (one of ``REPAIR_FALLBACKS``)."""
     mode = _check(candidates, verdicts, mode)
+    if mode == GuardMode.REPAIR:
+        return _repair_or_fall_back(candidates, verdicts, repair_fallback, penalty_lambda=penalty_lambda,
+                                    fallback=fallback, penalty_k=penalty_k)
     scores = [float(c.score) for c in candidates]
     n = len(candidates)
     best_gen = max(range(n), key=lambda i: scores[i])  # first of equals wins
@@ -166,3 +200,114 @@ def choose(
     if chosen is None:
         return PolicyDecision(None, fallback, True, reasons, scores)
     return PolicyDecision(chosen, candidates[chosen].text, False, reasons, scores)
+
+
+def _repair_or_fall_back(candidates: Sequence[Candidate], verdicts: Sequence[Verdict], repair_fallback: GuardMode,
+                         **options) -> PolicyDecision:
+    """The repair mode: the generator's best, repaired when it contradicts through one sentence; else the
+    fallback policy's decision, with the reason the repair was declined in front of that candidate's reason."""
+    if repair_fallback not in REPAIR_FALLBACKS:
+        raise ValueError(f"repair_fallback must be one of {', '.join(REPAIR_FALLBACKS)}, got {repair_fallback!r}")
+    repair_fallback = GuardMode(repair_fallback)
+    scores = [float(c.score) for c in candidates]
+    best = max(range(len(candidates)), key=lambda i: scores[i])
+    declined = ""
+    if verdicts[best].contradiction:
+        repair, declined = plan_repair(best, candidates[best].text, verdicts[best])
+        if repair is not None:
+            reasons = []
+            for i, verdict in enumerate(verdicts):
+                if i == best:
+                    head = f'chosen and repaired: "{repair.removed}" removed, the rest of the generator\'s best sent'
+                else:
+                    head = f"not chosen: the generator's best ({scores[best]:.3f}) could be repaired"
+                reasons.append(f"{head}; {describe_verdict(verdict)}")
+            return PolicyDecision(best, repair.reply, False, reasons, scores, repair=repair)
+    decision = choose(candidates, verdicts, repair_fallback, **options)
+    decision.decided_by = repair_fallback
+    if declined:
+        decision.repair_declined = declined
+        decision.reasons[best] = f"not repaired ({declined}), so {repair_fallback} decided: {decision.reasons[best]}"
+    return decision
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """A text compared as its words: the detector's units are cleaned copies of the reply's sentences and clauses
+    (spacing, joiners and punctuation may differ), so they are found again by their words."""
+    return tuple(_WORD.findall(text.lower().replace("\u2019", "'")))
+
+
+def _contains(words: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    return any(words[i:i + len(part)] == part for i in range(len(words) - len(part) + 1))
+
+
+def _locate(unit: str, sentences: Sequence[str], reply: str) -> list[int]:
+    """The indices of the reply's sentences that a detector unit (a pair's hypothesis) comes from.
+
+    Best match first: the sentence itself (every copy of it), a sentence holding the unit's words in a row (a
+    clause), the sentences a whole-utterance unit spans, a sentence holding all its words (a clause cut from
+    around another), and last the reply's opening answer particle ("No." read as "I do not have pets.",
+    guard.answers), which sits in its first sentence. Empty when the unit is nowhere in the reply.
+    """
+    from guard.answers import particle
+
+    unit_words = _words(unit)
+    words = [_words(s) for s in sentences]
+    if not unit_words:
+        return []
+    for found in ([i for i, w in enumerate(words) if w == unit_words],
+                  [i for i, w in enumerate(words) if _contains(w, unit_words)],
+                  [i for i, w in enumerate(words) if w and len(w) < len(unit_words) and _contains(unit_words, w)],
+                  [i for i, w in enumerate(words) if set(unit_words) <= set(w)]):
+        if found:
+            return found
+    return [0] if sentences and particle(reply) is not None else []
+
+
+def still_answers(sentences: Sequence[str]) -> bool:
+    """Whether sentences left after a repair still answer: at least one states something, i.e. is neither a
+    question nor a greeting, thanks or backchannel (guard.text.asserts_nothing) - "Do you?" or "Haha!" alone
+    would leave the user's message unanswered."""
+    from guard.text import asserts_nothing
+
+    return any(not s.strip().endswith("?") and not asserts_nothing(s) for s in sentences)
+
+
+def plan_repair(index: int, reply: str, verdict: Verdict) -> tuple[Repair | None, str]:
+    """The candidate ``reply`` with the one sentence its contradiction runs through removed, or None and why not.
+
+    The verdict says where: each pair's hypothesis is the candidate's sentence (or clause, for the intra-sentence
+    check, whose later clause is the hypothesis) that contradicts. Every pair at or over the threshold counts, not
+    only the evidence (which keeps the best pair per earlier turn): a repair needs them all to point into the same
+    sentence (repeated copies of it count as one) and the other sentences to still answer (``still_answers``).
+    Not re-checked by the detector: the removed sentence carried every pair over the threshold, and the pairs of
+    the sentences left were all below it.
+    """
+    from guard.text import sentences as split
+
+    if not verdict.evidence:
+        return None, "the detector gave no evidence pointing at a sentence"
+    if any(p.source == PremiseSource.WHOLE_HISTORY for p in verdict.evidence):
+        return None, "the unstructured detector judges the whole reply, not its sentences"
+    over = [p for p in verdict.pair_scores if p.score >= verdict.details.threshold]
+    pairs = list(verdict.evidence) + [p for p in over if p not in verdict.evidence]
+    units = list(split(reply))
+    hit: set[int] = set()
+    for pair in pairs:
+        found = _locate(pair.hypothesis, units, reply)
+        if not found:
+            return None, f'"{pair.hypothesis}" is not a sentence of the reply'
+        hit.update(found)
+    removed = {_words(units[i]) for i in hit}
+    if len(removed) > 1:
+        return None, f"the contradiction runs through {len(removed)} sentences, not one"
+    kept = [s for s in units if _words(s) not in removed]
+    if not kept:
+        return None, "the contradicting sentence is the whole reply"
+    if not still_answers(kept):
+        return None, f'what would remain ("{" ".join(kept)}") only asks or greets, it does not answer'
+    return Repair(index=index, removed=units[min(hit)], reply=" ".join(kept), why=describe_verdict(verdict),
+                  evidence=list(verdict.evidence)), ""

@@ -46,6 +46,7 @@ class GuardMode(StrEnum):
     RERANK = "rerank"
     PENALTY = "penalty"
     BLOCK = "block"
+    REPAIR = "repair"  # the generator's best with its one contradicting sentence removed, else another mode
 
 
 class PremiseSource(StrEnum):

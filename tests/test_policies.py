@@ -87,7 +87,7 @@ def test_bad_input_is_refused_with_a_clear_message():
         choose([], [], "block")
     with pytest.raises(ValueError, match="penalty_k"):
         choose(CANDIDATES, [_verdict(0.1)] * 3, "penalty", penalty_k=4)
-    assert set(MODES) == {"off", "flag", "rerank", "penalty", "block"}
+    assert set(MODES) == {"off", "flag", "rerank", "penalty", "block", "repair"}
 
 
 def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):

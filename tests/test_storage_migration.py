@@ -33,10 +33,13 @@ def store(tmp_path):
     store.dispose()
 
 
-#: report fields added since that code (issue 19: what a re-judge would now send), at their defaults in old reports
-NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False}
+#: report fields added since that code (issue 19: what a re-judge would now send; issue 25: why the repair mode did
+#: not repair, and the policy that decided instead), at their defaults in old reports
+NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None}
 #: fields added to a verdict's details since (issue 23: the own-question role check), None in old reports
 NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None}
+#: fields added to a candidate's report since (issue 25: the repair mode's removed sentence), None in old reports
+NEW_CANDIDATE_FIELDS = {"repair": None}
 
 
 def _old_form(turn: dict) -> dict:
@@ -49,7 +52,8 @@ def _old_form(turn: dict) -> dict:
         turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
         candidates = []
         for candidate in turn["report"].get("candidates") or []:
-            candidate = dict(candidate)
+            assert {k: candidate[k] for k in NEW_CANDIDATE_FIELDS} == NEW_CANDIDATE_FIELDS
+            candidate = {k: v for k, v in candidate.items() if k not in NEW_CANDIDATE_FIELDS}
             verdict = candidate.pop("verdict", None)
             details = None if verdict is None else dict(verdict["details"])
             if details is not None:

@@ -32,7 +32,7 @@ def test_the_names_are_the_strings_the_outputs_always_used():
     assert METHODS == ("structured", "unstructured")
     assert PAIRINGS == ("utterance", "sentence")
     assert CATEGORIES == ("none", "intra", "role", "history")
-    assert GUARD_MODES == ("off", "flag", "rerank", "penalty", "block")
+    assert GUARD_MODES == ("off", "flag", "rerank", "penalty", "block", "repair")
     assert {str(s) for s in PremiseSource} == {"history", "persona", "intra", "whole_history"}
     assert json.dumps({"method": Method.STRUCTURED, "category": Category.ROLE}) == \
         '{"method": "structured", "category": "role"}'

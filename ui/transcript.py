@@ -18,6 +18,8 @@ MODE_HELP: dict[GuardMode, str] = {
     GuardMode.RERANK: "the best-scored candidate that does not contradict is sent (DECODE §5.3)",
     GuardMode.PENALTY: "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
     GuardMode.BLOCK: "like re-rank, but a safe reply is sent when every candidate contradicts",
+    GuardMode.REPAIR: "the generator's best is sent without its one contradicting sentence when the rest still "
+                      "answers; otherwise re-rank decides",
 }
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -41,16 +43,17 @@ def transcript_marks(conversation: Conversation, include_rejected: bool = False)
         if report is None:
             continue
         for cand in report.candidates:
-            if not cand.contradicts or not (cand.chosen or include_rejected):
+            sent = cand.chosen and cand.repair is None  # a repaired reply was sent without what contradicted
+            if not cand.contradicts or not (sent or include_rejected):
                 continue
-            who = "the reply" if cand.chosen else f"candidate #{cand.index + 1}"
+            who = "the reply" if sent else f"candidate #{cand.index + 1}"
             for ev in cand.evidence:
                 if ev.source in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY):
                     continue  # clause pairs are marked on the reply itself; the whole history is no one turn
                 if ev.source == PremiseSource.PERSONA and ev.turn_id >= len(conversation.persona):
                     continue  # the persona has been shortened since
                 found.setdefault((ev.source, ev.turn_id, ev.premise), []).append((who, turn.turn_id, ev.score))
-            if cand.chosen:
+            if sent:
                 marks.on_turn(turn.turn_id, *candidate_marks(cand))
     for (source, turn_id, premise), hits in found.items():
         marks.on_premise(source, turn_id, Mark(premise, evidence_label(hits), "evidence"))

@@ -1,0 +1,194 @@
+"""The repair mode: the generator's best sent without the one sentence it contradicts through, when the rest still
+answers; otherwise the fallback policy. Policy bookkeeping on hand-made verdicts, the conversation's records (what
+was removed and why, old stored reports still load), and the behaviour on the shipped detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bots.scripted import ScriptedBot
+from conversation.guarding import guarded_reply
+from conversation.jsonform import jsonable
+from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation, TurnStatus
+from guard.policies import DEFAULT_SAFE_REPLY, choose, plan_repair, still_answers
+from guard.records import Candidate
+from guard.verdicts import PairScore, Verdict, VerdictDetails
+from guard.vocabulary import Category, GuardMode, Method, PremiseSource
+
+pytestmark = pytest.mark.usefixtures("nlp")  # sentence splitting is spaCy's (skipped when not provisioned)
+
+EARLIER = "I have two dogs, Max and Bella."
+
+
+def _verdict(*hypotheses: str, score: float = 0.97, threshold: float = 0.9, more: tuple[str, ...] = (),
+             source: PremiseSource = PremiseSource.HISTORY) -> Verdict:
+    """A verdict whose evidence pairs the earlier turn 1 with each of ``hypotheses`` (none: consistent); ``more``
+    are further pairs over the threshold that the evidence (best pair per premise) left out."""
+    evidence = [PairScore(source, 1, EARLIER, h, score) for h in hypotheses]
+    others = [PairScore(PremiseSource.HISTORY, 1, EARLIER, h, threshold + 0.01) for h in more]
+    details = VerdictDetails(Method.STRUCTURED, turn_id=5, threshold=threshold, n_pairs=len(evidence) + len(others),
+                             history_score=score if hypotheses else 0.1)
+    hit = bool(hypotheses)
+    category = (Category.INTRA if source == PremiseSource.INTRA else Category.HISTORY) if hit else Category.NONE
+    return Verdict(hit, score if hit else 0.1, category, evidence, evidence + others, details)
+
+
+CANDIDATES = [Candidate("I don't have any pets. I love hiking on weekends.", -0.3),
+              Candidate("No, my two dogs are plenty for me.", -0.7),
+              Candidate("Maybe a cat one day!", -0.9)]
+CLEAN = _verdict()
+
+
+def test_the_one_contradicting_sentence_is_removed_and_the_rest_sent():
+    decision = choose(CANDIDATES, [_verdict("I don't have any pets."), CLEAN, CLEAN], GuardMode.REPAIR)
+    assert (decision.chosen_index, decision.reply, decision.used_fallback) == (0, "I love hiking on weekends.", False)
+    repair = decision.repair
+    assert repair.index == 0 and repair.removed == "I don't have any pets." and repair.reply == decision.reply
+    assert repair.why.startswith('contradicts turn 1 ("I have two dogs, Max and Bella.") with probability 0.97')
+    assert decision.reasons[0].startswith('chosen and repaired: "I don\'t have any pets." removed')
+    assert decision.reasons[1].startswith("not chosen: the generator's best (-0.300) could be repaired")
+    assert decision.decided_by is None and decision.repair_declined == ""
+
+
+def test_a_clause_or_a_cleaned_copy_points_at_its_sentence_and_every_copy_goes():
+    reply = "I walk every morning. I love my dogs but I have no pets. I walk every morning."
+    clause = plan_repair(0, reply, _verdict("I have no pets", source=PremiseSource.INTRA))[0]
+    assert clause.removed == "I love my dogs but I have no pets." and clause.reply == "I walk every morning. " \
+        "I walk every morning."
+    repeated = "I have no pets. I walk every morning. I have no pets."
+    assert plan_repair(0, repeated, _verdict("I have no pets."))[0].reply == "I walk every morning."
+
+
+@pytest.mark.parametrize("text, hypotheses, more, why", [
+    ("I don't have any pets.", ("I don't have any pets.",), (), "the contradicting sentence is the whole reply"),
+    ("I don't have any pets. Do you?", ("I don't have any pets.",), (), 'what would remain ("Do you?") only asks'),
+    ("I have no dogs. Haha!", ("I have no dogs.",), (), "only asks or greets"),
+    ("I have no dogs. I never had a cat. I like tea.", ("I have no dogs.", "I never had a cat."), (),
+     "the contradiction runs through 2 sentences, not one"),
+    ("I have no dogs. I never had a pet. I like tea.", ("I have no dogs.",), ("I never had a pet.",),
+     "runs through 2 sentences"),
+    ("I like tea.", ("I have cats.",), (), '"I have cats." is not a sentence of the reply'),
+])
+def test_what_cannot_be_repaired_says_why(text, hypotheses, more, why):
+    repair, declined = plan_repair(0, text, _verdict(*hypotheses, more=more))
+    assert repair is None and why in declined
+
+
+def test_without_a_repair_the_fallback_policy_decides_and_the_reason_says_why():
+    verdicts = [_verdict("I don't have any pets."), CLEAN, CLEAN]
+    cannot = [Candidate("I don't have any pets. Do you?", -0.3), *CANDIDATES[1:]]
+    rerank = choose(cannot, verdicts, GuardMode.REPAIR)
+    assert (rerank.chosen_index, rerank.repair, rerank.decided_by) == (1, None, GuardMode.RERANK)
+    assert rerank.reasons[0].startswith('not repaired (what would remain ("Do you?") only asks or greets, it does '
+                                        "not answer), so rerank decided: rejected")
+    every = [_verdict("I don't have any pets."), _verdict("No, my two dogs are plenty for me."),
+             _verdict("Maybe a cat one day!")]
+    single = [Candidate("I don't have any pets.", -0.3), *CANDIDATES[1:]]
+    assert choose(single, every, GuardMode.REPAIR, repair_fallback=GuardMode.BLOCK).reply == DEFAULT_SAFE_REPLY
+    penalty = choose(single, every, GuardMode.REPAIR, repair_fallback=GuardMode.PENALTY)
+    assert penalty.decided_by == GuardMode.PENALTY and "adjusted score" in penalty.reasons[0]
+    # a clean generator's best is sent as it is, as re-rank would
+    clean = choose(CANDIDATES, [CLEAN, verdicts[0], CLEAN], GuardMode.REPAIR)
+    assert (clean.chosen_index, clean.reply, clean.repair_declined) == (0, CANDIDATES[0].text, "")
+    with pytest.raises(ValueError, match="repair_fallback must be one of rerank, penalty, block"):
+        choose(CANDIDATES, verdicts, GuardMode.REPAIR, repair_fallback=GuardMode.FLAG)
+
+
+def test_still_answers_needs_one_statement():
+    assert still_answers(["Maybe a cat one day!"]) and still_answers(["Do you?", "I walk every day."])
+    assert not still_answers(["Do you?"]) and not still_answers(["Thanks!", "What about you?"])
+    assert not still_answers(["I wonder, do you like cats?"])  # a question, whatever it opens with
+
+
+class _Detector:
+    """Flags a candidate holding "no pets" through that sentence (the hypothesis), as the detector would."""
+
+    prefilter_k = None
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        return [_verdict("I have no pets.") if "no pets" in c else CLEAN for c in candidates]
+
+
+def _repaired_conversation() -> Conversation:
+    bot = ScriptedBot({"replies": [[{"text": EARLIER, "score": -0.5}],
+                                   [{"text": "I have no pets. I love hiking.", "score": -0.2},
+                                    {"text": "Max is a beagle.", "score": -0.8}]]})
+    conversation = Conversation()
+    for message in ("Hi!", "Any pets?"):
+        conversation.add(USER, message)
+        guarded_reply(conversation, bot, _Detector(),
+                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9))
+    return conversation
+
+
+def test_the_turn_records_the_repair_and_the_sent_reply_is_not_flagged():
+    conversation = _repaired_conversation()
+    turn = conversation.turns[-1]
+    report = turn.report
+    assert turn.agent_id == BOT and turn.text == "I love hiking."
+    assert report.repaired and report.chosen_index == 0 and report.candidates[0].text == "I have no pets. I love hiking."
+    assert report.repair.removed == "I have no pets." and report.repair.evidence[0].premise == EARLIER
+    assert report.candidates[1].repair is None
+    assert not report.reply_flagged and report.status == TurnStatus.GUARDED
+    assert report.summary() == ('repaired: candidate #1 contradicts turn 1 (p=0.97) in "I have no pets."; that '
+                                "sentence was removed and the rest sent")
+    assert turn.settings.guard_mode == GuardMode.REPAIR and turn.settings.repair_fallback == GuardMode.RERANK
+    record = conversation.to_decode_record()
+    assert record["is_contradiction"] is False and record["aggregated_contradiction_indices"] == []
+
+
+def test_reports_keep_the_repair_through_json_and_older_reports_still_load():
+    report = _repaired_conversation().turns[-1].report
+    again = BotTurnReport.from_json(jsonable(report))
+    assert again == report and again.repair.removed == "I have no pets."
+    stored = jsonable(report)  # as a report stored before the repair mode existed
+    stored.pop("repair_declined"), stored.pop("decided_by")
+    for cand in stored["candidates"]:
+        cand.pop("repair")
+    old = BotTurnReport.from_json(stored)
+    assert old.repair is None and not old.repaired and old.repair_declined == "" and old.decided_by is None
+
+
+# ------------------------------------------------------------------------------------------ the shipped detector
+@pytest.fixture(scope="module")
+def shipped_detector():
+    from embedded import MissingAssetError
+    from guard.detector import ContradictionDetector
+    from guard.loading import load_scorer
+
+    try:
+        return ContradictionDetector(load_scorer("embedded"))
+    except MissingAssetError as exc:
+        pytest.skip(str(exc))
+
+
+def _demo_turn(detector, third_reply: list[dict], mode: GuardMode = GuardMode.REPAIR) -> Conversation:
+    """The scripted demo (bots/scripted.py) with ``third_reply`` as its contradicting turn's candidates."""
+    from bots.scripted import DEFAULT_SCRIPT
+
+    bot = ScriptedBot({"replies": [*DEFAULT_SCRIPT["replies"][:2], third_reply]})
+    conversation = Conversation()
+    for message in ("Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?"):
+        conversation.add(USER, message)
+        guarded_reply(conversation, bot, detector,
+                      ChatSettings(bot="scripted", guard_mode=mode, threshold=detector.threshold))
+    return conversation
+
+
+def test_the_shipped_detector_repairs_a_reply_that_contradicts_in_one_sentence(shipped_detector):
+    reply = [{"text": "I don't have any pets. I love hiking on weekends though.", "score": -0.3},
+             {"text": "No, my two dogs are plenty for me.", "score": -0.7}]
+    turn = _demo_turn(shipped_detector, reply).turns[-1]
+    assert turn.text == "I love hiking on weekends though."
+    repair = turn.report.repair
+    assert repair.removed == "I don't have any pets." and repair.evidence[0].turn_id == 1
+    assert "contradicts turn 1" in repair.why
+
+
+def test_the_shipped_detector_falls_back_when_only_a_question_would_remain(shipped_detector):
+    reply = [{"text": "I don't have any pets. Do you?", "score": -0.3},
+             {"text": "No, my two dogs are plenty for me.", "score": -0.7}]
+    report = _demo_turn(shipped_detector, reply).turns[-1].report
+    assert not report.repaired and report.chosen_index == 1 and report.decided_by == GuardMode.RERANK
+    assert "only asks or greets" in report.repair_declined
