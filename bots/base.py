@@ -174,20 +174,23 @@ def persona_lines(persona: Sequence[str]) -> list[str]:
 
 
 def chat_messages(history: Sequence[Turn], persona: Sequence[str] = (),
-                  system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
+                  system_prompt: str | None = SYSTEM_PROMPT) -> list[dict[str, str]]:
     """The conversation as chat messages: a system prompt carrying the persona, then user/assistant turns.
 
     One builder for every chat-style backend (a local chat template, an OpenAI-compatible server), so
-    they all see the same prompt.
+    they all see the same prompt. ``system_prompt=None`` passes the persona lines on as the system message
+    itself, one a line (none without a persona): the guard server (``serve``) forwards a client's own system
+    text to the bot behind it that way, instead of wrapping it in this project's prompt.
     """
-    system = system_prompt
     lines = persona_lines(persona)
+    roles = {"user": "user", "bot": "assistant"}
+    turns = [{"role": roles[m.agent_id], "content": m.text} for m in history]
+    if system_prompt is None:
+        return ([{"role": "system", "content": "\n".join(lines)}] if lines else []) + turns
+    system = system_prompt
     if lines:
         system += " Your persona: " + " ".join(lines)
-    roles = {"user": "user", "bot": "assistant"}
-    return [{"role": "system", "content": system}] + [
-        {"role": roles[m.agent_id], "content": m.text} for m in history
-    ]
+    return [{"role": "system", "content": system}] + turns
 
 
 def check_history(history: Sequence[Turn]) -> list[Turn]:

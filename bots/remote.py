@@ -1,7 +1,9 @@
 """Any OpenAI-compatible chat server (vLLM, llama.cpp server, Ollama, ...) as a bot.
 
 One POST /chat/completions asks for ``n`` choices with ``logprobs``; servers that ignore ``n``
-(llama.cpp's server returns one choice) get further requests until enough candidates arrived.
+(llama.cpp's server returns one choice) get further requests until enough candidates arrived, and a server that
+refuses ``n`` > 1 with HTTP 400 or 422 (the guard server, ``serve``, answers one reply) is asked again with
+``n`` = 1, one request per candidate, from then on.
 Scores: the mean of the returned token log-probabilities; a server that returns no logprobs
 (Ollama's OpenAI endpoint, older llama.cpp) gives every candidate score 0.0, so they tie and
 the guard's decision alone orders them. Beam search is not part of the OpenAI API and is refused.
@@ -32,11 +34,20 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 MAX_REQUESTS = 8
 
 
+class ServerStatusError(BotError):
+    """The chat server answered with an HTTP error status (``status``)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class RemoteChatBot(Bot):
-    """Chat completions over HTTP; ``model=None`` takes the first model the server lists."""
+    """Chat completions over HTTP; ``model=None`` takes the first model the server lists. ``system_prompt=None``
+    sends the persona lines as the system message itself (``bots.base.chat_messages``)."""
 
     def __init__(self, base_url: str = DEFAULT_BASE_URL, model: str | None = None, timeout: float = 30.0,
-                 api_key: str | None = None, system_prompt: str = SYSTEM_PROMPT, name: str = "remote"):
+                 api_key: str | None = None, system_prompt: str | None = SYSTEM_PROMPT, name: str = "remote"):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.system_prompt = system_prompt
@@ -45,6 +56,7 @@ class RemoteChatBot(Bot):
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
         self._model = model
+        self.accepts_n = True  # False once the server refused n > 1: one candidate a request from then on
 
     @property
     def model(self) -> str:
@@ -67,7 +79,8 @@ class RemoteChatBot(Bot):
         except requests.exceptions.RequestException as exc:
             raise BotError(f"request to {url} failed: {exc}") from None
         if response.status_code >= 400:
-            raise BotError(f"the chat server at {url} answered HTTP {response.status_code}: {response.text[:200]!r}")
+            raise ServerStatusError(f"the chat server at {url} answered HTTP {response.status_code}: "
+                                    f"{response.text[:200]!r}", response.status_code)
         try:
             body = response.json()
         except ValueError:
@@ -114,8 +127,14 @@ class RemoteChatBot(Bot):
             request_decoding = decoding
             if decoding.seed is not None and attempt:  # a repeated seed would repeat the same sample
                 request_decoding = decoding.replace(seed=decoding.seed + attempt)
-            body = self._request("POST", "/chat/completions",
-                                 self.payload(history, persona, request_decoding, wanted - len(candidates)))
+            n = wanted - len(candidates) if self.accepts_n else 1
+            try:
+                body = self._request("POST", "/chat/completions", self.payload(history, persona, request_decoding, n))
+            except ServerStatusError as exc:
+                if n == 1 or exc.status not in (400, 422):
+                    raise
+                self.accepts_n = False  # it refuses several choices in one answer: ask for one at a time
+                body = self._request("POST", "/chat/completions", self.payload(history, persona, request_decoding, 1))
             candidates.extend(_parse_choices(body, self.base_url))
             if len(candidates) >= wanted:
                 break

@@ -1,6 +1,6 @@
 """A small OpenAI-chat-API server for the remote-bot tests (real HTTP on 127.0.0.1, deterministic replies).
 
-Run: python tests/openai_server.py [--ignore-n] [--no-logprobs] [--delay S] [--fail 500|json] [--log FILE]
+Run: python tests/openai_server.py [--ignore-n | --refuse-n] [--no-logprobs] [--delay S] [--fail 500|json] [--log FILE]
 It binds a free port and prints "PORT <n>" on its first stdout line. Each reply is
 "reply <i> to <last user text>"; token i of choice c has log-probability -(c + 1) / 10, so the
 mean log-probability of choice c is -(c + 1) / 10 and tests can check the scores.
@@ -51,6 +51,9 @@ def make_handler(options: argparse.Namespace):
             if options.fail == "json":
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
+            if options.refuse_n and int(payload.get("n", 1)) > 1:  # like the guard server (serve): one reply only
+                self._send(400, b'{"error": {"message": "\'n\' must be 1", "type": "invalid_request_error"}}')
+                return
             last_user = next((m["content"] for m in reversed(payload.get("messages", [])) if m["role"] == "user"), "")
             n = 1 if options.ignore_n else int(payload.get("n", 1))
             choices = []
@@ -75,6 +78,7 @@ def make_handler(options: argparse.Namespace):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks (like llama.cpp)")
+    parser.add_argument("--refuse-n", action="store_true", help="answer HTTP 400 to n > 1 (like the guard server)")
     parser.add_argument("--no-logprobs", action="store_true")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--fail", choices=("500", "json"))

@@ -23,6 +23,14 @@ def test_persona_joins_the_system_prompt_without_blank_lines():
     assert chat_messages([], ["   "], "Be brief.") == [{"role": "system", "content": "Be brief."}]
 
 
+def test_without_a_system_prompt_the_persona_lines_are_the_system_message():
+    assert chat_messages(HISTORY[:1], [" I am a nurse. ", "", "I live in Ohio."], None) == [
+        {"role": "system", "content": "I am a nurse.\nI live in Ohio."}, {"role": "user", "content": "Do you have pets?"}]
+    assert chat_messages(HISTORY[:1], [], None) == [{"role": "user", "content": "Do you have pets?"}]
+    assert RemoteChatBot(model="any", system_prompt=None).payload(HISTORY, [], PRESETS["fast"], 1)["messages"][0] == \
+        {"role": "user", "content": "Do you have pets?"}
+
+
 def test_remote_bot_sends_the_shared_messages():
     bot = RemoteChatBot(model="any", system_prompt="Be brief.")
     payload = bot.payload(HISTORY, ["I am a nurse."], PRESETS["fast"], 2)

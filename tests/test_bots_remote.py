@@ -69,6 +69,15 @@ def test_server_that_ignores_n_gets_more_requests(start_server):
     assert [r["n"] for r in _requests(log)] == [3, 2, 1]
 
 
+def test_server_that_refuses_n_is_asked_one_candidate_a_request_from_then_on(start_server):
+    url, log = start_server("--refuse-n")
+    bot = RemoteChatBot(base_url=url, model="m", timeout=10)
+    assert len(bot.generate(HISTORY, 3, PRESETS["fast"])) == 3
+    assert [r["n"] for r in _requests(log)] == [3, 1, 1, 1]  # refused once, then one at a time
+    assert len(bot.generate(HISTORY, 2, PRESETS["fast"])) == 2
+    assert [r["n"] for r in _requests(log)][4:] == [1, 1]
+
+
 def test_model_is_discovered_and_missing_logprobs_score_zero(start_server):
     url, log = start_server("--no-logprobs")
     bot = RemoteChatBot(base_url=url, timeout=10)
