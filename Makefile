@@ -16,7 +16,13 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # 300,000 made generation 6-10x slower there).
 export GOMP_SPINCOUNT ?= 10000
 
-.PHONY: setup run test browser postgres bench training-setup clean
+# `make serve` listens on the same HOST and PORT as `make run`, but PORT defaults to 8000 there (vLLM's and the OpenAI
+# clients' usual port) unless given on the command line or in the environment; SERVE_ARGS adds options
+# (`make serve SERVE_ARGS="--upstream http://127.0.0.1:8080/v1 --mode repair"`, docs/serve.md).
+SERVE_PORT = $(if $(filter command line environment,$(origin PORT)),$(PORT),8000)
+SERVE_ARGS ?=
+
+.PHONY: setup run serve test browser postgres bench training-setup clean
 
 setup: $(STAMP)
 
@@ -30,6 +36,10 @@ $(STAMP): requirements.txt requirements-nodeps.txt embedded/provision.py
 run: setup
 	$(BIN)/python -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
+
+# The guard as an OpenAI-compatible server (POST /v1/chat/completions): the embedded bot and detector by default.
+serve: setup
+	$(BIN)/python -m serve --host $(HOST) --port $(SERVE_PORT) $(SERVE_ARGS)
 
 # Debian's chromium drives the browser tests (Playwright never downloads a browser here).
 browser:

@@ -75,7 +75,7 @@ class RemoteChatBot(Bot):
         except requests.exceptions.Timeout:
             raise BotError(f"the chat server at {url} did not answer within {self.timeout:g} s") from None
         except requests.exceptions.ConnectionError:
-            raise BotError(f"cannot reach a chat server at {url}: is it running? (check --base-url)") from None
+            raise BotError(f"cannot reach a chat server at {url}: is it running, and is that the right URL?") from None
         except requests.exceptions.RequestException as exc:
             raise BotError(f"request to {url} failed: {exc}") from None
         if response.status_code >= 400:

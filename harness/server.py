@@ -1,4 +1,5 @@
-"""Start `streamlit run app.py` as a subprocess on a free port (browser tests and bench_app.py).
+"""Start `streamlit run app.py` (browser tests and bench_app.py) or `python -m serve` (tests/test_serve.py and
+bench_serve.py) as subprocesses on free ports.
 
 No Streamlit import here: this drives the app from outside, like a user's browser would.
 """
@@ -111,3 +112,65 @@ def send(page, text: str, ready_timeout_ms: int = 180_000) -> None:
 def turn(page, turn_id: int):
     """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
     return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")
+
+
+@contextmanager
+def guard_servers(*argument_lists: list[str], env: dict[str, str] | None = None, log_dir: str | Path | None = None,
+                  timeout: float = 120.0) -> Iterator[list[str]]:
+    """Start one ``python -m serve`` process per argument list (each on a free port of 127.0.0.1, all at once, so
+    their model loading overlaps); yield their base URLs once every ``/health`` answers; stop them afterwards."""
+    procs, urls, logs = [], [], []
+    try:
+        for k, arguments in enumerate(argument_lists):
+            port = free_port()
+            log = open(Path(log_dir) / f"serve-{k}-{port}.log", "w") if log_dir else subprocess.DEVNULL
+            logs.append(log)
+            procs.append(start_guard_server(arguments, port, env, log))
+            urls.append(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + timeout
+        for proc, url, log in zip(procs, urls, logs):
+            wait_for_health(proc, url, deadline, log.name if log_dir else None)
+        yield urls
+    finally:
+        for proc in procs:
+            stop(proc)
+        for log in logs:
+            if log is not subprocess.DEVNULL:
+                log.close()
+
+
+def start_guard_server(arguments: list[str], port: int, env: dict[str, str] | None = None,
+                       log=subprocess.DEVNULL) -> subprocess.Popen:
+    """``python -m serve`` on 127.0.0.1:``port`` with ``arguments``, output to ``log`` (not waited for)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "serve", "--host", "127.0.0.1", "--port", str(port), *arguments],
+        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_for_health(proc: subprocess.Popen, url: str, deadline: float, log_path: str | None = None) -> None:
+    """Return once ``url``/health answers 200; raise (with the log's tail) when the process exits or time runs out."""
+    while True:
+        if proc.poll() is not None:
+            where = Path(log_path).read_text()[-2000:] if log_path else "(no log kept)"
+            raise RuntimeError(f"python -m serve exited with code {proc.returncode}: {where}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"python -m serve did not answer on {url}/health in time")
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop a server process this harness started: SIGTERM, then SIGKILL after 15 s."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)

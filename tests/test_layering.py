@@ -2,9 +2,11 @@
 ``TYPE_CHECKING`` blocks), so an arrow that runs up fails here rather than in a review:
 
     app.py, pages/  ->  ui/  ->  studio/  ->  conversation/  ->  bots/  ->  guard/
+                        serve/  ->  conversation/  ->  bots/  ->  guard/
 
 (``embedded/`` is below them all.) The UI is imported only by the app, its pages and the tests; the guard
-imports neither the generators nor anything above them.
+imports neither the generators nor anything above them. The OpenAI-compatible server (``serve/``) stands beside
+the studio and the UI: it uses the guarded conversation, and nothing but the tests and benchmarks imports it.
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 UI = {"ui", "pages", "app", "streamlit"}
 #: Everything but the app, its pages and the tests: none of it may import the UI.
-BELOW_THE_UI = ("guard", "bots", "conversation", "studio", "embedded", "harness", "benchmarks")
+BELOW_THE_UI = ("guard", "bots", "conversation", "studio", "embedded", "harness", "benchmarks", "serve")
 #: package -> the packages above it, which it must not import
 ABOVE = {
-    "guard": {"bots", "conversation", "studio"},
-    "bots": {"conversation", "studio"},
-    "conversation": {"studio"},
-    "embedded": {"guard", "bots", "conversation", "studio"},
+    "guard": {"bots", "conversation", "studio", "serve"},
+    "bots": {"conversation", "studio", "serve"},
+    "conversation": {"studio", "serve"},
+    "embedded": {"guard", "bots", "conversation", "studio", "serve"},
+    "studio": {"serve"},
+    "ui": {"serve"},
+    "pages": {"serve"},
+    "serve": {"studio"},
 }
 
 
@@ -76,3 +82,9 @@ def test_importing_the_store_loads_neither_the_ui_nor_pandas_nor_torch():
     assert done.returncode == 0, done.stderr
     loaded = {name.split(".")[0] for name in json.loads(done.stdout.strip().splitlines()[-1])}
     assert not loaded & {"ui", "pages", "streamlit", "pandas", "torch"}
+
+
+def test_nothing_but_the_tests_and_benchmarks_imports_the_server():
+    app = [f"app.py:{line} imports {module}" for line, module in imported_modules(REPO / "app.py")
+           if module.split(".")[0] == "serve"]
+    assert app == []

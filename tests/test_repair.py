@@ -184,6 +184,14 @@ def test_the_shipped_detector_repairs_a_reply_that_contradicts_in_one_sentence(s
     repair = turn.report.repair
     assert repair.removed == "I don't have any pets." and repair.evidence[0].turn_id == 1
     assert "contradicts turn 1" in repair.why
+    # the server's guard field shows it
+    from serve.protocol import ChatRequest, guard_field
+
+    request = ChatRequest(turns=[], turn_messages=[0, 1, 2, 3, 4], persona=[], persona_messages=[],
+                          settings=ChatSettings())
+    decision = guard_field(turn.report, request)["decision"]
+    assert decision["repaired"] and decision["repair"]["removed"] == "I don't have any pets."
+    assert decision["repair"]["sent"] == turn.text
 
 
 def test_the_shipped_detector_falls_back_when_only_a_question_would_remain(shipped_detector):

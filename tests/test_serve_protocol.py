@@ -1,0 +1,105 @@
+"""The guard server's wire format in-process (no server, no model): how a request becomes the guard's conversation
+and settings, and how the upstream is addressed. The server processes themselves: tests/test_serve.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+
+import pytest
+
+from bots.base import PRESETS, BotError
+from conversation.records import ChatSettings
+from guard.records import Turn
+from guard.vocabulary import GuardMode
+from serve.generators import upstream_base_url
+from serve.protocol import GuardDefaults, RequestError, parse_chat_request, parse_json
+
+FAST = PRESETS["fast"]
+
+
+def _parse(messages, **fields):
+    return parse_chat_request({"model": "m", "messages": messages, **fields}, GuardDefaults(threshold=0.9), FAST)
+
+
+def test_system_lines_are_the_persona_and_turns_keep_their_message_indices():
+    request = _parse([{"role": "system", "content": "I am Sam.\n\n  I have two dogs.  "},
+                      {"role": "user", "content": "Hi"},
+                      {"role": "developer", "content": "I live in Ohio."},
+                      {"role": "assistant", "content": "Hello!"},
+                      {"role": "user", "content": [{"type": "text", "text": "Any"}, {"type": "text", "text": "pets?"}]}])
+    assert request.persona == ["I am Sam.", "I have two dogs.", "I live in Ohio."]
+    assert request.persona_messages == [0, 0, 2]
+    assert request.turns == [Turn(0, "user", "Hi"), Turn(1, "bot", "Hello!"), Turn(2, "user", "Any\npets?")]
+    assert request.turn_messages == [1, 3, 4]
+    assert request.settings.mode == GuardMode.RERANK and request.settings.threshold == 0.9
+    assert request.decoding == FAST and request.stream is False
+    # the one settings record, as guarded_reply takes it: the decoding and persona are part of it
+    assert isinstance(request.settings, ChatSettings) and request.settings.persona == request.persona
+    assert request.settings.decoding == asdict(FAST)
+
+
+def test_guard_field_and_sampling_fields_adjust_the_defaults():
+    request = _parse([{"role": "user", "content": "Hi"}], stream=True, max_tokens=20, temperature=0.5, seed=7,
+                     guard={"mode": "repair", "repair_fallback": "block", "threshold": 0.8, "candidates": 6,
+                            "safe_reply": "Let's change the subject."})
+    settings = request.settings
+    assert (settings.mode, settings.repair_fallback, settings.threshold, settings.num_candidates, settings.fallback) \
+        == (GuardMode.REPAIR, GuardMode.BLOCK, 0.8, 6, "Let's change the subject.")
+    assert request.decoding == FAST.replace(max_new_tokens=20, temperature=0.5, seed=7) and request.stream
+    assert _parse([{"role": "user", "content": "Hi"}], temperature=0).decoding.method == "greedy"
+    assert _parse([{"role": "user", "content": "Hi"}], top_p=0.9).decoding.method == "top_p"
+    assert _parse([{"role": "user", "content": "Hi"}], max_completion_tokens=9).decoding.max_new_tokens == 9
+
+
+@pytest.mark.parametrize("body, status, wanted", [
+    (b"", 400, "the request body is empty"),
+    (b"\xff\xfe{", 400, "not UTF-8"),
+    (b'{"messages": ', 400, "not valid JSON (line 1, column 14"),
+    (b'"hi"', 400, "a JSON string, not an object"),
+])
+def test_bodies_that_are_not_a_json_object(body, status, wanted):
+    with pytest.raises(RequestError) as caught:
+        parse_json(body)
+    assert caught.value.status == status and wanted in caught.value.message
+
+
+@pytest.mark.parametrize("fields, wanted", [
+    ({"messages": None}, "the request has no 'messages'"),
+    ({"messages": "hi"}, "'messages' must be a non-empty list of messages, got a string"),
+    ({"messages": ["hi"]}, "messages[0] must be an object with 'role' and 'content'"),
+    ({"messages": [{"role": "user", "content": None}]}, "messages[0].content must be a string, got null"),
+    ({"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}, "'stream' must be true or false"),
+    ({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}, "tool calls are not supported"),
+    ({"messages": [{"role": "user", "content": "hi"}], "guard": "rerank"}, "'guard' must be an object"),
+    ({"messages": [{"role": "user", "content": "hi"}], "guard": {"threshold": 1.5}}, "guard.threshold must be"),
+    ({"messages": [{"role": "user", "content": "hi"}], "guard": {"repair_fallback": "flag"}},
+     "guard.repair_fallback must be one of rerank, penalty, block"),
+    ({"messages": [{"role": "user", "content": "hi"}], "temperature": 3}, "'temperature' must be a number from 0"),
+    ({"messages": [{"role": "user", "content": "hi"}], "seed": 1.5}, "'seed' must be a whole number"),
+])
+def test_every_refusal_names_the_field_and_what_to_send(fields, wanted):
+    with pytest.raises(RequestError) as caught:
+        parse_chat_request(fields, GuardDefaults(), FAST)
+    assert caught.value.status == 400 and wanted in caught.value.message
+    assert caught.value.body()["error"]["type"] == "invalid_request_error"
+
+
+def test_the_upstream_url_names_the_openai_base():
+    assert upstream_base_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/v1"
+    assert upstream_base_url("http://gpu-box:8000/v1/") == "http://gpu-box:8000/v1"
+    assert upstream_base_url("https://host/api/v1") == "https://host/api/v1"
+    with pytest.raises(BotError, match="--upstream must be an http"):
+        upstream_base_url("127.0.0.1:8000")
+
+
+def test_importing_the_server_loads_no_model_runtime_nor_the_ui():
+    script = "import json, sys\nimport serve.app, serve.service\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    loaded = {name.split(".")[0] for name in json.loads(done.stdout.strip().splitlines()[-1])}
+    assert not loaded & {"torch", "transformers", "streamlit", "ui", "studio"}
