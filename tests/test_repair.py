@@ -150,6 +150,21 @@ def test_reports_keep_the_repair_through_json_and_older_reports_still_load():
     assert old.repair is None and not old.repaired and old.repair_declined == "" and old.decided_by is None
 
 
+def test_a_rejudged_turn_keeps_the_repair_it_was_sent_with_and_the_transcript_does_not_mark_it_as_sent():
+    from conversation.guarding import rejudge
+    from ui.transcript import transcript_marks
+
+    conversation = _repaired_conversation()
+    again = rejudge(conversation, _Detector(), ChatSettings(guard_mode=GuardMode.RERANK, detector="fake", threshold=0.9))
+    report = again.turns[-1].report
+    assert report.repaired and report.repair.removed == "I have no pets." and report.chosen_index == 0
+    assert report.would_send == 1  # re-rank would now send the clean candidate
+    # the earlier turn is not badged "contradicted by the reply": what contradicted was not sent
+    assert transcript_marks(conversation).turns == {}
+    marked = transcript_marks(conversation, include_rejected=True).turns[1]
+    assert [m.label for m in marked] == ["p=0.97 · contradicted by candidate #1 at turn 3"]
+
+
 # ------------------------------------------------------------------------------------------ the shipped detector
 @pytest.fixture(scope="module")
 def shipped_detector():
