@@ -209,6 +209,14 @@ class BotTurnReport:
         return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
     def _outcome(self) -> str:
+        outcome = self._decision()
+        if self.mode == GuardMode.REPAIR and self.repair_declined:
+            return f"{outcome} (not repaired: {self.repair_declined})"
+        return outcome
+
+    def _decision(self) -> str:
+        # repair mode without a repair: the fallback policy decided, and is worded as itself
+        mode = self.decided_by if self.mode == GuardMode.REPAIR and self.decided_by else self.mode
         n = len(self.candidates)
         candidates = f"{n} candidate{'s' if n != 1 else ''}"
         if self.mode == GuardMode.OFF:
@@ -223,24 +231,25 @@ class BotTurnReport:
         listed = ", ".join(f"#{i}" for i in others)
         several = "s" if len(others) > 1 else ""
         if chosen.repair is not None:
-            return (f'repaired: candidate #{chosen.index + 1} {contradiction_phrase(chosen)} '
-                    f'(p={chosen.contradiction_score:.2f}) in "{chosen.repair.removed}"; that sentence was removed '
-                    "and the rest sent")
+            what = (f"{contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})" if chosen.contradicts
+                    else "contradicted when the turn was judged")  # a re-judge at a higher τ may clear it
+            return (f'repaired: candidate #{chosen.index + 1} {what} in "{chosen.repair.removed}"; that sentence '
+                    "was removed and the rest sent")
         if chosen.contradicts:
             what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
-            if self.mode == GuardMode.FLAG:
+            if mode == GuardMode.FLAG:
                 return f"flagged: {what}; flag mode shows it without preventing it"
-            if self.mode == GuardMode.PENALTY:
+            if mode == GuardMode.PENALTY:
                 return f"flagged: the penalty did not outweigh its generator score; {what}"
             if every:
                 return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
             return f"flagged: {what}"
         if not others:
             return f"consistent · {candidates}, none contradicts"
-        if self.mode == GuardMode.FLAG:
+        if mode == GuardMode.FLAG:
             return (f"the sent reply is consistent · candidate{several} {listed} would have contradicted "
                     "(not sent: a lower generator score)")
-        return f"{self.mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
+        return f"{mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
 
 
 #: the verdict fields a report's candidates carried themselves before they embedded the verdict (issue 24)

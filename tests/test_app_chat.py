@@ -144,6 +144,20 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence
 
 
+def test_the_repair_fallback_is_kept_in_the_state_like_every_setting():
+    from conversation.records import ChatSettings
+    from guard.vocabulary import GuardMode
+    from ui import chat_state
+
+    state = {}
+    chat_state.write_settings(ChatSettings(guard_mode="repair", repair_fallback="penalty"), state)
+    assert state["chat::repair_fallback"] == "penalty"
+    assert chat_state.read_settings(state, ChatSettings()).repair_fallback == GuardMode.PENALTY
+    # a stored value the selectbox cannot show (an older session's None) leaves the control as it is
+    chat_state.write_settings(ChatSettings.unknown(), state, only_offered=True)
+    assert state["chat::repair_fallback"] == "penalty"
+
+
 def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     at.text_area(key="chat::persona").set_value("I have a dog named Max.\nI live in Ohio.").run()

@@ -165,6 +165,44 @@ def test_a_rejudged_turn_keeps_the_repair_it_was_sent_with_and_the_transcript_do
     assert [m.label for m in marked] == ["p=0.97 · contradicted by candidate #1 at turn 3"]
 
 
+def _declined_conversation() -> Conversation:
+    """The generator's best contradicts, but without its contradicting sentence only a question would remain."""
+    bot = ScriptedBot({"replies": [[{"text": EARLIER, "score": -0.5}],
+                                   [{"text": "I have no pets. Do you?", "score": -0.2},
+                                    {"text": "Max is a beagle.", "score": -0.8}]]})
+    conversation = Conversation()
+    for message in ("Hi!", "Any pets?"):
+        conversation.add(USER, message)
+        guarded_reply(conversation, bot, _Detector(),
+                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9,
+                                   repair_fallback=GuardMode.BLOCK))
+    return conversation
+
+
+def test_a_declined_repair_is_worded_as_the_policy_that_decided_with_the_reason():
+    turn = _declined_conversation().turns[-1]
+    report = turn.report
+    assert turn.text == "Max is a beagle." and not report.repaired and report.decided_by == GuardMode.BLOCK
+    assert turn.settings.repair_fallback == GuardMode.BLOCK
+    assert report.summary() == ('block: candidate #1 rejected as contradicting; #2 sent (not repaired: what would '
+                                'remain ("Do you?") only asks or greets, it does not answer)')
+    assert report.status == TurnStatus.GUARDED and not report.reply_flagged
+
+
+def test_old_shaped_reports_keep_a_repair_through_the_upgrade():
+    """A report in the shape before candidates embedded the verdict (issue 24), carrying a repair: upgraded, the
+    repair stays with its candidate."""
+    report = _repaired_conversation().turns[-1].report
+    stored = jsonable(report)
+    for cand in stored["candidates"]:
+        verdict = cand.pop("verdict")
+        cand.update(contradiction_score=verdict["score"], contradicts=verdict["contradiction"],
+                    category=verdict["category"], evidence=verdict["evidence"], details=verdict["details"])
+    again = BotTurnReport.from_json(stored)
+    assert again.repair == report.repair and again.repaired and not again.reply_flagged
+    assert again.candidates[0].evidence == report.candidates[0].evidence
+
+
 # ------------------------------------------------------------------------------------------ the shipped detector
 @pytest.fixture(scope="module")
 def shipped_detector():

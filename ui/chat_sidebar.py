@@ -13,6 +13,7 @@ import streamlit as st
 from bots import registry
 from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
+from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from ui import chat_session, chat_state, resources, studio_store
 from ui.render import escape_markdown
@@ -48,7 +49,16 @@ def draw(conversation: Conversation) -> ChatSettings:
         "Mode", modes, key=key("guard_mode"), format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
         help="\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items())))
     st.caption(escape_markdown(MODE_HELP[mode]))
-    if mode == GuardMode.PENALTY:
+    if mode == GuardMode.REPAIR:
+        fallbacks = [str(m) for m in REPAIR_FALLBACKS]
+        if st.session_state.get(key("repair_fallback")) not in fallbacks:
+            st.session_state[key("repair_fallback")] = str(GuardMode.RERANK)
+        st.selectbox("When the generator's best cannot be repaired", fallbacks, key=key("repair_fallback"),
+                     format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
+                     help="The policy that picks the reply when the generator's best contradicts through more "
+                          "than one sentence, or only a question or small talk would remain without it.")
+    if mode == GuardMode.PENALTY or (mode == GuardMode.REPAIR
+                                     and st.session_state.get(key("repair_fallback")) == GuardMode.PENALTY):
         st.slider("Penalty λ", *chat_state.LAMBDA_RANGE, step=0.1, key=key("penalty_lambda"))
     st.toggle("Prefilter long histories (top 8 similar sentences)", key=key("prefilter"))
     st.session_state.setdefault(SHOW_REJECTED_KEY, False)

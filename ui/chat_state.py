@@ -14,6 +14,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from conversation.records import ChatSettings
+from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 
 PREFIX = "chat::"
@@ -61,11 +62,13 @@ def persona_lines(text: str) -> list[str]:
 TO_STATE: dict[str, Callable[[Any], Any]] = {
     "persona": _persona_text,
     "guard_mode": lambda mode: str(mode) if mode else None,
+    "repair_fallback": lambda mode: str(mode) if mode else None,
     "threshold": lambda value: None if value is None else round(float(value), 4),
 }
 FROM_STATE: dict[str, Callable[[Any], Any]] = {
     "persona": persona_lines,
     "guard_mode": lambda mode: GuardMode(mode) if mode else None,
+    "repair_fallback": lambda mode: GuardMode(mode) if mode else None,
     "num_candidates": lambda n: None if n is None else int(n),
     "threshold": lambda value: None if value is None else float(value),
     "penalty_lambda": lambda value: None if value is None else float(value),
@@ -85,6 +88,8 @@ def _offered(name: str, value: Any) -> bool:
         return value in PRESETS
     if name == "guard_mode":
         return value in GUARD_MODES
+    if name == "repair_fallback":
+        return value in REPAIR_FALLBACKS
     if name == "threshold":
         return value is not None and THRESHOLD_RANGE[0] <= float(value) <= THRESHOLD_RANGE[1]
     if name == "num_candidates":
