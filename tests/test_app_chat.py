@@ -144,6 +144,67 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert 'class="cg-evidence"' in evidence and "candidate #1" in evidence
 
 
+class _CutsNoPets:
+    """A detector that flags a candidate holding "I have no pets." through that sentence (the hypothesis), as the
+    real one does, so the repair mode can cut it."""
+
+    prefilter_k = None
+
+    def detect_candidates(self, history, candidates, speaker, persona=()):
+        from guard.verdicts import PairScore, Verdict, VerdictDetails
+        from guard.vocabulary import Category, Method, PremiseSource
+
+        out = []
+        for text in candidates:
+            hit = "no pets" in text
+            pairs = [PairScore(PremiseSource.HISTORY, 1, "I have a dog named Max.", "I have no pets.", 0.97)] \
+                if hit else []
+            out.append(Verdict(hit, 0.97 if hit else 0.1, Category.HISTORY if hit else Category.NONE, pairs, pairs,
+                               VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.9, n_pairs=1,
+                                              history_score=0.97 if hit else 0.1)))
+        return out
+
+
+REPAIRABLE = {"replies": [
+    [{"text": "I have a dog named Max.", "score": -0.4}],
+    [{"text": "I have no pets. <b>Hiking</b> is *my* thing!", "score": -0.2},
+     {"text": "Max loves long walks in the park.", "score": -0.9}],
+]}
+
+
+def test_repair_mode_shows_the_cut_sentence_and_the_text_sent(monkeypatch, tmp_path, flagging_detector, nlp):
+    from guard.vocabulary import GuardMode
+    from ui import resources
+
+    monkeypatch.setattr(resources, "make_detector", lambda *args, **kwargs: _CutsNoPets())
+    at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="repair", script=REPAIRABLE)
+    # the sidebar offers the policy repair falls back to, re-rank first
+    fallback = at.selectbox(key="chat::repair_fallback")
+    assert fallback.value == "rerank" and fallback.options == ["re-rank", "penalty", "block"]
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
+    turn = at.session_state["chat::conversation"].turns[3]
+    assert turn.text == "<b>Hiking</b> is *my* thing!" and turn.report.repaired
+    # the sent text is escaped, and the earlier turn is not marked: what contradicted it was not sent
+    assert "&lt;b&gt;Hiking&lt;/b&gt; is *my* thing!" in _turn_html(at, 3) and "<b>Hiking" not in _turn_html(at, 3)
+    assert 'class="cg-evidence"' not in _turn_html(at, 1)
+    assert any(c.value.replace("\\", "").startswith("🛡️ repaired: candidate #1 contradicts turn 1")
+               for c in at.caption)
+    # the candidate panel: the table says the reply was repaired, the candidate shows the sentence struck out,
+    # and the text that was sent
+    assert list(html_tables(at, "cg-candidates")[1]["sent"]) == ["✔ repaired", ""]
+    [struck] = [h.proto.body for h in at.html if 'class="cg-removed"' in h.proto.body]
+    assert "I have no pets.</mark>" in struck and "removed before sending" in struck and "&lt;b&gt;" in struck
+    [sent] = [h.proto.body for h in at.html if "cg-repaired-reply" in h.proto.body]
+    assert "&lt;b&gt;Hiking&lt;/b&gt; is *my* thing!" in sent
+    assert any("Sent without “I have no pets\\.”" in m.value for m in at.markdown)
+    assert any(m.value.startswith("**Candidate #1** (sent repaired)") and "chosen and repaired" in m.value
+               for m in at.markdown)
+    # the fallback is a setting like any other: the next turn would be made with it
+    at.selectbox(key="chat::repair_fallback").set_value("block").run()
+    assert at.session_state["chat_record::settings"].repair_fallback == GuardMode.BLOCK
+
+
 def test_the_repair_fallback_is_kept_in_the_state_like_every_setting():
     from conversation.records import ChatSettings
     from guard.vocabulary import GuardMode

@@ -203,6 +203,41 @@ def test_old_shaped_reports_keep_a_repair_through_the_upgrade():
     assert again.candidates[0].evidence == report.candidates[0].evidence
 
 
+def test_the_candidate_panel_pieces_show_the_repair():
+    from ui.charts import NOT_SENT, SENT
+    from ui.transcript import REMOVED_LABEL, candidate_marks, candidate_table, evidence_context_html, turn_scores
+
+    conversation = _repaired_conversation()
+    turn = conversation.turns[-1]
+    repaired = turn.report.candidates[0]
+    assert [row["sent"] for row in candidate_table(turn.report)] == ["✔ repaired", ""]
+    marks = candidate_marks(repaired)
+    assert (marks[0].needle, marks[0].label, marks[0].kind) == ("I have no pets.", REMOVED_LABEL, "removed")
+    assert [m.kind for m in marks[1:]] == ["clause"]
+    # its evidence is a candidate's, not the reply's: what contradicted was not sent
+    assert "candidate #1 at turn 3" in evidence_context_html(conversation, repaired, turn.turn_id)
+    # the chart has no "sent" point above τ for it: the text sent was never the scored candidate
+    rows = [r for r in turn_scores(conversation) if r["turn"] == 3]
+    assert [r["series"] for r in rows] == [NOT_SENT] and SENT not in {r["series"] for r in rows}
+    assert rows[0]["text"].startswith("#1 (repaired before sending): ")
+
+
+def test_the_live_view_announces_the_repair_and_a_declined_one():
+    from ui.turn_widgets import _choice_line
+
+    decision = choose(CANDIDATES, [_verdict("I don't have any pets."), CLEAN, CLEAN], GuardMode.REPAIR)
+    assert _choice_line(decision, GuardMode.REPAIR) == \
+        "**repair** sends candidate #1 without “I don't have any pets\\.”: “I love hiking on weekends\\.”"
+    cannot = [Candidate("I have no pets. *Do* you?", -0.3), *CANDIDATES[1:]]
+    declined = choose(cannot, [_verdict("I have no pets."), CLEAN, CLEAN], GuardMode.REPAIR)
+    line = _choice_line(declined, GuardMode.REPAIR)
+    assert line.startswith("**repair** could not repair the generator's best (what would remain")
+    assert line.endswith("so **rerank** sends candidate #2")
+    assert "\\*Do\\* you?" in line and "*Do*" not in line  # the bot's text is escaped
+    assert _choice_line(choose(CANDIDATES, [CLEAN] * 3, GuardMode.RERANK), GuardMode.RERANK) == \
+        "**rerank** sends candidate #1"
+
+
 # ------------------------------------------------------------------------------------------ the shipped detector
 @pytest.fixture(scope="module")
 def shipped_detector():

@@ -27,6 +27,8 @@ STYLES = {
     "evidence": "background:#ffd6d6;border-bottom:2px solid #d33;padding:0 2px;border-radius:3px;",
     "clause": "background:#ffe9a8;border-bottom:2px solid #c90;padding:0 2px;border-radius:3px;",
     "intra": "background:#e5d4ff;border-bottom:2px solid #73c;padding:0 2px;border-radius:3px;",
+    # a sentence the repair mode cut from a candidate before sending the rest
+    "removed": "background:#eeeeee;color:#555;text-decoration:line-through;padding:0 2px;border-radius:3px;",
 }
 # Badges wrap like words (a long label breaks inside the chat column instead of running past it).
 BADGE_STYLE = (
@@ -45,6 +47,7 @@ html {{ font-size: {PRESENTATION_FONT_PX}px; }}
   font-weight: 600; font-size: 0.85em !important; }}
 mark.cg-evidence {{ background: #ffb8b8 !important; color: #000000; border-bottom: 3px solid #a00000 !important; }}
 mark.cg-clause {{ background: #ffd23f !important; color: #000000; border-bottom: 3px solid #7a5200 !important; }}
+mark.cg-removed {{ background: #d9d9d9 !important; color: #000000; }}
 mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 3px solid #4b1fa0 !important; }}
 .cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
 [data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
@@ -69,7 +72,7 @@ class Mark:
 
     needle: str
     label: str
-    kind: str = "evidence"  # evidence | clause | intra
+    kind: str = "evidence"  # evidence | clause | intra | removed
 
 
 @dataclass

@@ -19,7 +19,7 @@ MODE_HELP: dict[GuardMode, str] = {
     GuardMode.PENALTY: "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
     GuardMode.BLOCK: "like re-rank, but a safe reply is sent when every candidate contradicts",
     GuardMode.REPAIR: "the generator's best is sent without its one contradicting sentence when the rest still "
-                      "answers; otherwise re-rank decides",
+                      "answers; otherwise the fallback policy (re-rank, penalty or block) decides",
 }
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -72,10 +72,16 @@ def evidence_label(hits: list[tuple[str, int, float]]) -> str:
     return "contradicted by " + ", ".join(f"{who} at turn {turn_id} (p={score:.2f})" for who, turn_id, score in hits)
 
 
+#: the badge on the sentence a repair removed from a candidate before it was sent
+REMOVED_LABEL = "removed before sending"
+
+
 def candidate_marks(cand: CandidateReport) -> list[Mark]:
     """Marks on a candidate's own text: the clause that contradicts earlier turns, or both
-    clauses of a clash inside the candidate."""
+    clauses of a clash inside the candidate; for a repaired candidate, the sentence the repair removed."""
     marks: list[Mark] = []
+    if cand.repair is not None:
+        marks.append(Mark(cand.repair.removed, REMOVED_LABEL, "removed"))
     for ev in cand.evidence:
         if ev.source == PremiseSource.INTRA:
             label = f"clashes inside the reply (p={ev.score:.2f})"
@@ -109,13 +115,16 @@ def turn_scores(conversation: Conversation) -> list[dict]:
         if report is None or report.mode == GuardMode.OFF:
             continue
         chosen = report.chosen
-        if chosen is not None and chosen.contradiction_score is not None:
+        if chosen is not None and chosen.repair is None and chosen.contradiction_score is not None:
             rows.append(asdict(TurnScore(turn.turn_id, SENT, chosen.contradiction_score, chosen.text)))
-        unsent = [c for c in report.candidates if not c.chosen and c.contradiction_score is not None]
+        # a repaired candidate was not sent as scored: its score is the removed sentence's, the text sent was cut
+        unsent = [c for c in report.candidates
+                  if (not c.chosen or c.repair is not None) and c.contradiction_score is not None]
         if unsent:
             best = max(unsent, key=lambda c: c.contradiction_score)
+            repaired = " (repaired before sending)" if best.repair is not None else ""
             rows.append(asdict(TurnScore(turn.turn_id, NOT_SENT, best.contradiction_score,
-                                         f"#{best.index + 1}: {best.text}")))
+                                         f"#{best.index + 1}{repaired}: {best.text}")))
         if report.would_send is not None and 0 <= report.would_send < len(report.candidates):
             pick = report.candidates[report.would_send]
             if pick.contradiction_score is not None:
@@ -127,7 +136,7 @@ def turn_scores(conversation: Conversation) -> list[dict]:
 def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_turn: int) -> str:
     """The earlier turns and persona lines a candidate contradicts, each with the contradicted sentence
     marked: what the candidate's own panel shows (the transcript marks only the sent reply's evidence)."""
-    who = "the reply" if cand.chosen else f"candidate #{cand.index + 1}"
+    who = "the reply" if cand.chosen and cand.repair is None else f"candidate #{cand.index + 1}"
     blocks = []
     for ev in cand.evidence:
         if ev.source == PremiseSource.PERSONA and ev.turn_id < len(conversation.persona):
@@ -153,7 +162,7 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
     for c in report.candidates:
         rows.append({
             "#": c.index + 1,
-            "sent": "✔" if c.chosen else "",
+            "sent": ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "",
             "candidate": c.text,
             "why": c.reason,
             "generator score": round(c.generator_score, 3),

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
-from conversation.records import BOT, BotTurnReport, ChatSettings, ChatTurn, Conversation
-from guard.policies import score_and_threshold
+from conversation.records import BOT, BotTurnReport, CandidateReport, ChatSettings, ChatTurn, Conversation
+from guard.policies import PolicyDecision, score_and_threshold
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
 from ui.render import escape_markdown, turn_html
@@ -48,13 +48,19 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         # clipped them at 1400 px) and grow in presentation mode
         show_table(candidate_table(report), css_class="cg-candidates")
         for cand in report.candidates:
-            if not cand.contradicts:
+            if not cand.contradicts and cand.repair is None:
                 continue
             state = "sent" if cand.chosen else "not sent"
-            shown, _ = score_and_threshold(cand.contradiction_score, report.threshold)
-            st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {escape_markdown(category_name(cand.category))}"
-                        f", p = {shown} — {escape_markdown(cand.reason)}")
+            if cand.repair is not None:
+                state = "sent repaired" if cand.chosen else "repaired, not sent"
+            what = escape_markdown(category_name(cand.category))
+            if cand.contradiction_score is not None:
+                shown, _ = score_and_threshold(cand.contradiction_score, report.threshold)
+                what += f", p = {shown}"
+            st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {what} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
+            if cand.repair is not None:
+                show_repair(cand)
             context = evidence_context_html(conversation, cand, turn.turn_id)
             if context:
                 st.html(f'<div class="cg-evidence-context" style="border-left:3px solid #d77;padding-left:8px">'
@@ -71,6 +77,15 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
             f"detector {report.detector} · τ = {report.threshold:.4f}"))
+
+
+def show_repair(cand: CandidateReport) -> None:
+    """What the repair mode sent of a candidate: the text without the sentence it cut (struck through on the
+    candidate above; the candidate's reason says why, in the policy's words)."""
+    repair = cand.repair
+    st.markdown(f"✂️ **Sent without “{escape_markdown(repair.removed)}”:**")
+    st.html(f'<div class="cg-repaired-reply" style="border-left:3px solid #6a6;padding-left:8px">'
+            f"{turn_html(BOT, repair.reply)}</div>")
 
 
 def show_turn_chart(conversation: Conversation, threshold: float) -> None:
@@ -117,6 +132,19 @@ def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> s
     return f"❌ #{index + 1} “{quote}” — {escape_markdown(category_name(verdict.category))}: contradicts {where} (p = {shown})"
 
 
+def _choice_line(decision: PolicyDecision, mode: GuardMode) -> str:
+    """The policy's choice as the live view announces it: which reply the mode sends, a repair's cut sentence, or
+    which policy decided when the repair mode could not repair."""
+    which = "the safe reply" if decision.chosen_index is None else f"candidate #{decision.chosen_index + 1}"
+    if decision.repair is not None:
+        return (f"**{mode}** sends {which} without “{escape_markdown(decision.repair.removed)}”: "
+                f"“{escape_markdown(decision.repair.reply)}”")
+    if decision.decided_by is not None and decision.repair_declined:
+        return (f"**{mode}** could not repair the generator's best ({escape_markdown(decision.repair_declined)}), "
+                f"so **{decision.decided_by}** sends {which}")
+    return f"**{mode}** sends {which}"
+
+
 def guarded_turn_live(conversation: Conversation, bot: Bot, detector: ContradictionDetector | None,
                       settings: ChatSettings) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates as they arrive, each
@@ -141,9 +169,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, detector: Contradict
             elif step.kind == "verdict" and step.index in lines:
                 lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
             elif step.kind == "chosen":
-                decision = step.decision
-                which = "the safe reply" if decision.chosen_index is None else f"candidate #{decision.chosen_index + 1}"
-                status.write(f"**{settings.mode}** sends {which} · {step.seconds:.1f} s")
+                status.write(f"{_choice_line(step.decision, settings.mode)} · {step.seconds:.1f} s")
 
         try:
             turn = guarded_reply(conversation, bot, detector, settings, on_step=show)
