@@ -59,7 +59,7 @@ show_table(player_board(scores), interactive=True)
 st.subheader("Sessions")
 rows = [{"session": s.session_id, "player": s.player or "", "bot": s.bot, "preset": s.preset, "guard": s.guard_mode or "",
          "detector": s.detector, "source": s.source, "bot turns": s.bot_turns, "guard flags": s.guard_flags,
-         "flagged replies sent": s.flagged_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
+         "flagged replies sent": s.flagged_replies, "repaired replies sent": s.repaired_replies, "annotated": s.annotated_turns, "confirmed": s.confirmed,
          "first flag (bot turn)": s.turns_to_first_flag, "first confirmed (bot turn)": s.turns_to_first_confirmed,
          "provoked by": ", ".join(f"{m} × {n}" for m, n in sorted(s.triggers.items()))} for s in scores]
 # a wrapping HTML table: every column fits at 1400 px (a dataframe scrolled sideways); open a session on the chat

@@ -38,10 +38,16 @@ def _record(session: StoredSession, index: int, labels: Sequence[Annotation], me
         "kind": method, "session_id": session.info.id, "bot": made.bot, "preset": made.preset,
         "guard_mode": made.guard_mode or "", "detector": made.detector, "player": session.info.player,
         "studio_source": session.info.source,
-        "guard_flagged": bool(chosen is not None and chosen.contradicts),
-        "guard_score": None if chosen is None or chosen.contradiction_score is None
+        # what was sent: a repaired reply is not flagged (its contradicting sentence was cut before sending)
+        "guard_flagged": bool(report is not None and report.reply_flagged),
+        # the sent text's score; a repaired reply's text was not scored whole (the candidate's score is the
+        # sentence it lost), so none
+        "guard_score": None if chosen is None or chosen.contradiction_score is None or chosen.repair is not None
         else round(float(chosen.contradiction_score), 4),
     }
+    if chosen is not None and chosen.repair is not None:  # repair mode: the candidate and the sentence cut from it
+        meta["guard_repair"] = {"candidate": chosen.text, "removed": chosen.repair.removed, "why": chosen.repair.why,
+                                "candidate_score": round(float(chosen.contradiction_score or 0.0), 4)}
     judgement = session.judgement(judged.turn_id)
     if judgement is not None:  # self-play: what the guard's detector and the second judge said about the sent reply
         meta["self_play"] = {"guard_judge": judgement.guard_judge, "guard_judge_score": judgement.guard_judge_score,

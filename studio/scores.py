@@ -1,7 +1,8 @@
 """What goading sessions achieved: per-session scores, a scoreboard, and annotator agreement.
 
 A bot turn counts as a *guard flag* when the guard found a contradicting candidate, as a *flagged
-reply* when the reply actually sent contradicts (flag mode, or every candidate contradicted), and
+reply* when the reply actually sent contradicts (flag mode, or every candidate contradicted; a *repaired
+reply*, sent by the repair mode without its contradicting sentence, is counted apart, not as flagged), and
 as *confirmed* when the people who annotated it say it contradicts (majority; a tie is not
 confirmed). The trigger method of a bot turn is how the user message before it was written.
 """
@@ -51,6 +52,7 @@ class TurnOutcome:
     reply_flagged: bool
     confirmed: bool | None  # None: not annotated
     annotators: int
+    repaired: bool = False  # repair mode: the reply was sent with its contradicting sentence cut (not flagged)
 
 
 def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> list[TurnOutcome]:
@@ -69,7 +71,8 @@ def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], lis
             session_id=session.info.id, turn_index=turn.turn_id, bot_turn_number=number, method=previous_method,
             guard_flag=bool(report is not None and report.any_contradiction),
             reply_flagged=bool(report is not None and report.reply_flagged),
-            confirmed=majority(labels), annotators=len(labels)))
+            confirmed=majority(labels), annotators=len(labels),
+            repaired=bool(report is not None and report.repaired)))
     return out
 
 
@@ -90,6 +93,7 @@ class SessionScore:
     turns_to_first_flag: int | None  # bot turns until the guard first flagged a candidate
     turns_to_first_confirmed: int | None  # bot turns until the first contradiction people confirmed
     triggers: dict[str, int] = field(default_factory=dict)  # method -> contradictions it provoked
+    repaired_replies: int = 0  # replies sent with their contradicting sentence cut (repair mode; not flagged)
 
 
 def session_score(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> SessionScore:
@@ -115,7 +119,8 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
         confirmed=len(confirmed),
         turns_to_first_flag=flags[0].bot_turn_number if flags else None,
         turns_to_first_confirmed=confirmed[0].bot_turn_number if confirmed else None,
-        triggers=dict(Counter(o.method for o in provoked)))
+        triggers=dict(Counter(o.method for o in provoked)),
+        repaired_replies=sum(o.repaired for o in outcomes))
 
 
 def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annotation]) -> pd.DataFrame:

@@ -354,6 +354,51 @@ def test_session_scores_and_scoreboard(sqlite_url):
     assert (row["bot replies"], row["confirmed"], row["confirmed rate"]) == (1, 1, 1.0)
 
 
+def _repaired_report() -> BotTurnReport:
+    """Repair mode: candidate 0 contradicted turn 1 through one sentence, which was cut before the rest was sent."""
+    from guard.policies import Repair
+
+    report = _report(0.9, True)
+    report.mode, report.decided_by = GuardMode.REPAIR, None
+    pair = report.candidates[0].evidence[0]
+    report.candidates[0].text = "I never had a dog. I like tea."
+    report.candidates[0].repair = Repair(0, "I never had a dog.", "I like tea.",
+                                         'contradicts turn 1 ("I have a dog.") with probability 0.90', [pair])
+    return report
+
+
+def test_a_repaired_reply_is_stored_whole_counted_apart_and_exported_as_sent(sqlite_url):
+    from studio.export import decode_records
+
+    conversation = Conversation(persona=["I have a dog."])
+    conversation.add("user", "question 1")
+    conversation.add("bot", "I have a dog.", _report(0.1, False))
+    conversation.add("user", "question 2")
+    conversation.add("bot", "I like tea.", _repaired_report(),
+                     ChatSettings(bot="b", guard_mode="repair", repair_fallback="block"))
+    store = Store(sqlite_url)
+    store.save_session(SessionInfo(conversation.record_id, ChatSettings(bot="b", guard_mode="repair",
+                                                                        repair_fallback="penalty")))
+    store.save_turns(conversation.record_id, conversation.turns, {0: "typed", 2: "inquire_bot"})
+    session = store.load_session(conversation.record_id)
+    # the report comes back with its repair, the settings with their fallback
+    turn = session.conversation().turns[3]
+    assert turn.report == conversation.turns[3].report and turn.report.repair.removed == "I never had a dog."
+    assert turn.settings.repair_fallback == GuardMode.BLOCK
+    assert session.info.settings.repair_fallback == GuardMode.PENALTY
+    # the guard found a contradicting candidate (a flag), but the reply sent was not flagged: it is counted apart
+    score = session_score(session, {})
+    assert (score.guard_flags, score.flagged_replies, score.repaired_replies) == (1, 0, 1)
+    # the export says what was sent: not flagged, no score for a text never scored whole, and what was cut
+    [_, record] = list(decode_records(store))
+    meta = record["meta"]
+    assert meta["guard_flagged"] is False and meta["guard_score"] is None and meta["guard_mode"] == "repair"
+    assert meta["guard_repair"] == {"candidate": "I never had a dog. I like tea.", "removed": "I never had a dog.",
+                                    "why": 'contradicts turn 1 ("I have a dog.") with probability 0.90',
+                                    "candidate_score": 0.9}
+    assert record["turns"][-1]["text"] == "I like tea."
+
+
 def test_kappas_match_hand_computation():
     a = [True, True, False, False]
     b = [True, False, False, False]
