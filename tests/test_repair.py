@@ -286,5 +286,8 @@ def test_the_shipped_detector_falls_back_when_only_a_question_would_remain(shipp
     reply = [{"text": "I don't have any pets. Do you?", "score": -0.3},
              {"text": "No, my two dogs are plenty for me.", "score": -0.7}]
     report = _demo_turn(shipped_detector, reply).turns[-1].report
-    assert not report.repaired and report.chosen_index == 1 and report.decided_by == GuardMode.RERANK
+    assert report.candidates[0].contradicts
+    assert not report.repaired and report.decided_by == GuardMode.RERANK
     assert "only asks or greets" in report.repair_declined
+    # re-rank decided: the other candidate unless the detector flags it too (detector v4 does), then the best
+    assert report.chosen_index == (0 if report.candidates[1].contradicts else 1)
