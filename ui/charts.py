@@ -142,7 +142,7 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
     # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line
     picks = alt.Chart(frame[frame["series"] == WOULD_SEND]).mark_point(
         shape="diamond", size=round(320 * scale * scale), filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.2f}"]})
+    rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.4g}"]})  # 0.9493, not 0.95
     rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
     label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=round(13 * scale)).encode(
         y="tau:Q", text="label:N", x=alt.value(0))
