@@ -2,11 +2,13 @@
 
 Starts `streamlit run app.py` (embedded SmolLM2 bot + embedded detector by default), opens it in
 headless Debian chromium through Playwright, and for each user message measures the wall time from
-pressing Enter until the bot's turn is visible in the transcript. The first ``--warmup`` turns
-(model loading, first spaCy parse, first generate call) are reported separately. The app's own
-split (generation vs guard seconds, from each turn's candidate panel) is read from the page too.
+pressing Enter until the bot's turn is visible in the transcript, and until the guard's first live step (its
+status box) is. The first ``--warmup`` turns (model loading, first spaCy parse, first generate call) are reported
+separately. The app's own split (generation vs guard seconds, from the transcript download) gives the page's share:
+Enter -> reply minus generation minus guard. The summary has the whole run and its first and last
+``--window`` measured turns (the conversation short and long), with the CPU's flags.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --turns 12 --warmup 2 --json runs/bench_app.json
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --turns 30 --warmup 2 --json runs/bench_app.json
 """
 
 from __future__ import annotations
@@ -40,6 +42,22 @@ MESSAGES = [
     "What was your favorite food again?",
     "Do you have any brothers or sisters?",
     "What are you doing tomorrow?",
+    "Have you ever been abroad?",
+    "What is your favorite movie?",
+    "Do you play any instruments?",
+    "How old are you?",
+    "What did you study?",
+    "Do you like your neighbours?",
+    "What is your dog's name again?",
+    "Do you cook at home?",
+    "What time do you get up?",
+    "Do you drive to work?",
+    "What is your favorite season?",
+    "Have you always lived in the same city?",
+    "Do you have a garden?",
+    "What are your plans for the holidays?",
+    "How many pets do you have again?",
+    "Are you a morning person?",
 ]
 
 
@@ -71,6 +89,8 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=12, help="measured turns after warm-up")
+    parser.add_argument("--window", type=int, default=6,
+                        help="the first and last this many measured turns are summarised on their own")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--bot", default="embedded")
     parser.add_argument("--detector", default="embedded")
@@ -100,16 +120,25 @@ def main() -> int:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(url)
         page.locator("textarea[data-testid='stChatInputTextArea']").wait_for(timeout=120_000)
+        status = page.get_by_text("The bot is writing")  # the guard's live steps (ui.turn_widgets.guarded_turn_live)
         for k, message in enumerate(MESSAGES[:total]):
             send(page, message)
             t0 = time.perf_counter()
             bot_turn = turn(page, 2 * k + 1)
+            first_step = None
+            while first_step is None and not bot_turn.is_visible():
+                if status.count() and status.first.is_visible():
+                    first_step = time.perf_counter() - t0
+                    break
+                page.wait_for_timeout(20)
             bot_turn.wait_for(state="visible", timeout=600_000)
             elapsed = time.perf_counter() - t0
             reply = bot_turn.inner_text()
             rows.append({"turn": k, "warmup": k < args.warmup, "enter_to_reply_s": round(elapsed, 3),
+                         "first_step_s": None if first_step is None else round(first_step, 3),
                          "user": message, "reply": reply})
-            print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s {reply[:70]!r}",
+            print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s "
+                  f"(first step {first_step if first_step is None else round(first_step, 2)} s) {reply[:60]!r}",
                   flush=True)
         # The app's own split of each turn (generation vs guard) comes with the transcript download.
         with page.expect_download() as download:
@@ -118,26 +147,39 @@ def main() -> int:
         bot_turns = [t for t in record["turns"] if t.get("guard")]
         for row, bot_turn_record in zip(rows, bot_turns):
             row.update(bot_turn_record["guard"]["timings"])
-            row["contradicting_candidates"] = sum(c["contradicts"] for c in bot_turn_record["guard"]["candidates"])
-    measured = [r["enter_to_reply_s"] for r in rows if not r["warmup"]]
+            row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0), 3)
+            row["contradicting_candidates"] = sum(bool((c.get("verdict") or {}).get("contradiction"))
+                                                  for c in bot_turn_record["guard"]["candidates"])
+    from benchmarks.machine import machine_info
+
+    measured_rows = [r for r in rows if not r["warmup"]]
     summary = {
         "bot": args.bot, "detector": args.detector, "mode": args.mode, "candidates": args.candidates,
-        "preset": args.preset, "measured_turns": len(measured),
-        "p50_s": round(statistics.median(measured), 3), "p90_s": round(percentile(measured, 0.9), 3),
-        "mean_s": round(statistics.mean(measured), 3), "max_s": round(max(measured), 3),
+        "preset": args.preset, "measured_turns": len(measured_rows),
+        **_split(measured_rows),
+        "first": _split(measured_rows[:args.window]), "last": _split(measured_rows[-args.window:]),
         "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
-        "generate_p50_s": _median([r["generate_s"] for r in rows if not r["warmup"]]),
-        "guard_p50_s": _median([r["guard_s"] for r in rows if not r["warmup"]]),
         "contradicting_candidates": sum(r.get("contradicting_candidates", 0) for r in rows),
         "torch_threads_env": os.environ.get("OMP_NUM_THREADS"),
-        "wall_s": round(time.perf_counter() - started, 1), "cpu_count": os.cpu_count(),
-        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+        "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(),
     }
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"summary": summary, "turns": rows}, indent=2))
     return 0
+
+
+def _split(rows: list[dict]) -> dict:
+    """Enter -> reply p50/p90/mean/max of ``rows``, the first guard step's p50 and the generation / guard / page
+    medians (each turn's own split)."""
+    seconds = [r["enter_to_reply_s"] for r in rows]
+    return {"turns": [r["turn"] for r in rows], "p50_s": round(statistics.median(seconds), 3),
+            "p90_s": round(percentile(seconds, 0.9), 3), "mean_s": round(statistics.mean(seconds), 3),
+            "max_s": round(max(seconds), 3), "first_step_p50_s": _median([r.get("first_step_s") for r in rows]),
+            "generate_p50_s": _median([r.get("generate_s") for r in rows]),
+            "guard_p50_s": _median([r.get("guard_s") for r in rows]),
+            "page_p50_s": _median([r.get("page_s") for r in rows])}
 
 
 def _median(values):

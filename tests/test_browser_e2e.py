@@ -73,3 +73,22 @@ def test_five_sessions_keep_separate_conversations(server):
             assert len(transcript) == 2
         for ctx in contexts:
             ctx.close()
+
+
+def test_the_downloaded_transcript_has_the_reply_just_made(server):
+    """The sidebar is drawn before a new reply exists (the page reads its input after it); the download is made when
+    clicked, so it holds the turn that run added."""
+    import json
+    from pathlib import Path
+
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server)
+        send(page, "Do you have pets?")
+        sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download transcript (JSON)").click()
+        record = json.loads(Path(download.value.path()).read_text())
+        assert [(t["turn_id"], t["agent_id"], t["text"]) for t in record["turns"]] == [
+            (0, "user", "Do you have pets?"), (1, "bot", "I have a dog named Max.")]
+        assert record["turns"][1]["guard"]["candidates"]

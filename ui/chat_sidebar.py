@@ -72,7 +72,8 @@ def draw(conversation: Conversation) -> ChatSettings:
         conversation = chat_session.reset(settings.persona)
     st.download_button(
         "Download transcript (JSON)", icon="⬇️", width="stretch",
-        data=json.dumps(conversation.to_decode_record(), indent=2, ensure_ascii=False),
+        # made when clicked, so a reply added after the sidebar was drawn (this very run) is in the file
+        data=lambda kept=conversation: json.dumps(kept.to_decode_record(), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",
         help="DECODE-shaped record (record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
     )
