@@ -94,10 +94,10 @@ def speed(bots: dict, repeats: int) -> dict:
     from bots.hf import PrefixCache, generate_candidates
 
     fp32, int8 = bots["transformers"], bots["ctranslate2"]
-    exchanges = next(n for n in range(1, 40) if fp32.prompt_ids(chat(n), ()).shape[1] >= 260)
+    exchanges = next(n for n in range(1, 40) if len(fp32.prompt_ids(chat(n), ())) >= 260)
     history = chat(exchanges)
-    prompt = fp32.prompt_ids(history, ())[0].tolist()
-    previous = fp32.prompt_ids(history[:-2], ())[0].tolist()  # the prompt of the turn before
+    prompt = fp32.prompt_ids(history, ())
+    previous = fp32.prompt_ids(history[:-2], ())  # the prompt of the turn before
     head = len(int8.head_ids(()))
     ends = fp32.end_ids()
     inputs = {"input_ids": torch.tensor([prompt]), "attention_mask": torch.ones(1, len(prompt), dtype=torch.long)}
@@ -173,7 +173,7 @@ def turns(bots: dict, max_turns: int, reply_at: tuple[int, ...]) -> dict:
             history = chat(exchanges)
             start = time.perf_counter()
             bot.generate(history, 1, one_token)
-            per_turn.append({"exchanges": exchanges, "prompt_tokens": int(bot.prompt_ids(history, ()).shape[1]),
+            per_turn.append({"exchanges": exchanges, "prompt_tokens": len(bot.prompt_ids(history, ())),
                              "prefill_s": round(time.perf_counter() - start, 3)})
         replies = {}
         for exchanges in reply_at:

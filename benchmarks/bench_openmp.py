@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     try:
         for n in (int(x) for x in args.exchanges.split(",")):
             history = [Turn(0, s, t) for _ in range(n) for s, t in FILLER] + [Turn(0, "user", "Do you have any pets?")]
-            tokens = bot.prompt_ids(history, []).shape[1]
+            tokens = len(bot.prompt_ids(history, []))
             bot.generate(history, args.candidates, decoding.replace(seed=1000))
             times = []
             for r in range(args.repeats):

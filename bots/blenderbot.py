@@ -10,13 +10,14 @@ the model's 128-token context. The weights are not shipped: the hub names need i
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
-from transformers import AutoModelForSeq2SeqLM, PreTrainedModel, PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from bots.base import BotError, persona_lines
 from bots.local import LocalTransformersBot
 from guard.records import Turn
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 DEFAULT_MODEL = "facebook/blenderbot-400M-distill"
 KNOWN_MODELS = (
@@ -42,7 +43,7 @@ def encoder_text(history: Sequence[Turn], persona: Sequence[str]) -> list[str]:
 class BlenderBot(LocalTransformersBot):
     """BlenderBot-style seq2seq model; ``model``/``tokenizer`` are already loaded."""
 
-    model_class = AutoModelForSeq2SeqLM
+    model_class = "AutoModelForSeq2SeqLM"
     kind = "BlenderBot"
     default_model = DEFAULT_MODEL
     load_hint = (f"hub names need internet once; offline, pass a local folder; known names: "
@@ -57,10 +58,10 @@ class BlenderBot(LocalTransformersBot):
         context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
         super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens, engine=engine)
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
-        return self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)), return_tensors="pt")["input_ids"]
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        return list(self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)))["input_ids"])
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
         """Persona lines first, then the newest whole turns that fit the context.
 
         When even the persona and the last turn overflow, persona lines are dropped before the turn;
@@ -69,7 +70,7 @@ class BlenderBot(LocalTransformersBot):
         persona = persona_lines(persona)
         ids = super().prompt_ids(history, persona)
         last_turn = list(history[-1:])  # all that is left of the history when the prompt still overflows
-        while ids.shape[1] > self.max_prompt_tokens and len(persona) + len(last_turn) > 1:
+        while len(ids) > self.max_prompt_tokens and len(persona) + len(last_turn) > 1:
             persona = persona[1:]
             ids = self.encode_prompt(last_turn, persona)
-        return ids[:, -self.max_prompt_tokens:]
+        return ids[-self.max_prompt_tokens:]

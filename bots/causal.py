@@ -9,14 +9,15 @@ the generated tokens, so it works with any tokenizer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 import embedded
 from bots.base import persona_lines
 from bots.local import LocalTransformersBot
 from guard.records import Turn
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 USER_TAG = "Person 1:"
 BOT_TAG = "Person 2:"
@@ -63,12 +64,12 @@ class TranscriptBot(LocalTransformersBot):
         head = transcript([], persona, self.few_shot).removesuffix(BOT_TAG)
         return self.tokenizer(head)["input_ids"]
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
-        return self.tokenizer(transcript(history, persona, self.few_shot), return_tensors="pt")["input_ids"]
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        return list(self.tokenizer(transcript(history, persona, self.few_shot))["input_ids"])
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
         """Oldest whole turns dropped until it fits; a single turn longer than the budget keeps its end."""
-        return super().prompt_ids(history, persona)[:, -self.max_prompt_tokens:]
+        return super().prompt_ids(history, persona)[-self.max_prompt_tokens:]
 
     def clean_reply(self, text: str) -> str:
         """Drop a speaker tag the model may repeat at the start of its line."""

@@ -20,10 +20,16 @@ conversation keeps the same checkpoint for several turns (only the tokens after 
 and pays one full encoding when it passes the next multiple. CTranslate2's state cache has no
 eviction, so the engine reloads its model (a fresh, empty cache) once the prefixes it cached hold
 more than ``CACHE_BUDGET_TOKENS`` tokens.
+
+Loading without transformers: the conversion also keeps the tokenizer as transformers set it up and the few
+model settings the engine reads (``snapshot_tokenizer``: bots.tokenizer), so a later process builds the
+engine from the cache alone (``CTranslate2Engine.from_cache``) and never imports torch or transformers,
+whose import took most of a ``python -m bots generate`` (issue 24). Only the first conversion needs them.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import math
@@ -33,11 +39,15 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, first_line
+from bots.candidates import _distinct, make_candidate
+from bots.tokenizer import LightTokenizer, snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +157,33 @@ def convert(source: str | Path, name: str | None = None, converter: Callable | N
     return target
 
 
+class SourceSettings(SimpleNamespace):
+    """The settings of the source model's transformers config (or generation config) that the engine and the local
+    bots read (``is_encoder_decoder``, ``eos_token_id``, ``model_type``), kept beside the conversion so a cached
+    engine needs no transformers config."""
+
+
+def _settings(config) -> dict:
+    eos = getattr(config, "eos_token_id", None)
+    return {"model_type": getattr(config, "model_type", None),
+            "is_encoder_decoder": bool(getattr(config, "is_encoder_decoder", False)),
+            "eos_token_id": list(eos) if isinstance(eos, (list, tuple)) else eos}
+
+
+def snapshot_tokenizer(folder: Path, source: str | Path, tokenizer, config, generation_config=None):
+    """Keep ``tokenizer`` and the model settings beside the conversion in ``folder`` and return the light tokenizer
+    read back from there; the transformers ``tokenizer`` itself where it cannot be kept (no ``tokenizers``
+    backend) or the folder is not writable."""
+    extra = {"config": _settings(config),
+             "generation_config": _settings(generation_config) if generation_config is not None else None}
+    try:
+        written = snapshot(tokenizer, folder, extra)
+    except OSError as exc:
+        logger.warning("could not keep the tokenizer beside %s: %s", folder, exc)
+        written = False
+    return (LightTokenizer.load(folder, source) if written else None) or tokenizer
+
+
 def _convert_with_ctranslate2(source: str, output_dir: str) -> None:
     from ctranslate2.converters import TransformersConverter
 
@@ -230,6 +267,19 @@ class _Hypotheses:
         return bool(self.stop_strings) and len(self.done) >= self.expected
 
 
+#: Every engine alive, so their models are released before the interpreter shuts down (``_release_models``).
+_ENGINES: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _release_models() -> None:
+    """Free every CTranslate2 model while the interpreter is still whole. A Generator still referenced at exit (a
+    script's global bot) is otherwise destroyed during finalization, where CTranslate2 aborted the process in about
+    one run of three here ("terminate called without an active exception", exit status 134, after the output)."""
+    for engine in list(_ENGINES):
+        engine.generator = None
+
+
 class CTranslate2Engine:
     """Generation and scoring through a converted CTranslate2 model (decoder-only)."""
 
@@ -252,6 +302,7 @@ class CTranslate2Engine:
         self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
         self._lock = threading.Lock()  # one generation at a time: the seed is process-wide
+        _ENGINES.add(self)
 
     def _load(self):
         import ctranslate2
@@ -283,14 +334,35 @@ class CTranslate2Engine:
     @classmethod
     def from_source(cls, source: str | Path, tokenizer, config, name: str | None = None,
                     load_transformers_model: Callable | None = None) -> CTranslate2Engine:
-        """The engine over the cached conversion of ``source`` (converted now on first use)."""
+        """The engine over the cached conversion of ``source`` (converted now on first use). ``tokenizer`` and
+        ``config`` are transformers': the tokenizer is kept beside the conversion and the engine runs on the
+        light copy read back from there (bots.tokenizer), as ``from_cache`` will in later processes."""
         from transformers import GenerationConfig
 
         try:
             generation_config = GenerationConfig.from_pretrained(source)
         except (OSError, ValueError):
             generation_config = None
-        return cls(convert(source, name), tokenizer, config, generation_config, load_transformers_model)
+        target = convert(source, name)
+        light = snapshot_tokenizer(target, source, tokenizer, config, generation_config)
+        return cls(target, light, config, generation_config, load_transformers_model)
+
+    @classmethod
+    def from_cache(cls, source: str | Path, name: str | None = None,
+                   load_transformers_model: Callable | None = None) -> CTranslate2Engine | None:
+        """The engine over an existing conversion of ``source`` with its tokenizer kept beside it (``from_source``
+        wrote both), loaded without torch or transformers; None when either is missing."""
+        target = converted_dir(source, name)
+        if not is_complete(target):
+            return None
+        tokenizer = LightTokenizer.load(target, source)
+        if tokenizer is None:
+            return None
+        extra = tokenizer.meta.get("extra") or {}
+        config = SourceSettings(**extra.get("config") or {"is_encoder_decoder": False, "eos_token_id": None})
+        generation = extra.get("generation_config")
+        return cls(target, tokenizer, config, SourceSettings(**generation) if generation else None,
+                   load_transformers_model)
 
     def load_transformers_model(self):
         """The source's transformers weights, for code that needs them (the studio's FQness scorer)."""
@@ -310,8 +382,6 @@ class CTranslate2Engine:
         ``banned_sequences`` (each of 2 or more tokens) go in as ``suppress_sequences``: a reply never
         completes one (CTranslate2 matches them against the generated tokens only)."""
         import ctranslate2
-
-        from bots.hf import make_candidate
 
         request = generation_options(decoding, num_candidates)
         ends = {int(t) for t in end_ids}
@@ -347,8 +417,6 @@ class CTranslate2Engine:
         candidates = [make_candidate(self.tokenizer, row, row_scores, stop_strings, ends, clean)
                       for row, row_scores in zip(rows, scores)]
         if decoding.method == "sample_rank":
-            from bots.hf import _distinct
-
             candidates = _distinct(candidates)
         candidates.sort(key=lambda c: c.score, reverse=True)
         return candidates[: request.keep]

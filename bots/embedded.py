@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 import embedded
 from bots.base import SYSTEM_PROMPT, BotError, chat_messages, persona_lines
 from bots.local import LocalTransformersBot
 from guard.records import Turn
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The prompt keeps the system prompt and the newest turns that fit in this many tokens.
@@ -40,7 +41,8 @@ def smollm2_path() -> Path:
 
 
 class ChatTemplateBot(LocalTransformersBot):
-    """A causal LM with a chat template; ``model``/``tokenizer`` are already loaded."""
+    """A causal LM with a chat template; ``model``/``tokenizer`` are already loaded (on the CTranslate2 engine the
+    tokenizer is bots.tokenizer.LightTokenizer, which renders the template as transformers does)."""
 
     kind = "chat model"
 
@@ -60,13 +62,13 @@ class ChatTemplateBot(LocalTransformersBot):
     def head_ids(self, persona: Sequence[str]) -> list[int]:
         """The system message (prompt + persona): the same at every turn of a conversation."""
         messages = chat_messages([], self.persona_for(persona), self.system_prompt)
-        return self.tokenizer.apply_chat_template(messages, return_dict=True)["input_ids"]
+        return list(self.tokenizer.apply_chat_template(messages, return_dict=True)["input_ids"])
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
-        return self.tokenizer.apply_chat_template(
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        return list(self.tokenizer.apply_chat_template(
             chat_messages(history, self.persona_for(persona), self.system_prompt), add_generation_prompt=True,
-            return_tensors="pt", return_dict=True,
-        )["input_ids"]
+            return_dict=True,
+        )["input_ids"])
 
 
 def make_embedded_bot(dtype: str = "auto", engine: str = "auto", default_persona: Sequence[str] = EMBEDDED_PERSONA,

@@ -7,7 +7,10 @@ package). ``GUARD_ENGINE`` changes the default; ``engine="transformers"`` keeps 
 ``engine="ctranslate2"`` insists (a BotError where it cannot convert).
 
 Both engines take the prompt as token ids and return ``Candidate``s built by one rule
-(``bots.hf.make_candidate``), so a bot's replies differ between engines only by what int8 changes.
+(``bots.candidates.make_candidate``), so a bot's replies differ between engines only by what int8 changes.
+
+Only the transformers engine imports torch and transformers (when it is made): a CTranslate2 bot whose model is
+converted already loads without them (bots.ct2, bots.tokenizer).
 """
 
 from __future__ import annotations
@@ -15,19 +18,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-
-import torch
+from typing import TYPE_CHECKING
 
 from bots.base import BotError, Candidate, DecodingConfig
 from bots.ct2 import CTranslate2Engine, converts
-from bots.hf import PrefixCache, generate_candidates
+
+if TYPE_CHECKING:
+    from bots.hf import PrefixCache
 
 CT2_ENGINE = "ctranslate2"
 TRANSFORMERS_ENGINE = "transformers"
 ENGINES = ("auto", CT2_ENGINE, TRANSFORMERS_ENGINE)
 
 __all__ = ["CT2_ENGINE", "ENGINES", "TRANSFORMERS_ENGINE", "CTranslate2Engine", "TransformersEngine",
-           "check_engine", "default_engine", "resolve_engine"]
+           "check_engine", "default_engine", "prefers_ctranslate2", "resolve_engine"]
 
 
 def check_engine(engine: str) -> str:
@@ -41,6 +45,23 @@ def default_engine() -> str:
     return check_engine(os.environ.get("GUARD_ENGINE", "").strip().lower() or "auto")
 
 
+def _is_seq2seq(model_class) -> bool:
+    """Whether a bot's model class (a transformers Auto class or its name) is an encoder-decoder one."""
+    name = model_class if isinstance(model_class, str) else getattr(model_class, "__name__", "")
+    return "Seq2Seq" in (name or "")
+
+
+def prefers_ctranslate2(engine: str, model_class=None) -> bool:
+    """Whether ``engine`` (after ``GUARD_ENGINE`` for "auto") lets a model of this class run on CTranslate2, as
+    far as can be told without its config: not when it asks for transformers or the model is an encoder-decoder."""
+    engine = check_engine(engine)
+    if engine == "auto":
+        engine = default_engine()
+    from bots.ct2 import available
+
+    return engine != TRANSFORMERS_ENGINE and not (model_class is not None and _is_seq2seq(model_class)) and available()
+
+
 def resolve_engine(engine: str, config, model_class=None) -> str:
     """The engine a model of this config runs on: "ctranslate2" or "transformers"."""
     engine = check_engine(engine)
@@ -48,7 +69,7 @@ def resolve_engine(engine: str, config, model_class=None) -> str:
         engine = default_engine()
     if engine == TRANSFORMERS_ENGINE:
         return engine
-    if model_class is not None and "Seq2Seq" in getattr(model_class, "__name__", ""):
+    if model_class is not None and _is_seq2seq(model_class):
         supported = False
     else:
         supported = converts(config)
@@ -78,6 +99,8 @@ class TransformersEngine:
     def __init__(self, model, tokenizer, prefix_cache: PrefixCache | None = None):
         import transformers
 
+        from bots.hf import PrefixCache
+
         self.model = model
         self.tokenizer = tokenizer
         self.config = model.config
@@ -94,7 +117,9 @@ class TransformersEngine:
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
                  clean: Callable[[str], str] = str.strip,
                  banned_sequences: Sequence[Sequence[int]] = ()) -> list[Candidate]:
-        from bots.local import StopAtStrings
+        import torch
+
+        from bots.hf import StopAtStrings, generate_candidates
 
         input_ids = torch.tensor([list(prompt)])
         stopping = []
@@ -112,6 +137,8 @@ class TransformersEngine:
     def score(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[float]:
         """Mean log-probability of each reply's tokens after ``prompt``: the prompt's state comes from the
         prefix cache (encoded once), then each reply runs on a copy of it."""
+        import torch
+
         scores = []
         with self._lock, torch.inference_mode():
             prompt = list(prompt)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+from transformers import StoppingCriteria
 
-from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, complete_sentences
+from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig
+from bots.candidates import _distinct, _kept_token_count, common_prefix_length, make_candidate  # noqa: F401 (re-exported)
 
 
 @dataclass
@@ -64,32 +65,6 @@ def plan_generation(decoding: DecodingConfig, num_candidates: int) -> Generation
             num_draws = num_candidates
     kwargs["num_return_sequences"] = num_draws
     return GenerationPlan({k: v for k, v in kwargs.items() if v is not None}, num_draws, keep, rank)
-
-
-def _kept_token_count(tokenizer, token_ids: list[int], stop_strings: Sequence[str], end_ids: set[int]) -> tuple[int, str]:
-    """How many generated tokens belong to the reply, and its text.
-
-    The reply ends at the first end-of-turn token (kept: its probability says "the turn is over")
-    or just before the first stop string (e.g. the next "Person 1:" tag; not kept).
-    """
-    count = len(token_ids)
-    for index, token in enumerate(token_ids):
-        if token in end_ids:
-            count = index + 1
-            break
-    text_ids = [t for t in token_ids[:count] if t not in end_ids]
-    text = tokenizer.decode(text_ids, skip_special_tokens=True)
-    start = len(text) - len(text.lstrip())  # leading whitespace/newlines do not end a reply
-    cut = min((text.find(s, start) for s in stop_strings if s and s in text[start:]), default=-1)
-    if cut < 0:
-        return count, text
-    text = text[:cut]
-    kept = 0
-    for k in range(1, len(text_ids) + 1):  # longest token prefix that still lies inside the cut text
-        if len(tokenizer.decode(text_ids[:k], skip_special_tokens=True)) > len(text):
-            break
-        kept = k
-    return max(kept, 1), text
 
 
 def generate_candidates(
@@ -164,21 +139,24 @@ def generate_candidates(
     return candidates[: plan.keep]
 
 
-def make_candidate(tokenizer, token_ids: Sequence[int], log_probs: Sequence[float], stop_strings: Sequence[str],
-                   end_ids: set[int], clean: Callable[[str], str] = str.strip) -> Candidate:
-    """A scored candidate from generated tokens and their log-probabilities (temperature 1): one rule for
-    both engines.
+class StopAtStrings(StoppingCriteria):
+    """Stop each sequence once its generated text contains a stop string (per row).
 
-    The reply ends at the first end-of-turn token (kept in the score) or before the first stop string;
-    one that ran into the token limit is trimmed to its last complete sentence.
+    Only the tokens after ``prompt_length`` are decoded, so it works with any tokenizer.
     """
-    token_ids = list(token_ids)
-    kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
-    # the reply ran into max_new_tokens unless it stopped at an end-of-turn token or a stop string
-    cut = kept == len(token_ids) and bool(token_ids) and token_ids[-1] not in end_ids
-    finite = [float(x) for x in list(log_probs)[:kept] if math.isfinite(x)]
-    score = sum(finite) / len(finite) if finite else float("-inf")
-    return Candidate(text=complete_sentences(clean(text), cut=cut), score=score)
+
+    def __init__(self, tokenizer: object, prompt_length: int, stop_strings: Sequence[str]):
+        self.tokenizer = tokenizer
+        self.prompt_length = prompt_length
+        self.stop_strings = tuple(stop_strings)
+
+    def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
+        done = []
+        for row in input_ids[:, self.prompt_length:]:
+            text = self.tokenizer.decode(row, skip_special_tokens=True)
+            # a reply that starts with a newline has not begun yet; only a newline after text ends it
+            done.append(any(s in text.lstrip() for s in self.stop_strings))
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
 FP32_ATTENTION = "sdpa_fp32"
@@ -216,26 +194,6 @@ def use_fp32_attention(model) -> None:
     AttentionInterface.register(FP32_ATTENTION, _sdpa_in_fp32)
     AttentionMaskInterface.register(FP32_ATTENTION, sdpa_mask)
     model.set_attn_implementation(FP32_ATTENTION)
-
-
-def _distinct(candidates: list[Candidate]) -> list[Candidate]:
-    """Keep the best-scored copy of each reply text (samples repeat; ranking duplicates is wasted work)."""
-    best: dict[str, Candidate] = {}
-    for candidate in candidates:
-        key = " ".join(candidate.text.lower().split())
-        if key not in best or candidate.score > best[key].score:
-            best[key] = candidate
-    return list(best.values())
-
-
-def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens two sequences share."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class PrefixCache:

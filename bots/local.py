@@ -16,23 +16,23 @@ from abc import abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
-
-import torch
-from transformers import (
-    AutoConfig,
-    AutoModelForCausalLM,
-    AutoTokenizer,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-    StoppingCriteria,
-)
+from typing import TYPE_CHECKING, ClassVar
 
 import embedded
 from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history, first_line
-from bots.engines import CT2_ENGINE, TRANSFORMERS_ENGINE, CTranslate2Engine, TransformersEngine, resolve_engine
-from bots.hf import common_prefix_length, use_fp32_attention
+from bots.candidates import common_prefix_length
+from bots.engines import (
+    CT2_ENGINE,
+    TRANSFORMERS_ENGINE,
+    CTranslate2Engine,
+    TransformersEngine,
+    prefers_ctranslate2,
+    resolve_engine,
+)
 from guard.records import Turn
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 #: Weight dtypes a local bot loads in; "auto" is bfloat16 where the CPU computes it natively (embedded.cpu_dtype).
 DTYPES = ("auto", "float32", "bfloat16")
@@ -45,36 +45,18 @@ def check_dtype(dtype: str) -> str:
     return dtype
 
 
-class StopAtStrings(StoppingCriteria):
-    """Stop each sequence once its generated text contains a stop string (per row).
-
-    Only the tokens after ``prompt_length`` are decoded, so it works with any tokenizer.
-    """
-
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, prompt_length: int, stop_strings: Sequence[str]):
-        self.tokenizer = tokenizer
-        self.prompt_length = prompt_length
-        self.stop_strings = tuple(stop_strings)
-
-    def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
-        done = []
-        for row in input_ids[:, self.prompt_length:]:
-            text = self.tokenizer.decode(row, skip_special_tokens=True)
-            # a reply that starts with a newline has not begun yet; only a newline after text ends it
-            done.append(any(s in text.lstrip() for s in self.stop_strings))
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
 class LocalTransformersBot(Bot):
     """A model run in this process, through a transformers ``model`` or a CTranslate2 ``engine``.
 
     Subclasses implement ``encode_prompt`` and may set the class attributes below. With the CTranslate2
     engine ``model`` may be None: the transformers weights then load on first use of ``.model`` (the
-    studio's FQness scorer reads them), never for generation.
+    studio's FQness scorer reads them), never for generation. A CTranslate2 bot whose conversion is cached
+    loads without importing torch or transformers (its tokenizer is bots.tokenizer.LightTokenizer).
     """
 
-    #: The transformers Auto class ``from_pretrained`` loads the weights with.
-    model_class: ClassVar[type] = AutoModelForCausalLM
+    #: The transformers Auto class ``from_pretrained`` loads the weights with: its name in ``transformers``
+    #: (imported only when weights load) or the class itself.
+    model_class: ClassVar[str | type] = "AutoModelForCausalLM"
     #: What the model is called in load errors ("chat model", "causal LM", ...).
     kind: ClassVar[str] = "model"
     #: The model ``from_pretrained`` loads when none is named (None: a name is required).
@@ -90,6 +72,8 @@ class LocalTransformersBot(Bot):
             raise BotError(f"{name}: a local bot needs a transformers model or a CTranslate2 engine")
         self.config = model.config if model is not None else engine.config
         if model is not None and not self.config.is_encoder_decoder:
+            from bots.hf import use_fp32_attention
+
             use_fp32_attention(model)
         self._model = model
         self.tokenizer = tokenizer
@@ -111,6 +95,25 @@ class LocalTransformersBot(Bot):
         return bool(self.config.is_encoder_decoder)
 
     @classmethod
+    def weights_class(cls) -> type:
+        """The transformers Auto class of ``model_class`` (imports transformers)."""
+        if isinstance(cls.model_class, str):
+            import transformers
+
+            return getattr(transformers, cls.model_class)
+        return cls.model_class
+
+    @classmethod
+    def cached_ctranslate2_engine(cls, source: str | Path, name: str, engine: str,
+                                  load_transformers_model: Callable | None = None) -> CTranslate2Engine | None:
+        """The CTranslate2 engine of ``source`` straight from its cached conversion and tokenizer snapshot, loaded
+        without torch or transformers; None where ``engine`` does not pick CTranslate2 for this bot or nothing is
+        cached yet (then the transformers config decides, and the conversion runs once)."""
+        if not prefers_ctranslate2(engine, cls.model_class):
+            return None
+        return CTranslate2Engine.from_cache(source, name, load_transformers_model)
+
+    @classmethod
     def from_pretrained(cls, model: str | Path | None = None, name: str | None = None, dtype: str = "float32",
                         engine: str = "auto", **options):
         """Load tokenizer and weights from a local folder or a hub name (needs internet or a filled cache).
@@ -121,25 +124,31 @@ class LocalTransformersBot(Bot):
         model = model if model is not None else cls.default_model
         if model is None:
             raise BotError(f"a {cls.kind} needs model=... (a local folder or a hub name)")
-        resolved = embedded.cpu_dtype() if check_dtype(dtype) == "auto" else dtype
+        check_dtype(dtype)
         name = name or Path(str(model)).name
+        loader = _weights_loader(cls, model, dtype)
+        cached = cls.cached_ctranslate2_engine(model, name, engine, loader)
+        if cached is not None:
+            return cls(None, cached.tokenizer, name=name, engine=cached, **options)
+        from transformers import AutoConfig, AutoTokenizer
+
         try:
             tokenizer = AutoTokenizer.from_pretrained(model)
             config = AutoConfig.from_pretrained(model)
         except (OSError, ValueError) as exc:
             raise BotError(f"could not load {cls.kind} {model}: {first_line(exc)} ({cls.load_hint})") from exc
         if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
-            loader = _weights_loader(cls, model, resolved)
-            return cls(None, tokenizer, name=name, engine=CTranslate2Engine.from_source(model, tokenizer, config, name,
-                                                                                       loader), **options)
-        return cls(_weights_loader(cls, model, resolved)(), tokenizer, name=name, **options)
+            ct2 = CTranslate2Engine.from_source(model, tokenizer, config, name, loader)
+            return cls(None, ct2.tokenizer, name=name, engine=ct2, **options)
+        return cls(loader(), tokenizer, name=name, **options)
 
     @classmethod
     def from_gguf(cls, locate: Callable[[], Path], name: str, dtype: str = "float32", engine: str = "auto",
                   **options):
         """Load a shipped GGUF causal LM (``locate`` finds the file; converted and cached on first use).
 
-        The CTranslate2 engine converts the cached float32 transformers folder once more (int8) and caches that.
+        The CTranslate2 engine converts the cached float32 transformers folder once more (int8) and caches that;
+        once both are cached it loads without torch or transformers (``cached_ctranslate2_engine``).
         """
         from embedded.gguf import ensure_converted, load_gguf_causal_lm
 
@@ -148,27 +157,31 @@ class LocalTransformersBot(Bot):
             gguf = locate()
             if engine != TRANSFORMERS_ENGINE:
                 source = ensure_converted(gguf, "float32")
+                loader = _weights_loader(cls, lambda: ensure_converted(gguf, _resolve_dtype(dtype)), dtype)
+                cached = cls.cached_ctranslate2_engine(source, name, engine, loader)
+                if cached is not None:
+                    return cls(None, cached.tokenizer, name=name, engine=cached, **options)
+                from transformers import AutoConfig, AutoTokenizer
+
                 config = AutoConfig.from_pretrained(source)
                 if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
-                    tokenizer = AutoTokenizer.from_pretrained(source)
-                    resolved = embedded.cpu_dtype() if dtype == "auto" else dtype
-                    loader = _weights_loader(cls, lambda: ensure_converted(gguf, resolved), resolved)
-                    return cls(None, tokenizer, name=name,
-                               engine=CTranslate2Engine.from_source(source, tokenizer, config, name, loader), **options)
+                    ct2 = CTranslate2Engine.from_source(source, AutoTokenizer.from_pretrained(source), config, name,
+                                                        loader)
+                    return cls(None, ct2.tokenizer, name=name, engine=ct2, **options)
             weights, tokenizer = load_gguf_causal_lm(gguf, dtype)
         except embedded.MissingAssetError as exc:
             raise BotError(str(exc)) from exc
         return cls(weights, tokenizer, name=name, **options)
 
     @abstractmethod
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
-        """The prompt's token ids (shape 1 x length) for exactly these turns."""
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        """The prompt's token ids for exactly these turns."""
 
     def clean_reply(self, text: str) -> str:
         """The candidate's text from the decoded reply."""
         return text.strip()
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> torch.Tensor:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
@@ -179,15 +192,15 @@ class LocalTransformersBot(Bot):
         re-encode its whole prompt each turn).
         """
         history = list(history)
-        encoded: dict[int, torch.Tensor] = {}
+        encoded: dict[int, list[int]] = {}
 
-        def encode(start: int) -> torch.Tensor:
+        def encode(start: int) -> list[int]:
             if start not in encoded:
                 encoded[start] = self.encode_prompt(history[start:], persona)
             return encoded[start]
 
         def fits(start: int) -> bool:
-            return encode(start).shape[1] <= self.max_prompt_tokens
+            return len(encode(start)) <= self.max_prompt_tokens
 
         if len(history) <= 1 or fits(0):
             return encode(0)
@@ -213,9 +226,9 @@ class LocalTransformersBot(Bot):
         head = self.head_ids(persona)
         banned = self.history_ngrams(history, decoding.history_ngram_size) if decoding.history_ngram_size else []
         candidates = self.engine.generate(
-            input_ids[0].tolist(), decoding, num_candidates,
+            input_ids, decoding, num_candidates,
             stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
-            static_length=common_prefix_length(head, input_ids[0].tolist()) if head else 0,
+            static_length=common_prefix_length(head, input_ids) if head else 0,
             banned_sequences=banned,
         )
         return distinct_replies(candidates, [m.text for m in history if m.agent_id == "bot"])
@@ -250,7 +263,7 @@ class LocalTransformersBot(Bot):
         history = check_history(list(history))
         if self.is_encoder_decoder:
             raise BotError(f"{self.name}: scoring replies needs a decoder-only model")
-        prompt = self.prompt_ids(history, persona)[0].tolist()
+        prompt = self.prompt_ids(history, persona)
         end = self.end_token_ids[:1] or self.end_ids()[:1]
         rows = [self.tokenizer(" " + r.strip() if self.stop_strings else r.strip(),
                                add_special_tokens=False)["input_ids"] + end for r in replies]
@@ -280,14 +293,22 @@ def distinct_replies(candidates: Sequence[Candidate], earlier_replies: Sequence[
     return fresh or unique
 
 
+def _resolve_dtype(dtype: str) -> str:
+    """"auto" as the CPU's dtype (embedded.cpu_dtype, which imports torch), any other name as it is."""
+    return embedded.cpu_dtype() if dtype == "auto" else dtype
+
+
 def _weights_loader(cls, source: str | Path | Callable[[], Path], dtype: str) -> Callable[[], PreTrainedModel]:
     """A function that loads the transformers weights of ``source`` (or of the folder ``source()`` returns, found
-    only then) in ``dtype``, with a BotError on failure. CTranslate2 bots never call it to generate."""
+    only then) in ``dtype`` ("auto" resolved then), with a BotError on failure. CTranslate2 bots never call it to
+    generate; nothing of torch or transformers is imported before it runs."""
 
     def load() -> PreTrainedModel:
         try:
+            import torch
+
             folder = source() if callable(source) else source
-            return cls.model_class.from_pretrained(folder, dtype=getattr(torch, dtype)).eval()
+            return cls.weights_class().from_pretrained(folder, dtype=getattr(torch, _resolve_dtype(dtype))).eval()
         except (OSError, ValueError) as exc:
             raise BotError(f"could not load {cls.kind} {source}: {first_line(exc)} ({cls.load_hint})") from exc
 

@@ -5,7 +5,8 @@ statement it follows up on, "using an RGM": here the bot that is being goaded. `
 has no scoring method, so this module finds one:
 
 1. a bot method ``score_continuation(contexts, continuations) -> list[float]`` if a backend offers it;
-2. otherwise the bot's own ``model`` (a causal ``transformers`` LM) and ``tokenizer``: the
+2. otherwise the bot's own ``model`` (a causal ``transformers`` LM) and ``tokenizer`` (transformers' own, also
+   for a CTranslate2 bot whose generation tokenizer is the light one of bots.tokenizer): the
    conversation is rendered the way the bot renders it (its chat template, or a
    "Person 1:/Person 2:" transcript for base LMs) and the message's tokens are scored;
 3. otherwise nothing (remote, seq2seq and scripted bots): callers fall back to a template ranking.
@@ -95,6 +96,9 @@ def continuation_scorer(bot: Bot) -> ContinuationScorer | None:
     config = getattr(model, "config", None)
     if config is None or getattr(config, "is_encoder_decoder", False):
         return None
+    full = getattr(tokenizer, "transformers_tokenizer", None)
+    if callable(full):  # a CTranslate2 bot's light tokenizer (bots.tokenizer): this scorer needs transformers' own
+        tokenizer = full()
     if not getattr(tokenizer, "is_fast", False):
         return None  # character offsets are needed to find the message's tokens
     return CausalLMScorer(model, tokenizer, name=f"{getattr(bot, 'name', 'bot')} LM")

@@ -1,8 +1,15 @@
-"""The shipped embedded bot (SmolLM2-135M-Instruct from its GGUF) answers for real; the registry finds it."""
+"""The shipped embedded bot (SmolLM2-135M-Instruct from its GGUF) answers for real; the registry finds it; on its
+default engine it prompts exactly as through transformers' tokenizer, and ``python -m bots generate`` never
+imports torch or transformers."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +66,73 @@ def test_registry_plugs_in_and_rejects_names():
         assert make_bot("test-sentinel", size=3) == (sentinel, {"size": 3})
     finally:
         registry._FACTORIES.pop("test-sentinel", None)  # keep the shared registry clean for other tests
+
+
+def test_the_light_tokenizer_prompts_smollm2_as_transformers_tokenizer_does(embedded_bot):
+    """The bot's prompt ids (chat template, persona, turns dropped to fit), the fixed head, the banned n-grams and
+    decoded replies: the same through the light tokenizer (bots.tokenizer) and through transformers'."""
+    from transformers import AutoTokenizer
+
+    from bots.embedded import EMBEDDED_PERSONA, ChatTemplateBot
+    from bots.tokenizer import LightTokenizer
+
+    if not isinstance(embedded_bot.tokenizer, LightTokenizer):
+        pytest.skip("the embedded bot does not run on CTranslate2 here")
+    reference = ChatTemplateBot(None, AutoTokenizer.from_pretrained(embedded_bot.tokenizer.source), "reference",
+                                engine=embedded_bot.engine, default_persona=EMBEDDED_PERSONA)
+    histories = [
+        [Turn(0, "user", "Do you have any pets?")],
+        [Turn(0, "user", "Hi! What do you do for a living?"), Turn(0, "bot", "I'm a nurse at a children's hospital."),
+         Turn(0, "user", "Nice. Do you have any pets?")],
+        [Turn(0, "user", "Ça va? 🐶 naïve café — “quotes” 日本語 and <|im_end|> in the text\n\nsecond line")],
+        [Turn(0, "user" if i % 2 == 0 else "bot", f"Message {i}: I really like hiking near Portland. " * 3)
+         for i in range(40)],  # past the 1,024-token budget: whole turns dropped
+    ]
+    for history in histories:
+        for persona in ((), ["I am a chef.", "I have three cats."]):
+            ids = embedded_bot.prompt_ids(history, persona)
+            assert ids == reference.prompt_ids(history, persona)
+            assert embedded_bot.head_ids(persona) == reference.head_ids(persona)
+            assert embedded_bot.tokenizer.decode(ids) == reference.tokenizer.decode(ids)
+            assert embedded_bot.tokenizer.decode(ids, skip_special_tokens=True) == \
+                reference.tokenizer.decode(ids, skip_special_tokens=True)
+        assert embedded_bot.history_ngrams(history, 4) == reference.history_ngrams(history, 4)
+    assert embedded_bot.end_ids() == reference.end_ids()
+    assert embedded_bot.tokenizer.get_vocab() == reference.tokenizer.get_vocab()
+
+
+def test_python_m_bots_generate_imports_neither_torch_nor_transformers(tmp_path):
+    """A whole ``python -m bots generate`` process on the default engine (CTranslate2 int8) with its model converted
+    loads only ctranslate2, tokenizers and jinja2 (issue 24: transformers' import was most of its time). Skipped
+    where the shipped model or its conversion is absent (converting is the first use's job, not this test's)."""
+    from bots import ct2
+    from bots.embedded import smollm2_path
+    from embedded import MissingAssetError
+    from embedded.gguf import converted_dir
+
+    try:
+        source = converted_dir(smollm2_path(), "float32")
+    except MissingAssetError as exc:
+        pytest.skip(str(exc))
+    if not ct2.is_complete(ct2.converted_dir(source, "embedded")):
+        pytest.skip("the embedded model is not converted to CTranslate2 on this machine")
+    bot = make_bot("embedded")  # keeps the tokenizer beside the conversion if no process did yet
+    assert bot.engine.name == "ctranslate2"
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([{"speaker": "user", "text": "Hi! What do you do for a living?"},
+                                   {"speaker": "bot", "text": "I'm a nurse at a children's hospital."},
+                                   {"speaker": "user", "text": "Nice. Do you have any pets?"}]))
+    script = ("import json, runpy, sys\n"
+              f"sys.argv = ['bots', 'generate', '--num-candidates', '4', '--history', {str(history)!r}, '--seed', '1']\n"
+              "try:\n    runpy.run_module('bots', run_name='__main__', alter_sys=True)\n"
+              "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers'))))\n")
+    env = {key: value for key, value in os.environ.items() if key != "GUARD_ENGINE"}
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=300,
+                          env={**env, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    output, modules = done.stdout.strip().splitlines()[-2:]
+    reply = json.loads(output)
+    assert len(reply["candidates"]) >= 1 and reply["engine"].startswith("CTranslate2")
+    assert json.loads(modules) == []

@@ -86,7 +86,7 @@ def test_decoding_settings_map_to_generate_batch():
 def test_ctranslate2_scores_are_temperature_1_teacher_forced_log_probs(llama_dir):
     """Candidate scores are mean log-probabilities at temperature 1, whatever temperature sampled them."""
     bot = ChatTemplateBot.from_pretrained(llama_dir)
-    prompt = bot.prompt_ids(HISTORY, ())[0].tolist()
+    prompt = bot.prompt_ids(HISTORY, ())
     decoding = DecodingConfig(method="top_k", top_k=20, temperature=0.5, max_new_tokens=6, seed=2)
     candidates = bot.engine.generate(prompt, decoding, 3)  # no end tokens: every reply keeps its 6 tokens
     ctranslate2.set_random_seed(2)  # the same draws again, straight from CTranslate2
@@ -100,7 +100,7 @@ def test_ctranslate2_scores_are_temperature_1_teacher_forced_log_probs(llama_dir
 
 def test_ctranslate2_shared_prefill_and_static_head_give_the_greedy_reply_of_a_plain_prefill(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
-    prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])[0].tolist()
+    prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])
     head = len(bot.head_ids(["i am a teacher"]))
     assert 0 < head < len(prompt) and bot.head_ids(["i am a teacher"]) == prompt[:head]
     greedy = DecodingConfig(method="greedy", max_new_tokens=10)
@@ -118,7 +118,7 @@ def test_ctranslate2_shared_prefill_and_static_head_give_the_greedy_reply_of_a_p
 
 def test_transformers_shared_prefill_gives_the_greedy_and_beam_replies_of_separate_prefills(opt_dir, tokenizer):
     bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
-    prompt = bot.prompt_ids(HISTORY, ())
+    prompt = torch.tensor([bot.prompt_ids(HISTORY, ())])
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     for decoding, n in ((DecodingConfig(method="greedy", max_new_tokens=8), 1),
                         (DecodingConfig(method="beam", num_beams=4, max_new_tokens=8), 3)):
@@ -134,24 +134,24 @@ def test_prefix_cache_prefills_only_new_tokens_and_an_edit_invalidates_the_rest(
     greedy = DecodingConfig(method="greedy", max_new_tokens=6)
     history = list(HISTORY)
     bot.generate(history, 1, greedy)
-    first = bot.prompt_ids(history, ()).shape[1] - 1
+    first = len(bot.prompt_ids(history, ())) - 1
     assert (cache.prefilled_tokens, cache.reused_tokens) == (first, 0)
 
     history += [Turn(0, "bot", "pizza, and you?"), Turn(0, "user", "i like dogs and cats")]
     extended = bot.generate(history, 1, greedy)
-    second = bot.prompt_ids(history, ()).shape[1] - 1
+    second = len(bot.prompt_ids(history, ())) - 1
     assert cache.reused_tokens == first and cache.prefilled_tokens == second  # only the new turns ran
     uncached = TransformersEngine(bot.model, bot.tokenizer, PrefixCache(max_entries=0))
-    reference = uncached.generate(bot.prompt_ids(history, ())[0].tolist(), greedy, 1, end_ids=bot.end_ids())
+    reference = uncached.generate(bot.prompt_ids(history, ()), greedy, 1, end_ids=bot.end_ids())
     assert [c.text for c in extended] == [c.text for c in reference]
     assert extended[0].score == pytest.approx(reference[0].score, abs=1e-4)
 
     edited = history[:1] + [Turn(0, "bot", "no pets at all.")] + history[2:]  # an edited earlier turn
     before = cache.prefilled_tokens
     replies = bot.generate(edited, 1, greedy)
-    prompt = bot.prompt_ids(edited, ())[0].tolist()
+    prompt = bot.prompt_ids(edited, ())
     shared = len(bot.head_ids(()))  # at most the system message and the first user turn survive the edit
-    assert cache.prefilled_tokens - before >= len(prompt) - 1 - shared - len(bot.prompt_ids(history[:1], ())[0])
+    assert cache.prefilled_tokens - before >= len(prompt) - 1 - shared - len(bot.prompt_ids(history[:1], ()))
     reference = uncached.generate(prompt, greedy, 1, end_ids=bot.end_ids())
     assert [c.text for c in replies] == [c.text for c in reference]
     assert len(cache.entries) == 2  # the unedited conversation keeps its own entry
@@ -193,12 +193,12 @@ def test_a_failed_conversion_is_one_error_and_leaves_nothing(llama_dir, module_c
 def test_transformers_engine_drops_turns_a_block_at_a_time_so_the_cache_survives(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir, engine="transformers")
     history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} about dogs") for i in range(41)]
-    bot.max_prompt_tokens = bot.prompt_ids(history[-12:], ()).shape[1]  # room for about 12 turns
+    bot.max_prompt_tokens = len(bot.prompt_ids(history[-12:], ()))  # room for about 12 turns
     starts = []
     for end in range(13, 42, 2):  # the conversation grows by one exchange at a time
         prompt = bot.prompt_ids(history[:end], ())
-        assert prompt.shape[1] <= bot.max_prompt_tokens
-        text = bot.tokenizer.decode(prompt[0])
+        assert len(prompt) <= bot.max_prompt_tokens
+        text = bot.tokenizer.decode(prompt)
         starts.append(next(i for i in range(end) if f"message {i} " in text))
     assert all(start % 8 == 0 for start in starts) and starts == sorted(starts)
     assert len(set(starts)) < len(starts) / 2  # the prompt's start stays put over several turns
@@ -208,7 +208,7 @@ def test_ctranslate2_caches_the_prompt_up_to_a_checkpoint_and_reloads_past_its_b
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     engine = bot.engine
     history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} about dogs and cats") for i in range(21)]
-    prompt = bot.prompt_ids(history, ())[0].tolist()
+    prompt = bot.prompt_ids(history, ())
     engine.checkpoint_tokens = 32
     static = engine.static_prefix(prompt, static_length=5)
     assert len(static) % 32 == 0 and len(prompt) - 32 <= len(static) <= len(prompt) - 2

@@ -16,8 +16,7 @@ from bots.base import PRESETS, BotError, DecodingConfig, complete_sentences
 from bots.blenderbot import TURN_SEPARATOR, BlenderBot
 from bots.causal import BOT_TAG, USER_TAG, TranscriptBot, transcript
 from bots.embedded import ChatTemplateBot
-from bots.hf import _kept_token_count, generate_candidates, plan_generation
-from bots.local import StopAtStrings
+from bots.hf import StopAtStrings, _kept_token_count, generate_candidates, plan_generation
 from guard.records import Turn
 
 
@@ -34,7 +33,7 @@ def test_opt_transcript_bot_scores_equal_teacher_forced_logprob(opt_dir, tokeniz
     bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
     decoding = DecodingConfig(method="greedy", max_new_tokens=8)
     (candidate,) = bot.generate(HISTORY, 3, decoding, persona=["i am a teacher"])
-    prompt = bot.prompt_ids(HISTORY, ["i am a teacher"])
+    prompt = torch.tensor([bot.prompt_ids(HISTORY, ["i am a teacher"])])
     with torch.inference_mode():
         output = bot.model.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
                                     max_new_tokens=8, pad_token_id=tokenizer.pad_token_id)
@@ -62,7 +61,7 @@ def test_opt_bot_returns_n_candidates_best_first(opt_dir, preset):
 
 def test_beam_scores_are_teacher_forced_logprobs(opt_dir, tokenizer):
     bot = TranscriptBot.from_pretrained(opt_dir, engine="transformers")
-    prompt = bot.prompt_ids(HISTORY, ())
+    prompt = torch.tensor([bot.prompt_ids(HISTORY, ())])
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = DecodingConfig(method="beam", num_beams=4, max_new_tokens=6)
     candidates = generate_candidates(bot.model, tokenizer, inputs, decoding, 3)
@@ -116,14 +115,14 @@ def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderb
     long_history = [Turn(0, "user" if i % 2 == 0 else "bot", f"turn {i} " + "i like dogs and cats " * 3)
                     for i in range(12)]
     ids = bot.prompt_ids(long_history, ["i am a teacher"])
-    text = tokenizer.decode(ids[0], skip_special_tokens=True)
-    assert ids.shape[1] <= 128
+    text = tokenizer.decode(ids, skip_special_tokens=True)
+    assert len(ids) <= 128
     assert text.startswith("your persona: i am a teacher" + TURN_SEPARATOR)
     assert text.rstrip().endswith("turn 11 " + ("i like dogs and cats " * 3).strip())
     assert "turn 0 " not in text
     kept_turns = [piece for piece in text.split(TURN_SEPARATOR) if "turn" in piece]
     assert all(piece.strip().startswith("turn") for piece in kept_turns)  # whole turns only
-    short = tokenizer.decode(bot.prompt_ids(HISTORY, ())[0], skip_special_tokens=True)
+    short = tokenizer.decode(bot.prompt_ids(HISTORY, ()), skip_special_tokens=True)
     assert short == TURN_SEPARATOR.join([" hi, do you have any pets?", "i have two dogs.",
                                          " what is your favourite food?"])
 
@@ -131,7 +130,7 @@ def test_blenderbot_context_is_persona_first_and_cut_at_turn_boundaries(blenderb
 def test_blenderbot_generates_scored_candidates(blenderbot_dir):
     bot = BlenderBot.from_pretrained(blenderbot_dir)
     greedy = bot.generate(HISTORY, 1, DecodingConfig(method="greedy", max_new_tokens=6))
-    input_ids = bot.prompt_ids(HISTORY, ())
+    input_ids = torch.tensor([bot.prompt_ids(HISTORY, ())])
     with torch.inference_mode():
         out = bot.model.generate(input_ids, do_sample=False, max_new_tokens=6)
         decoder = out[:, :-1]
@@ -152,7 +151,7 @@ def test_blenderbot_refuses_a_causal_model(opt_dir):
 
 def test_chat_template_bot_uses_roles_and_persona(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
-    prompt = bot.tokenizer.decode(bot.prompt_ids(HISTORY, ["i am a teacher"])[0])
+    prompt = bot.tokenizer.decode(bot.prompt_ids(HISTORY, ["i am a teacher"]))
     assert prompt.startswith("<|im_start|>system\n") and "Your persona: i am a teacher" in prompt
     assert "<|im_start|>assistant\ni have two dogs.<|im_end|>" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
@@ -164,10 +163,10 @@ def test_chat_prompt_drops_oldest_turns_to_fit(llama_dir):
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message number {i} about dogs and cats")
                for i in range(20)]
-    bot.max_prompt_tokens = bot.prompt_ids(history[-3:], ()).shape[1] + 5  # room for about three turns
+    bot.max_prompt_tokens = len(bot.prompt_ids(history[-3:], ())) + 5  # room for about three turns
     prompt_ids = bot.prompt_ids(history, ())
-    prompt = bot.tokenizer.decode(prompt_ids[0])
-    assert prompt_ids.shape[1] <= bot.max_prompt_tokens
+    prompt = bot.tokenizer.decode(prompt_ids)
+    assert len(prompt_ids) <= bot.max_prompt_tokens
     assert "message number 17 " in prompt and "message number 16 " not in prompt
     assert "message number 19 " in prompt and "message number 0 " not in prompt
 
@@ -196,7 +195,7 @@ def test_plan_generation_maps_methods():
 def test_shared_prefill_gives_the_same_samples(request, model_dir, tokenizer):
     path = request.getfixturevalue(model_dir)
     bot = TranscriptBot.from_pretrained(path, engine="transformers")
-    prompt = bot.prompt_ids(HISTORY, ())
+    prompt = torch.tensor([bot.prompt_ids(HISTORY, ())])
     inputs = {"input_ids": prompt, "attention_mask": torch.ones_like(prompt)}
     decoding = PRESETS["fast"].replace(max_new_tokens=8, min_new_tokens=8, seed=4)
     shared = generate_candidates(bot.model, tokenizer, inputs, decoding, 4, share_prefill=True)
@@ -210,19 +209,19 @@ def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
     bot.engine.drop_block = 1  # exact fitting; the engines' block-wise dropping: test_bots_engines
     history = [Turn(0, "user" if i % 2 == 0 else "bot", f"message {i} " + "about dogs " * (i % 4))
                for i in range(15)]
-    lengths = [bot.encode_prompt(history[start:], ()).shape[1] for start in range(len(history))]
+    lengths = [len(bot.encode_prompt(history[start:], ())) for start in range(len(history))]
     for budget in range(lengths[-1] - 3, lengths[0] + 3):
         bot.max_prompt_tokens = budget
         fitting = [start for start, length in enumerate(lengths) if length <= budget]
         expected = fitting[0] if fitting else len(history) - 1  # the last turn stays even when too long
-        assert torch.equal(bot.prompt_ids(history, ()), bot.encode_prompt(history[expected:], ())), budget
+        assert bot.prompt_ids(history, ()) == bot.encode_prompt(history[expected:], ()), budget
 
 
 def test_blenderbot_drops_persona_lines_before_the_last_turn(blenderbot_dir, tokenizer):
     bot = BlenderBot.from_pretrained(blenderbot_dir)
     persona = [f"line {i} quixotic wyverns" for i in range(4)]  # words the tiny BPE spells out byte by byte
     last = Turn(0, "user", "last turn " + "i like dogs and cats " * 12)
-    text = tokenizer.decode(bot.prompt_ids([Turn(0, "bot", "hello there"), last], persona)[0],
+    text = tokenizer.decode(bot.prompt_ids([Turn(0, "bot", "hello there"), last], persona),
                             skip_special_tokens=True)
     assert len(tokenizer(text)["input_ids"]) <= 128
     assert "line 0" not in text and "line 3" in text and "hello there" not in text

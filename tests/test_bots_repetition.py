@@ -67,7 +67,7 @@ def test_the_bot_bans_every_run_of_the_earlier_turns(llama_dir):
 def test_a_banned_run_cannot_be_generated(llama_dir, engine):
     """The greedy reply changes once its opening tokens are banned, and never holds a banned run."""
     bot = ChatTemplateBot.from_pretrained(llama_dir, engine=engine)
-    prompt = bot.prompt_ids(HISTORY, ())[0].tolist()
+    prompt = bot.prompt_ids(HISTORY, ())
     greedy = DecodingConfig(method="greedy", max_new_tokens=8)
     (free,) = bot.engine.generate(prompt, greedy, 1)  # no end tokens: 8 tokens each
     opening = bot.tokenizer(free.text, add_special_tokens=False)["input_ids"][:2]
