@@ -55,11 +55,21 @@ def defaults() -> ChatSettings:
         threshold = round(default_threshold(detector), 4)
     except LOAD_ERRORS:
         threshold = 0.5
+    bot = os.environ.get("GUARD_APP_BOT") or ("scripted" if default_script() else "embedded")
     return ChatSettings(
-        bot=os.environ.get("GUARD_APP_BOT") or ("scripted" if default_script() else "embedded"),
-        preset=preset, decoding=asdict(PRESETS[preset]) if preset in PRESETS else {},
+        bot=bot, preset=preset, decoding=asdict(PRESETS[preset]) if preset in PRESETS else {},
         guard_mode=os.environ.get("GUARD_APP_MODE") or "rerank", detector=detector, threshold=threshold,
-        num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4))
+        num_candidates=int(os.environ.get("GUARD_APP_CANDIDATES") or 4), persona=_default_persona(bot))
+
+
+def _default_persona(bot: str) -> list[str]:
+    """The persona the sidebar starts with: the embedded bot's own (it plays one when given none), so the guard
+    checks its replies against who it says it is and the page shows it; other bots start without one."""
+    if bot != "embedded":
+        return []
+    from bots.embedded import EMBEDDED_PERSONA  # light: no model code is imported
+
+    return list(EMBEDDED_PERSONA)
 
 
 def short_error(exc: BaseException, limit: int = SHORT_ERROR) -> str:
