@@ -24,6 +24,8 @@ from ui import chat_session, resources  # noqa: E402
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
+resources.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
+
 chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
 page = st.navigation([
     chat_page,

@@ -16,11 +16,16 @@ dogs, and two turns later its best-scored candidate is "I don't have any pets." 
 Bot turn k (0-based, counted in the history) gets candidate list k; past the end, the last list is
 reused. ``{user}`` in a text is replaced by the user's last message. Scores are the generator
 scores the guard sees (mean log-probabilities in a real bot); missing scores count down from -1.
+
+An optional ``"delay": seconds`` makes every reply take that long, like a real generator: the scripted bot answers
+at once, so without it a class (or a browser test) never sees the chat page's live view of the guard at work
+(ui.turn_widgets.guarded_turn_live) before the finished turn replaces it.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,6 +65,7 @@ class ScriptedBot(Bot):
             except json.JSONDecodeError as exc:
                 raise BotError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
         self.turns = _parse_turns(data, where)
+        self.delay = _parse_delay(data, where)
 
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = ()) -> list[Candidate]:
@@ -70,6 +76,8 @@ class ScriptedBot(Bot):
         options = self.turns[min(bot_turns, len(self.turns) - 1)]
         last_user = next((m.text for m in reversed(history) if m.agent_id == "user"), "")
         chosen = options[:num_candidates]
+        if self.delay:
+            time.sleep(self.delay)
         limit = (decoding or self.default_decoding).max_new_tokens
         out = [Candidate(text=_within(c.text.replace("{user}", last_user), limit), score=c.score) for c in chosen]
         return sorted(out, key=lambda c: -c.score)
@@ -81,6 +89,18 @@ def _within(text: str, max_words: int) -> str:
     if len(words) <= max_words:
         return text
     return complete_sentences(" ".join(words[:max_words]), cut=True)
+
+
+#: longest ``delay`` a script may ask for: a typo (60 for 0.6) must not hang a class's chat for minutes
+MAX_DELAY_S = 30.0
+
+
+def _parse_delay(data: object, where: str) -> float:
+    """The script's ``delay`` in seconds (0 when absent), with an error that says what is allowed."""
+    delay = data.get("delay", 0) if isinstance(data, dict) else 0
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= MAX_DELAY_S:
+        raise BotError(f"{where}: 'delay' must be a number of seconds from 0 to {MAX_DELAY_S:g}")
+    return float(delay)
 
 
 def _parse_turns(data: object, where: str) -> list[list[Candidate]]:

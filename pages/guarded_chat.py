@@ -79,10 +79,17 @@ def redraw_marked() -> None:
     marks = fresh
 
 
+def draw_transcript() -> None:
+    """The persona and every turn; an empty slot before each bot turn, where its steps were shown (``answer``)."""
+    draw_persona()
+    for turn in conversation.turns:
+        if turn.agent_id == BOT:
+            st.empty()
+        draw_turn(turn)
+
+
 chat_session.save_turns(conversation, settings)  # turns a failed save left behind (a no-op when all are stored)
-draw_persona()
-for turn in conversation.turns:
-    draw_turn(turn)
+draw_transcript()
 if not conversation.turns and prompt is None:
     st.info("Say something to the bot. Each reply is chosen from several candidates; when the sent reply "
             "contradicts what the bot said before, both are highlighted. Each turn's candidate panel shows the "
@@ -93,26 +100,33 @@ if not conversation.turns and prompt is None:
 def answer() -> bool:
     """Generate and guard the bot's reply to the last user turn, showing the guard at work; False (with an error
     that says what is kept) on failure."""
-    detector = None
-    if settings.mode != GuardMode.OFF:
-        detector = resources.make_detector(settings.detector, settings.threshold,
-                                           prefilter_k=8 if settings.prefilter else None, kept=KEPT)
-        if detector is None:
+    # One slot, right under the user's message, for everything transient: a model's first load, the guard's steps, an
+    # error that stops the turn. The finished turn goes under it once it is emptied, and later runs draw an empty slot
+    # before every bot turn (draw_transcript), so each turn keeps its place from one run to the next: Streamlit leaves
+    # the last run's elements on screen, faded, until this run draws over them, and a turn drawn lower down last time
+    # would show as a second copy while the bot writes, or lend its caption and candidates to the user's new message.
+    # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
+    live = st.empty()
+    with live.container():
+        detector = None
+        if settings.mode != GuardMode.OFF:
+            detector = resources.make_detector(settings.detector, settings.threshold,
+                                               prefilter_k=8 if settings.prefilter else None, kept=KEPT)
+            if detector is None:
+                return False
+        bot = resources.get_bot(settings.bot, kept=KEPT)
+        if bot is None:
             return False
-    bot = resources.get_bot(settings.bot, kept=KEPT)
-    if bot is None:
-        return False
-    live = st.empty()  # the guard's steps while it works; the finished turn takes their place
-    try:
-        with resources.model_lock("bot", settings.bot), live.container():
-            turn = guarded_turn_live(conversation, bot, detector, settings)
-    except BotError as exc:
-        st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
-                 icon="⚠️")
-        return False
-    except (RuntimeError, ValueError, OSError) as exc:
-        st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
-        return False
+        try:
+            with resources.model_lock("bot", settings.bot):
+                turn = guarded_turn_live(conversation, bot, detector, settings)
+        except BotError as exc:
+            st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
+                     icon="⚠️")
+            return False
+        except (RuntimeError, ValueError, OSError) as exc:
+            st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
+            return False
     live.empty()
     chat_session.save_turns(conversation, settings)
     draw_turn(turn)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -53,6 +54,18 @@ def test_custom_script_from_a_file_or_a_dict(tmp_path):
         history = [Turn(0, "user", "x"), Turn(0, "bot", "y"), Turn(0, "user", "z"), Turn(0, "bot", "w"),
                    Turn(0, "user", "v")]
         assert [c.text for c in bot.generate(history, 3)] == ["c", "b"]  # past the end: the last list, best first
+
+
+def test_a_script_delay_makes_every_reply_take_that_long():
+    """A real generator takes seconds; a scripted reply with a delay too (the chat page's live guard view shows)."""
+    bot = ScriptedBot({"delay": 0.3, "replies": [["a"]]})
+    started = time.perf_counter()
+    assert [c.text for c in bot.generate([Turn(0, "user", "hi")], 1)] == ["a"]
+    assert time.perf_counter() - started >= 0.3
+    assert ScriptedBot({"replies": [["a"]]}).delay == 0.0
+    for bad in (-1, "2", True, 3600):
+        with pytest.raises(BotError, match="'delay' must be a number of seconds"):
+            ScriptedBot({"delay": bad, "replies": [["a"]]})
 
 
 def test_bad_scripts_are_bot_errors(tmp_path):

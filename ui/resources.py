@@ -118,6 +118,24 @@ class _ProcessCache:
 
 _models = _ProcessCache()
 
+#: the page modules and the libraries they draw with, imported by one thread at a time (``import_page_modules``)
+PAGE_MODULES = ("pandas", "altair", "narwhals.stable.v1", "narwhals.stable.v2", "ui.charts", "ui.widgets",
+                "ui.turn_widgets")
+_IMPORT_LOCK = threading.Lock()
+
+
+def import_page_modules() -> None:
+    """Import what the pages draw with, one thread at a time. Several tabs opening at once on a fresh server run
+    their first page in parallel threads, and two threads importing a package and its submodule (Altair's narwhals)
+    each wait for the other's module lock; Python breaks that cycle by handing one of them a half-initialized module,
+    and that tab shows an ImportError ("cannot import name ... from ui.turn_widgets") instead of the chat. Once
+    imported, this costs a lock and a dictionary look-up per run."""
+    import importlib
+
+    with _IMPORT_LOCK:
+        for name in PAGE_MODULES:
+            importlib.import_module(name)
+
 
 def _bot(name: str, script: str | None = None, engine: str = "auto"):
     def load():
@@ -179,10 +197,11 @@ def warm_up_status(settings: ChatSettings) -> None:
     """While the start-up warm-up runs: one line saying what is being prepared (the chat input works meanwhile;
     a message sent now waits for the model it needs)."""
     progress = start_warm_up(defaults().bot, defaults().detector)
+    slot = st.empty()  # there in every run, so the turns below keep their places when the warm-up ends
     if progress.finished:
         return
     seconds = time.perf_counter() - progress.started
-    st.info(f"Preparing {progress.stage} — {seconds:.0f} s so far. You can type: the first reply waits for it.",
+    slot.info(f"Preparing {progress.stage} — {seconds:.0f} s so far. You can type: the first reply waits for it.",
             icon="⏳")
 
 

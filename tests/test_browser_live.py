@@ -1,0 +1,110 @@
+"""The chat page's one pass per turn in headless Chromium (issue 24): while the bot and the guard work, their steps
+are on screen (an st.status box with the candidates as they arrive and each one's verdict) before the reply is; then
+the finished turn takes the box's place and the transcript holds each turn once — never two copies of a turn, nor the
+candidates a second time above the reply.
+
+The scripted bot answers after a ``delay`` (bots/scripted.py), like a real generator, so the box is there long enough
+to be seen. A MutationObserver installed before the page loads keeps every state of the transcript and of the live box
+the browser drew, so steps that last a few milliseconds (the verdicts, between generation and the finished turn) are
+checked too. Embedded detector when present, else a tiny random one that flags everything; a fresh studio database.
+Skipped without Debian's /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+DELAY_S = 2.5
+CONTRADICTING, CONSISTENT = "I have never had a dog.", "Max loves long walks in the park."
+SCRIPT = {"delay": DELAY_S, "replies": [
+    [{"text": "I have a dog named Max.", "score": -0.4}],
+    [{"text": CONTRADICTING, "score": -0.2}, {"text": CONSISTENT, "score": -0.9}],
+]}
+FIRST, SECOND = "Do you have pets?", "Tell me about your pets"
+
+#: every distinct state of the transcript (the turn ids drawn, in order, each with all its chat bubble holds) and of
+#: the live box (its text), as drawn; Streamlit's faded leftovers of the last run count, as the user sees them
+RECORDER = """
+window.__cgStates = [];
+const record = () => {
+  const turns = Array.from(document.querySelectorAll('div.cg-turn[data-turn-id]'));
+  const ids = turns.map(e => e.dataset.turnId);
+  const bubbles = turns.map(e => { const m = e.closest('[data-testid="stChatMessage"]'); return m ? m.textContent : ''; });
+  // the live box: an st.status whose lines are the candidates ('#1 “…”'); a finished turn's panel has none
+  const live = Array.from(document.querySelectorAll('[data-testid="stExpander"]'))
+    .map(e => e.textContent).filter(t => /#\\d+ “/.test(t));
+  const state = JSON.stringify({ids, bubbles, live});
+  const states = window.__cgStates;
+  if (!states.length || states[states.length - 1].key !== state) states.push({key: state, ids, bubbles, live});
+};
+new MutationObserver(record).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("browser_live")
+    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{folder / 'studio.db'}")
+    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
+        yield url
+
+
+def _live_box(page):
+    return page.locator("[data-testid='stExpander']").filter(has_text="The bot is writing 2 candidates")
+
+
+def test_the_guards_steps_show_before_the_reply_and_the_turn_replaces_them(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.add_init_script(RECORDER)
+    errors: list[str] = []  # a delta the frontend cannot place blanks the page ("Bad delta path index")
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server)
+    send(page, FIRST)
+    sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
+    sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled(timeout=120_000)
+    page.evaluate("window.__cgStates.length = 0")
+
+    send(page, SECOND)
+    # while the bot writes: the user's message is in the transcript, the live box under it, no reply yet
+    sync_api.expect(_live_box(page)).to_be_visible(timeout=DELAY_S * 1000)
+    sync_api.expect(turn(page, 2)).to_have_text(SECOND)
+    assert turn(page, 3).count() == 0
+    sync_api.expect(turn(page, 3)).to_have_text(CONSISTENT, timeout=120_000)  # re-rank sends the consistent one
+    sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled(timeout=120_000)  # the run is over
+
+    states = page.evaluate("window.__cgStates")
+    # drawn once: at no moment did the page hold two copies of a turn
+    doubled = [s["ids"] for s in states if any(n > 1 for n in Counter(s["ids"]).values())]
+    assert not doubled, doubled[:3]
+    # nor did a user's message carry a bot turn's caption, candidates or annotation box (a last run's leftovers)
+    lent = [b for s in states for i, b in zip(s["ids"], s["bubbles"]) if int(i) % 2 == 0 and
+            any(word in b for word in ("Candidates (", "Annotate turn", "consistent"))]
+    assert not lent, lent[:3]
+    # the guard's verdicts were on screen before the reply was in the transcript
+    before_reply = [s for s in states if "3" not in s["ids"]]
+    verdicts = [box for s in before_reply for box in s["live"] if "❌ #1" in box and "#2 “" in box]
+    assert verdicts, [s["live"] for s in before_reply]
+    assert any(CONTRADICTING in box and CONSISTENT in box for box in verdicts)
+    assert any("rerank sends candidate #" in box for s in before_reply for box in s["live"])
+    # and gone once it was: the finished turn took the box's place
+    after_reply = [s for s in states if "3" in s["ids"]]
+    assert after_reply and not any(s["live"] for s in after_reply), [s["live"] for s in after_reply][:3]
+
+    # the transcript now: each turn once, in order, and no candidate shown outside its (closed) panel
+    assert page.locator("div.cg-turn[data-turn-id]").evaluate_all("es => es.map(e => e.dataset.turnId)") == \
+        ["0", "1", "2", "3"]
+    assert _live_box(page).count() == 0
+    main = page.locator("[data-testid='stMainBlockContainer']").inner_text()
+    assert main.count(FIRST) == 1 and main.count(SECOND) == 1 and main.count(CONSISTENT) == 1, main
+    assert CONTRADICTING not in main  # only in turn 3's candidate panel, which is closed
+    page.get_by_text("Candidates (2) and why this reply").last.click()
+    sync_api.expect(page.locator("table.cg-candidates").last).to_contain_text(CONTRADICTING)
+    assert not errors, errors
+    page.close()
