@@ -1,6 +1,7 @@
-"""A studio database written before issue 18 (commit 3ad3833's code; tests/data/README.md) opens with today's code,
-is migrated to the current schema and reads back what that code read: sessions, turns, guard reports (typed),
-annotations, suggestions, self-play judgements and the DECODE export."""
+"""Studio databases written by older code (tests/data/README.md) open with today's code, are migrated to the current
+schema and read back what that code read: one from before issue 18 (commit 3ad3833, schema 2: sessions, turns, guard
+reports (typed), annotations, suggestions, self-play judgements and the DECODE export) and one from just before issue 24
+(commit 4f3e49d, schema 4: a session's settings in columns of their own, each bot turn's own settings)."""
 
 from __future__ import annotations
 
@@ -211,3 +212,114 @@ def test_new_turns_keep_their_own_bot_and_settings(store):
     record = [r for r in decode_records(store, session_ids=[again.info.id])][-1]
     assert (record["meta"]["bot"], record["meta"]["preset"], record["meta"]["detector"]) == ("scripted", "greedy",
                                                                                              "embedded")
+
+
+# ---------------------------------------------------------------- a schema-4 database (commit 4f3e49d)
+# Written by the code of commit 4f3e49d (tests/data/make_studio_schema4_4f3e49d.py), the last schema before issue 24
+# folded a session's settings into one record (schema 6): its sessions kept their settings in columns of their own,
+# its bot turns their own settings (ReplySettings) and their reports each candidate's verdict copied field by field.
+
+SCHEMA4_DB = DATA / "studio_schema4_4f3e49d.db"
+READ_AT_SCHEMA4 = json.loads((DATA / "studio_schema4_4f3e49d.json").read_text())
+#: what a schema-4 bot turn kept of the settings that produced it (today's ChatSettings adds persona and fallback)
+SCHEMA4_TURN_SETTINGS = ("bot", "preset", "decoding", "guard_mode", "detector", "threshold", "num_candidates",
+                         "penalty_lambda", "prefilter", "from_session")
+
+
+@pytest.fixture()
+def store4(tmp_path):
+    path = tmp_path / "studio.db"
+    shutil.copy(SCHEMA4_DB, path)
+    store = Store(f"sqlite:///{path}")
+    yield store
+    store.dispose()
+
+
+def test_a_schema_4_database_is_upgraded_to_today(store4):
+    assert READ_AT_SCHEMA4["schema_version"] == 4 and SCHEMA4_DB.stat().st_size < 200_000
+    assert store4.schema_version == SCHEMA_VERSION == 6
+    path = store4.url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+    assert versions == [1, 2, 3, 4, 5, 6]
+    assert "settings" in columns and not set(LEGACY_SETTING_FIELDS) & columns  # folded into one record
+    assert store4.counts() == READ_AT_SCHEMA4["counts"]
+
+
+def test_schema_4_sessions_keep_their_settings_in_the_one_record(store4):
+    assert {s.id for s in store4.list_sessions()} == set(READ_AT_SCHEMA4["sessions"])
+    for session_id, old in READ_AT_SCHEMA4["sessions"].items():
+        info = store4.load_session(session_id).info
+        assert {k: getattr(info.settings, k) for k in LEGACY_SETTING_FIELDS} == \
+            {k: old["info"][k] for k in LEGACY_SETTING_FIELDS}
+        assert (info.settings.fallback, info.settings.from_session) == (None, False)
+        assert (info.player, info.source, info.meta) == (old["info"]["player"], old["info"]["source"],
+                                                         old["info"]["meta"])
+    chat = store4.load_session("chat-schema4-0001").info.settings  # the sidebar's last state, spelled out
+    assert (chat.bot, chat.guard_mode, chat.detector, chat.threshold, chat.penalty_lambda, chat.prefilter) == (
+        "scripted", GuardMode.BLOCK, "scripted-nli", 0.7, 2.5, False)
+    assert chat.persona == ["I live in Ohio.", "I love hiking."]
+
+
+def test_schema_4_turns_read_back_with_their_reports_and_own_settings(store4):
+    for session_id, old in READ_AT_SCHEMA4["sessions"].items():
+        session = store4.load_session(session_id)
+        assert len(session.turns) == len(old["turns"])
+        for stored, was in zip(session.turns, old["turns"]):
+            turn, old_turn = stored.turn, was["turn"]
+            assert (turn.turn_id, turn.agent_id, turn.text) == (old_turn["turn_id"], old_turn["speaker"],
+                                                                old_turn["text"])
+            assert (stored.method, stored.suggestion_id) == (was["method"], was["suggestion_id"])
+            if old_turn["settings"] is None:
+                assert turn.settings is None and turn.report is None
+                continue
+            # the bot, decoding and guard settings this turn was made with: its own, not its session's
+            assert {k: jsonable(getattr(turn.settings, k)) for k in SCHEMA4_TURN_SETTINGS} == \
+                {k: old_turn["settings"][k] for k in SCHEMA4_TURN_SETTINGS}
+            assert session.reply_settings(turn.turn_id) == turn.settings
+            # the report: today's shape (each candidate embeds its verdict), the same values
+            # (_old_form drops the re-judge fields, which schema-4 reports already had: compared on their own)
+            assert _old_form({"report": jsonable(turn.report)})["report"] == \
+                {k: v for k, v in old_turn["report"].items() if k not in NEW_REPORT_FIELDS}
+            assert (turn.report.would_send, turn.report.would_fallback) == (old_turn["report"]["would_send"],
+                                                                           old_turn["report"]["would_fallback"])
+            report = turn.report
+            sent = report.chosen.text if report.chosen is not None else None
+            assert turn.text == sent or report.used_fallback
+    chat = store4.load_session("chat-schema4-0001")
+    penalty = chat.turns[3].turn
+    assert penalty.text == "Max loves long walks in the park."
+    assert (penalty.report.mode, penalty.report.detector, penalty.report.threshold) == (GuardMode.PENALTY,
+                                                                                       "scripted-nli", 0.7)
+    assert (penalty.settings.preset, penalty.settings.penalty_lambda) == ("greedy", 2.5)  # not the session's "fast"
+    rejected = penalty.report.candidates[0]
+    assert (rejected.text, rejected.contradicts, rejected.chosen, rejected.category) == (
+        "I have never had a dog.", True, False, Category.HISTORY)
+    assert rejected.contradiction_score == pytest.approx(0.95)
+    assert [(e.source, e.turn_id) for e in rejected.evidence] == [(PremiseSource.HISTORY, 1)]
+    blocked = chat.turns[5].turn.report
+    assert blocked.mode is GuardMode.BLOCK and blocked.used_fallback and blocked.status == "guarded"
+    assert [c.category for c in blocked.candidates] == [Category.HISTORY, Category.INTRA]
+    assert [(e.source, e.turn_id) for e in blocked.candidates[0].evidence] == [(PremiseSource.PERSONA, 0)]
+    assert blocked.persona == ["I live in Ohio.", "I love hiking."]
+    flagged = store4.load_session("chat-schema4-0002").turns[3].turn
+    assert flagged.text == "I have never had a dog." and flagged.report.mode is GuardMode.FLAG
+    assert flagged.report.chosen.contradicts and flagged.report.status == "flagged"
+
+
+def test_schema_4_annotations_suggestions_and_export_read_back(store4):
+    # schema 5: an annotation may cite persona lines; these cite none
+    assert [{k: v for k, v in a.items() if k != "contradicted_persona"} for a in jsonable(store4.annotations())] \
+        == READ_AT_SCHEMA4["annotations"]
+    assert all(a.contradicted_persona == [] for a in store4.annotations())
+    [intra] = [a for a in store4.annotations() if a.annotator == "bob"]
+    assert (intra.turn_index, intra.contradiction, intra.category, intra.guard_right) == (5, True, Category.INTRA,
+                                                                                         False)
+    assert [{k: v for k, v in s.items() if k != "created_at"} for s in store4.suggestions()] == \
+        READ_AT_SCHEMA4["suggestions"]
+    exported = list(decode_records(store4))
+    for record in exported:
+        for annotation in record.get("annotations", []):
+            assert annotation.pop("contradicted_persona") == []
+    assert exported == READ_AT_SCHEMA4["export"]
