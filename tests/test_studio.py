@@ -420,6 +420,50 @@ def _studio(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, timeout=600)
 
 
+#: the fields of an exported record that name turns (or persona lines) by their integer id
+TURN_ID_FIELDS = ("turn_id", "aggregated_contradiction_indices", "contradicted_turns", "contradicted_persona",
+                  "persona_evidence")
+
+
+def _turn_ids(value, field: str = "") -> list[tuple[str, object]]:
+    """Every (field, id) in an exported record, however deeply nested."""
+    if isinstance(value, dict):
+        return [pair for key, inner in value.items() for pair in _turn_ids(inner, key)]
+    if isinstance(value, list):
+        if field in TURN_ID_FIELDS:
+            return [(field, v) for v in value]
+        return [pair for inner in value for pair in _turn_ids(inner, field)]
+    return [(field, value)] if field in TURN_ID_FIELDS else []
+
+
+def test_the_decode_export_writes_turn_ids_as_integers(tmp_path):
+    """DECODE's turn ids are integers, and guard's reader refuses anything else: the export writes every turn id, the
+    indices and the annotators' turn and persona lists as JSON integers - also for a migrated schema-4 database and
+    for annotations given their turns as text (a form's values)."""
+    import shutil
+
+    from guard.datasets import read_dataset
+
+    path = tmp_path / "studio.db"
+    shutil.copy(Path(__file__).resolve().parent / "data" / "studio_schema4_4f3e49d.db", path)
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    store.annotate(Annotation("chat-schema4-0001", 5, "eve", True, ["1", "3"], "history", None, "",
+                              contradicted_persona=["0"]))
+    store.dispose()
+    out = tmp_path / "out.jsonl"
+    done = _studio("export", "--db", url, "--format", "decode", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    ids = [pair for record in records for pair in _turn_ids(record)]
+    assert {field for field, _ in ids} == set(TURN_ID_FIELDS)  # every kind of id is in the export
+    assert [pair for pair in ids if type(pair[1]) is not int] == []
+    [annotated] = [r for r in records if r["record_id"] == "chat-schema4-0001:5"]
+    assert annotated["aggregated_contradiction_indices"] == [1, 3, 5] and annotated["persona_evidence"] == [0]
+    assert [t["turn_id"] for t in annotated["turns"]] == [0, 1, 2, 3, 4, 5]
+    assert len(read_dataset("decode", out)) == len(records) == 5  # guard reads every record back
+
+
 def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, flagging_detector):
     store = Store(sqlite_url)
     conversation = _conversation(n_bot_turns=2, flagged_at=2)
