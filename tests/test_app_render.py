@@ -473,6 +473,34 @@ def test_pair_heatmap_marks_tau_and_keeps_full_texts_for_tooltips():
     assert row_heads["encoding"]["tooltip"][0]["field"] == "judged"
 
 
+def test_charts_grow_their_text_in_presentation_mode_and_headings_keep_their_width():
+    """Presentation mode's scale: no chart text under 18 px (Vega's 11 px default stays tiny on a projector), and a
+    heatmap heading breaks into shorter lines, so larger headings do not run into their neighbours."""
+    from ui.charts import COLUMN_LABEL_CHARS, pair_heatmap, turn_score_chart
+    from ui.widgets import PRESENTATION_SCALE
+
+    pairs = [PairScore(HISTORY, 1, "I am a stay at home mom with three lovely children.", "I don't have kids.", 0.97),
+             PairScore(HISTORY, 3, "I like rice.", "I don't have kids.", 0.1)]
+    for scale in (1.0, PRESENTATION_SCALE):
+        spec = pair_heatmap(pair_score_frame(pairs), threshold=0.86, title="history", scale=scale).to_dict()
+        cells, labels, column_heads, row_heads = spec["layer"]
+        legend = cells["encoding"]["color"]["legend"]
+        sizes = [legend["labelFontSize"], legend["titleFontSize"], labels["mark"]["fontSize"],
+                 column_heads["mark"]["fontSize"], row_heads["mark"]["fontSize"], spec["title"]["fontSize"],
+                 spec["title"]["subtitleFontSize"]]
+        headings = [row["heading"] for rows in spec["datasets"].values() for row in rows if "full" in row]
+        longest = max(len(line) for h in headings for line in h.split("\n"))
+        chart = turn_score_chart(turn_scores(_chat("rerank", SCRIPT)), threshold=0.5, scale=scale).to_dict()
+        axis = chart["layer"][0]["encoding"]["y"]["axis"]
+        sizes += [axis["labelFontSize"], axis["titleFontSize"],
+                  chart["layer"][0]["encoding"]["color"]["legend"]["labelFontSize"]]
+        if scale == 1.0:
+            assert min(sizes) >= 12 and longest <= COLUMN_LABEL_CHARS
+        else:
+            assert min(sizes) >= 18, sizes
+            assert longest * max(column_heads["mark"]["fontSize"], 1) <= COLUMN_LABEL_CHARS * 12 * 1.05  # same width
+
+
 def test_table_html_wraps_text_keeps_numbers_whole_and_escapes():
     from ui.render import table_html
 

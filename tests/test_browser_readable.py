@@ -1,6 +1,7 @@
 """Issue 19 items 3 and 4 in headless Chromium at 1400 px: suggestion buttons read as the text they send, the
 candidates table keeps every column whole with the candidate wrapped, the heatmap heads every column, and
-presentation mode enlarges the tables.
+presentation mode enlarges the tables; in presentation mode with the sidebar open (issue 24) the Learn page's tables
+keep their score columns inside their boxes, and the charts' text is at least 16 px with no heading over another.
 
 Scripted bot, embedded detector when present (else a tiny random one that flags everything), a fresh studio
 database. Skipped without Debian's /usr/bin/chromium.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from ui.render import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -121,4 +123,92 @@ def test_every_heatmap_column_has_a_heading_with_the_full_text_on_hover(server, 
     tooltip = page.locator("#vg-tooltip-element")
     sync_api.expect(tooltip).to_be_visible(timeout=10_000)
     assert "earlier utterance" in tooltip.inner_text() and "turn 1:" in tooltip.inner_text()
+    page.close()
+
+
+#: every text of the page's Vega charts: its chart (the n-th .vega-embed), role, text and computed font size
+CHART_TEXTS = """() => Array.from(document.querySelectorAll('.vega-embed')).flatMap((chart, n) =>
+    Array.from(chart.querySelectorAll('svg text')).filter(t => t.textContent.trim()).map(t => ({
+        chart: n, role: (t.closest('g[class]') || t).getAttribute('class'), text: t.textContent.slice(0, 30),
+        px: parseFloat(getComputedStyle(t).fontSize)})))"""
+#: the heatmap's column headings that cover one another
+OVERLAPPING_HEADINGS = """e => { const hs = Array.from(e.querySelectorAll('g.mark-text text'))
+    .filter(t => /^(turn|persona)/.test(t.textContent.trim())).map(t => [t.textContent, t.getBoundingClientRect()]);
+  const out = [];
+  for (let i = 0; i < hs.length; i++) for (let j = i + 1; j < hs.length; j++) {
+    const [x, a] = hs[i], [y, b] = hs[j];
+    if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) out.push([x, y]);
+  }
+  return out; }"""
+
+
+def _presentation_with_the_sidebar_open(page) -> None:
+    """Presentation mode on (it collapses the sidebar), then the sidebar opened again with its arrow."""
+    page.get_by_text("Presentation mode").click()
+    page.wait_for_function(f"parseFloat(getComputedStyle(document.documentElement).fontSize) === {PRESENTATION_FONT_PX}",
+                           timeout=30_000)
+    page.get_by_role("button", name="Expand sidebar").click()
+    sync_api.expect(page.locator("[data-testid='stSidebar']")).to_have_attribute("data-collapsed", "false",
+                                                                                 timeout=30_000)
+    page.wait_for_timeout(1000)
+
+
+def _small_chart_texts(page, chart: int | None = None) -> list[dict]:
+    texts = [t for t in page.evaluate(CHART_TEXTS) if chart is None or t["chart"] == chart]
+    assert texts, "no chart text found"
+    return [t for t in texts if t["px"] < 16]
+
+
+def test_learn_tables_fit_with_the_sidebar_open_in_presentation_mode(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    page.locator(CHAT_INPUT).wait_for(timeout=180_000)  # the app's first run is over: its navigation is there
+    _presentation_with_the_sidebar_open(page)
+    page.get_by_role("link", name="Learn").click()
+    page.get_by_text("Why the structured method is more robust").wait_for(timeout=180_000)
+    page.get_by_text("Right and wrong per example").click()
+    tables = page.locator("table.cg-table")
+    sync_api.expect(tables.first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1000)
+    shown = [tables.nth(k) for k in range(tables.count()) if tables.nth(k).is_visible()]  # not those in other tabs
+    widths = sorted(t.evaluate("e => e.closest('.cg-table-wrap').clientWidth") for t in shown)
+    assert len(shown) >= 3 and widths[0] < 450, widths  # the right/wrong table and section 3's two narrow columns
+    assert page.locator("[data-testid='stSidebar']").evaluate("e => e.getBoundingClientRect().width") > 200
+    cut = [cell for table in shown for cell in _columns_whole(page, table)]
+    assert not cut, cut
+    overflowing = [t.evaluate("e => [e.closest('.cg-table-wrap').clientWidth, e.closest('.cg-table-wrap').scrollWidth]")
+                   for t in shown]
+    assert all(scroll <= width + 1 for width, scroll in overflowing), overflowing  # no scroll bar: the scores in view
+    assert sum(t.locator("th[data-column='score']").count() for t in shown) >= 2
+    page.close()
+
+
+def test_chart_text_is_at_least_16_px_in_presentation_mode(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    send(page, "Do you have pets?")
+    sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
+    page.locator(".vega-embed svg text").first.wait_for(timeout=60_000)
+    assert _small_chart_texts(page), "the normal chart's text is small: the test would not see a change"
+    _presentation_with_the_sidebar_open(page)
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.vega-embed svg text'))"
+                           ".some(t => parseFloat(getComputedStyle(t).fontSize) >= 16)", timeout=30_000)
+    small = _small_chart_texts(page)
+    assert not small, small
+    roles = {t["role"].split()[-1] for t in page.evaluate(CHART_TEXTS)}
+    assert {"role-axis-label", "role-axis-title", "role-legend-label"} <= roles  # the axes' and legend's text too
+
+    page.get_by_role("link", name="Probe playground").click()
+    page.get_by_text("Built-in example").wait_for(timeout=180_000)
+    page.get_by_role("combobox", name="Built-in example").click()
+    page.get_by_role("option", name="A fact from the start of a long chat").click()
+    page.wait_for_timeout(2000)
+    page.locator("button", has_text="Detect").last.click()
+    page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)
+    chart = page.locator(".vega-embed").last
+    chart.locator("g.mark-rect path").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    small = _small_chart_texts(page)
+    assert not small, small
+    assert not chart.evaluate(OVERLAPPING_HEADINGS)  # the larger headings break into shorter lines instead
     page.close()

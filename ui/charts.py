@@ -56,11 +56,30 @@ def wrap_label(text: str, width: int, lines: int) -> str:
 
 
 #: Column headings: lines of this many characters (five columns fit side by side in the playground's
-#: half of a 1400 px window); row headings: the judged sentence on up to three lines.
+#: half of a 1400 px window); row headings: the judged sentence on up to three lines. At a larger ``scale`` a line
+#: holds fewer characters (and a column heading gets a line more), so a heading keeps its width as its type grows
+#: and neighbouring headings never run into each other.
 COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES = 16, 3
 ROW_LABEL_CHARS, ROW_LABEL_LINES = 30, 3
 LABEL_FONT = 12
 LABEL_LINE_HEIGHT = 14
+#: Chart text in px at scale 1: axis, legend and subtitle text (SMALL_FONT), titles, the τ label and the scores in the
+#: cells (LARGE_FONT). Presentation mode's scale (1.5) makes the smallest 18 px, near the page's 22 px type; Vega's
+#: own 11 px would stay tiny on a projector.
+SMALL_FONT, LARGE_FONT = 12, 13
+
+
+def font_px(base: int, scale: float) -> int:
+    """A chart font size at ``scale`` (presentation mode's larger type), rounded half up: 12 x 1.5 is 18."""
+    return int(base * scale + 0.5)
+
+
+def heading_lines(scale: float) -> tuple[int, int, int]:
+    """Characters a line of a column heading, its lines, and characters a line of a row heading at ``scale``."""
+    if scale <= 1:
+        return COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES, ROW_LABEL_CHARS
+    return (max(8, round(COLUMN_LABEL_CHARS / scale)), COLUMN_LABEL_LINES + 1,
+            max(12, round(ROW_LABEL_CHARS / scale)))
 
 
 def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: float = 1.0) -> alt.LayerChart:
@@ -71,7 +90,8 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
     column, the judged sentence on up to three lines left of its row; hovering a heading shows the full text.
     ``scale``: every size times this (presentation mode's larger type).
     """
-    font, line, row_height = round(LABEL_FONT * scale), round(LABEL_LINE_HEIGHT * scale), round(ROW_HEIGHT * scale)
+    font, line, row_height = font_px(LABEL_FONT, scale), font_px(LABEL_LINE_HEIGHT, scale), round(ROW_HEIGHT * scale)
+    column_chars, column_lines, row_chars = heading_lines(scale)
     frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
     order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     rows = frame.drop_duplicates("candidate")["candidate"].tolist()
@@ -87,12 +107,12 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
         color=alt.Color("score:Q", title=f"P(contradiction) · τ = {threshold:.2f}",
                         scale=alt.Scale(domain=[0, threshold, 1], range=[BELOW_TAU, AT_TAU, CERTAIN]),
                         legend=alt.Legend(orient="bottom", gradientLength=round(300 * scale), values=ticks,
-                                          format=".2f", titleLimit=0, labelFontSize=round(11 * scale),
-                                          titleFontSize=round(11 * scale))),
+                                          format=".2f", titleLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
+                                          titleFontSize=font_px(SMALL_FONT, scale))),
         stroke=alt.condition(f"datum.score >= {threshold}", alt.value("#000000"), alt.value("#ffffff")),
         tooltip=tooltip,
     )
-    labels = base.mark_text(baseline="middle", fontSize=round(13 * scale)).encode(
+    labels = base.mark_text(baseline="middle", fontSize=font_px(LARGE_FONT, scale)).encode(
         text=alt.Text("score:Q", format=".2f"),
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
         tooltip=tooltip,
@@ -101,24 +121,24 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
                                                                                                f["earlier_text"])])
     # every heading padded to the same number of lines from the top, so its last line sits just above the cells
     # (Vega stacks a multi-line text downwards from its baseline)
-    columns["heading"] = ["\n" * (COLUMN_LABEL_LINES - 1 - w.count("\n")) + w for w in
-                          (wrap_label(t, COLUMN_LABEL_CHARS, COLUMN_LABEL_LINES) for t in columns["full"])]
+    columns["heading"] = ["\n" * (column_lines - 1 - w.count("\n")) + w for w in
+                          (wrap_label(t, column_chars, column_lines) for t in columns["full"])]
     column_heads = alt.Chart(columns).mark_text(
-        baseline="bottom", align="center", dy=-6 - line * (COLUMN_LABEL_LINES - 1), lineBreak="\n",
+        baseline="bottom", align="center", dy=-6 - line * (column_lines - 1), lineBreak="\n",
         lineHeight=line, fontSize=font, color="#222").encode(
         x=x, y=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("full:N", title="earlier utterance")])
     # a row heading's lines centred on its row: its first line one line up, a one-line heading after a blank line
     row_frame = frame.drop_duplicates("candidate").assign(
         heading=lambda f: [("\n" + w if "\n" not in w else w) for w in
-                           (wrap_label(t, ROW_LABEL_CHARS, ROW_LABEL_LINES) for t in f["judged"])])
+                           (wrap_label(t, row_chars, ROW_LABEL_LINES) for t in f["judged"])])
     row_heads = alt.Chart(row_frame).mark_text(
         baseline="middle", align="right", dx=-8, dy=-line, lineBreak="\n", lineHeight=line, fontSize=font,
         color="#222").encode(
         y=y, x=alt.value(0), text="heading:N", tooltip=[alt.Tooltip("judged:N", title="judged sentence")])
     return alt.layer(cells, labels, column_heads, row_heads).properties(
         height=alt.Step(row_height), usermeta=SVG,
-        title=alt.TitleParams(title, anchor="start", offset=12 + (line + 1) * COLUMN_LABEL_LINES,
-                              fontSize=round(13 * scale), subtitleFontSize=round(11 * scale),
+        title=alt.TitleParams(title, anchor="start", offset=12 + (line + 1) * column_lines,
+                              fontSize=font_px(LARGE_FONT, scale), subtitleFontSize=font_px(SMALL_FONT, scale),
                               subtitle=f"outlined: at or over τ = {threshold:.2f}, the evidence; hover a cell or a "
                                        "heading for the full sentences"))
 
@@ -127,13 +147,13 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
     """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
     frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
     frame["flagged"] = frame["score"] >= threshold
-    axis = {"labelFontSize": round(11 * scale), "titleFontSize": round(11 * scale)}
+    axis = {"labelFontSize": font_px(SMALL_FONT, scale), "titleFontSize": font_px(SMALL_FONT, scale)}
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0, **axis))
     y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(**axis))
     shown = [s for s in (SENT, NOT_SENT, WOULD_SEND) if s in set(frame["series"])] or [SENT, NOT_SENT]
     palette = {SENT: "#1f5fbf", NOT_SENT: "#e07b00", WOULD_SEND: "#138a36"}
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=shown, range=[palette[s] for s in shown]),
-                       legend=alt.Legend(orient="bottom", labelLimit=0, labelFontSize=round(11 * scale),
+                       legend=alt.Legend(orient="bottom", labelLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
                                          symbolSize=round(100 * scale)))
     tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
                alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")]
@@ -144,6 +164,7 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
         shape="diamond", size=round(320 * scale * scale), filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
     rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.4g}"]})  # 0.9493, not 0.95
     rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
-    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000", fontSize=round(13 * scale)).encode(
+    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000",
+                                            fontSize=font_px(LARGE_FONT, scale)).encode(
         y="tau:Q", text="label:N", x=alt.value(0))
     return alt.layer(lines, picks, rule, label).properties(height=round(TURN_CHART_HEIGHT * scale), usermeta=SVG)

@@ -38,7 +38,9 @@ BADGE_STYLE = (
 )
 TURN_LABEL_STYLE = "font-size:0.8em;color:#555;margin-bottom:-2px"
 #: Presentation mode (a projector in a lit room): the whole app's type scaled up (Streamlit sizes
-#: text in rem), highlights and badges in strong colours with black or white text.
+#: text in rem), highlights and badges in strong colours with black or white text. A table's text cells may
+#: shrink to 4em (from 8em): at 22 px type in a narrow column (the Learn page's two examples side by side with
+#: the sidebar open) the text wraps more and the score columns keep their place inside the table's box.
 PRESENTATION_FONT_PX = 22
 PRESENTATION_CSS = f"""<style>
 html {{ font-size: {PRESENTATION_FONT_PX}px; }}
@@ -52,6 +54,7 @@ mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 
 .cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
 [data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
 .cg-table {{ font-size: 1rem !important; }}
+.cg-table td[style*="min-width"] {{ min-width: 4em !important; }}
 .cg-table th {{ color: #111111 !important; border-bottom-color: #555555 !important; }}
 </style>"""
 
