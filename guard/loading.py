@@ -355,16 +355,9 @@ def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: fl
     below τ (a high τ must not silence the category check). ``threshold`` is the history τ of a config that
     predates that calibration: such a config's intra threshold is never read below it, as it was calibrated.
     """
-    config = _config_file(name_or_path)
-    raw = guard_config(name_or_path).get("intra_threshold")
-    if raw is None:
+    value = _probability_setting(name_or_path, "intra_threshold")
+    if value is None:
         return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError) as exc:
-        raise ModelLoadError(f"{config}: 'intra_threshold' must be a number: {exc}") from exc
-    if not 0.0 < value < 1.0:
-        raise ModelLoadError(f"{config}: intra_threshold {value} must lie strictly between 0 and 1")
     config_data = guard_config(name_or_path)
     rule = ((config_data.get("calibration") or {}).get("stream") or {}).get("rule")
     if threshold is not None and rule != "bot-stream false-alarm":
@@ -375,16 +368,22 @@ def default_intra_threshold(name_or_path: str | Path = "embedded", threshold: fl
 def default_own_question_threshold(name_or_path: str | Path = "embedded") -> float | None:
     """The checkpoint's threshold for the role-confusion check of a bot answering its own question
     (``own_question_threshold`` in its guard_config.json, calibrated on bot turns); None when it has none."""
-    config = _config_file(name_or_path)
-    raw = guard_config(name_or_path).get("own_question_threshold")
+    return _probability_setting(name_or_path, "own_question_threshold")
+
+
+def _probability_setting(name_or_path: str | Path, key: str) -> float | None:
+    """A threshold of the checkpoint's guard_config.json: None when absent, else a number strictly between 0 and 1
+    (a clear error naming the file and key otherwise)."""
+    raw = guard_config(name_or_path).get(key)
     if raw is None:
         return None
+    config = _config_file(name_or_path)
     try:
         value = float(raw)
     except (TypeError, ValueError) as exc:
-        raise ModelLoadError(f"{config}: 'own_question_threshold' must be a number: {exc}") from exc
+        raise ModelLoadError(f"{config}: '{key}' must be a number: {exc}") from exc
     if not 0.0 < value < 1.0:
-        raise ModelLoadError(f"{config}: own_question_threshold {value} must lie strictly between 0 and 1")
+        raise ModelLoadError(f"{config}: {key} {value} must lie strictly between 0 and 1")
     return value
 
 

@@ -60,20 +60,8 @@ def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | N
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                where = Path(log_path).read_text()[-2000:] if log_path else "(no log kept)"
-                raise RuntimeError(f"streamlit exited with code {proc.returncode}: {where}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer on {url} within {timeout:.0f} s")
-            time.sleep(0.3)
+        wait_for_health(proc, url, time.monotonic() + timeout, str(log_path) if log_path else None,
+                        health="/_stcore/health", what="streamlit")
         yield url
     finally:
         proc.terminate()
@@ -148,20 +136,22 @@ def start_guard_server(arguments: list[str], port: int, env: dict[str, str] | No
         stdout=log, stderr=subprocess.STDOUT)
 
 
-def wait_for_health(proc: subprocess.Popen, url: str, deadline: float, log_path: str | None = None) -> None:
-    """Return once ``url``/health answers 200; raise (with the log's tail) when the process exits or time runs out."""
+def wait_for_health(proc: subprocess.Popen, url: str, deadline: float, log_path: str | None = None,
+                    health: str = "/health", what: str = "python -m serve") -> None:
+    """Return once ``url + health`` answers 200; raise (with the log's tail) when the process exits or time runs
+    out. ``what`` names the process in those errors."""
     while True:
         if proc.poll() is not None:
             where = Path(log_path).read_text()[-2000:] if log_path else "(no log kept)"
-            raise RuntimeError(f"python -m serve exited with code {proc.returncode}: {where}")
+            raise RuntimeError(f"{what} exited with code {proc.returncode}: {where}")
         try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+            with urllib.request.urlopen(f"{url}{health}", timeout=2) as answer:
                 if answer.status == 200:
                     return
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise RuntimeError(f"python -m serve did not answer on {url}/health in time")
+            raise RuntimeError(f"{what} did not answer on {url}{health} in time")
         time.sleep(0.2)
 
 

@@ -2,8 +2,8 @@
 new τ moves the per-turn chart and says one thing in its captions.
 
 The app's default bot is the embedded one (as in a class), the teacher picks the scripted bot in the sidebar;
-the embedded detector judges (τ calibrated at 0.65; skipped without it, since the re-judge scenario rests on its
-scores: "I have never had a dog." contradicts "I have a dog named Max." at p ≈ 0.99, "I have a cat." at p ≈ 0.11).
+the embedded detector judges (skipped without it, since the re-judge scenario rests on its
+scores: "I have never had a dog." contradicts "I have a dog named Max." at p ≈ 0.99, "I have a cat named Luna." at p ≈ 0.21 with detector v4).
 Skipped without Debian's /usr/bin/chromium.
 """
 
@@ -26,7 +26,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 SCRIPT = {"replies": [
     [{"text": "I have a dog named Max.", "score": -0.4}],
-    [{"text": "I have never had a dog.", "score": -0.2}, {"text": "I have a cat.", "score": -0.9}],
+    [{"text": "I have never had a dog.", "score": -0.2}, {"text": "I have a cat named Luna.", "score": -0.9}],
 ]}
 
 
@@ -125,7 +125,7 @@ def test_rejudge_moves_the_chart_and_its_captions_agree(app, browser):
     url, _ = app
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     _scripted_session(page, url)
-    _set_tau(page, 0.05)  # so low that "I have a cat." contradicts too: the generator's best is sent, flagged
+    _set_tau(page, 0.05)  # so low that "I have a cat named Luna." contradicts too: the generator's best is sent, flagged
     send(page, "Do you have pets?")
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
     send(page, "Tell me about your pets")

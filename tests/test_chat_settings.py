@@ -18,6 +18,7 @@ import pytest
 from bots.base import PRESETS
 from bots.registry import available_bots
 from conversation.records import BOT, USER, ChatSettings, Conversation
+from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from studio.storage import SessionInfo, Store
 from ui import chat_state
@@ -28,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 OFFERED = {
     "bot": lambda default: next(b for b in available_bots() if b != default),
     "preset": lambda default: next(p for p in PRESETS if p != default),
+    "repair_fallback": lambda default: next(m for m in REPAIR_FALLBACKS if m != default),
 }
 
 
