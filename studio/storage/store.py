@@ -5,7 +5,9 @@ session metadata go through the conversation's one JSON form (``conversation.jso
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
@@ -48,6 +50,22 @@ def _first_line(exc: BaseException) -> str:
     return lines[0].strip() if lines else type(inner).__name__
 
 
+def _enable_wal(cursor, tries: int = 100) -> None:
+    """Switch a database to WAL (persistent once set). The switch needs the database to itself and SQLite answers
+    "database is locked" at once, without its busy timeout, while another connection opens it: five sessions
+    opening a new database together hit that, so it is retried for up to ~10 s."""
+    for attempt in range(tries):
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.1)
+
+
 def _sqlite_setup(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -55,7 +73,7 @@ def _sqlite_setup(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA busy_timeout = 30000")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(cursor)
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute("PRAGMA synchronous = NORMAL")
         finally:
