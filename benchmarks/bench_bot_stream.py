@@ -22,17 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.machine import machine_info
-
-PREFILTER_K = 8
-
-
-def product_detector(model: str, prefilter_k: int = PREFILTER_K):
-    """The detector as the app builds it (its checkpoint's τ; the scores kept here do not depend on it)."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_embedder, load_scorer
-
-    return ContradictionDetector(load_scorer(model), embedder=load_embedder(), prefilter_k=prefilter_k,
-                                 categories=True)
+from guard.stream import PRODUCT_PREFILTER_K, product_detector
 
 
 def cmd_score(args) -> int:
@@ -131,7 +121,7 @@ def main(argv=None) -> int:
     score = sub.add_parser("score", help="score every bot turn of one half with a detector")
     score.add_argument("--model", required=True)
     score.add_argument("--split", choices=("calibration", "evaluation", "both"), required=True)
-    score.add_argument("--prefilter-k", type=int, default=PREFILTER_K)
+    score.add_argument("--prefilter-k", type=int, default=PRODUCT_PREFILTER_K)
     score.add_argument("--out", type=Path, required=True)
     score.set_defaults(func=cmd_score)
     report = sub.add_parser("report", help="the stream table for scored files")

@@ -26,10 +26,9 @@ PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
 @pytest.fixture(scope="module")
 def detector():
     """The app's detector: the shipped checkpoint at its own thresholds, prefilter k = 8, categories on."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_embedder, load_scorer
+    from guard.stream import product_detector
 
-    return ContradictionDetector(load_scorer("embedded"), embedder=load_embedder(), prefilter_k=8, categories=True)
+    return product_detector("embedded")
 
 
 def _dialogue(turns: list[tuple[str, str]], persona=PERSONA) -> Dialogue:

@@ -17,16 +17,11 @@ from pathlib import Path
 from guard import stream
 
 
-def calibration_scores(name: str, prefilter_k: int = 8) -> list[stream.TurnScore]:
+def calibration_scores(name: str, prefilter_k: int = stream.PRODUCT_PREFILTER_K) -> list[stream.TurnScore]:
     """The product detector's scores for every bot turn of the calibration half."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_embedder, load_scorer
-
     half = set(stream.read_sample().split("calibration"))
     dialogues = [d for d in stream.read_conversations() if d.record_id in half]
-    detector = ContradictionDetector(load_scorer(name), embedder=load_embedder(), prefilter_k=prefilter_k,
-                                     categories=True)
-    return stream.score_stream(detector, stream.stream_turns(dialogues))
+    return stream.score_stream(stream.product_detector(name, prefilter_k), stream.stream_turns(dialogues))
 
 
 def read_scores(path: Path) -> list[stream.TurnScore]:
