@@ -37,7 +37,8 @@ if page.url_path == chat_page.url_path:
     # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
     # controls before they are drawn
     chat_session.resume()
-resources.start_warm_up(resources.defaults().bot, resources.defaults().detector)  # once per server process
+app_defaults = resources.defaults()
+resources.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
 resources.presentation_toggle()
 resources.sidebar_detector_settings()
 page.run()

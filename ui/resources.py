@@ -196,7 +196,8 @@ def start_warm_up(bot: str, detector: str) -> WarmUp:
 def warm_up_status(settings: ChatSettings) -> None:
     """While the start-up warm-up runs: one line saying what is being prepared (the chat input works meanwhile;
     a message sent now waits for the model it needs)."""
-    progress = start_warm_up(defaults().bot, defaults().detector)
+    app_defaults = defaults()
+    progress = start_warm_up(app_defaults.bot, app_defaults.detector)
     slot = st.empty()  # there in every run, so the turns below keep their places when the warm-up ends
     if progress.finished:
         return
@@ -376,12 +377,13 @@ _REFILLED_KEY = "chat_view_refilled_detector"
 def sidebar_detector_settings() -> tuple[str, float]:
     """Detector name and threshold, shared by every page (rendered by app.py before the page); they live in the
     chat settings (``chat::detector``, ``chat::threshold``)."""
-    chat_state.ensure_defaults(defaults(), st.session_state)
+    app_defaults = defaults()
+    chat_state.ensure_defaults(app_defaults, st.session_state)
     detector_key = chat_state.key("detector")
     if not str(st.session_state.get(detector_key) or "").strip():
         # an empty box means the default; it also comes back empty when the first run of a new tab is cut short
         # by a click on another page (Streamlit then takes the half-drawn box's value, "")
-        st.session_state[detector_key] = defaults().detector
+        st.session_state[detector_key] = app_defaults.detector
     typed = st.sidebar.text_input(
         "Detector", key=detector_key, on_change=_detector_changed,
         help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
@@ -393,7 +395,7 @@ def sidebar_detector_settings() -> tuple[str, float]:
         del st.session_state[detector_key]
         st.rerun()  # the box is drawn again with the default, and the page reads it
     st.session_state[_REFILLED_KEY] = False
-    name = typed.strip() or defaults().detector
+    name = typed.strip() or app_defaults.detector
     try:
         default = default_threshold(name)
     except LOAD_ERRORS as exc:
