@@ -97,16 +97,21 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     page.close()
 
 
-def test_every_heatmap_column_has_a_heading_with_the_full_text_on_hover(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1400})
-    page.goto(server)  # the app's own navigation first (a first visit straight to /playground is Streamlit's legacy page)
+def _detect_long_history_example(page) -> None:
+    """From any page: open the playground, judge its long-history example, wait for the pair-score heatmap."""
     page.get_by_role("link", name="Probe playground").click()
     page.get_by_text("Built-in example").wait_for(timeout=180_000)
     page.get_by_role("combobox", name="Built-in example").click()
     page.get_by_role("option", name="A fact from the start of a long chat").click()
     page.wait_for_timeout(2000)
     page.locator("button", has_text="Detect").last.click()
-    page.get_by_text("Pair scores: judged sentences").wait_for(timeout=180_000)
+    page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)
+
+
+def test_every_heatmap_column_has_a_heading_with_the_full_text_on_hover(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(server)  # the app's own navigation first (a first visit straight to /playground is Streamlit's legacy page)
+    _detect_long_history_example(page)
     chart = page.locator(".vega-embed").last
     chart.locator("g.mark-rect path").first.wait_for(timeout=60_000)
     columns = chart.evaluate("""e => new Set(Array.from(e.querySelectorAll('g.mark-rect path'))
@@ -198,13 +203,7 @@ def test_chart_text_is_at_least_16_px_in_presentation_mode(server, browser):
     roles = {t["role"].split()[-1] for t in page.evaluate(CHART_TEXTS)}
     assert {"role-axis-label", "role-axis-title", "role-legend-label"} <= roles  # the axes' and legend's text too
 
-    page.get_by_role("link", name="Probe playground").click()
-    page.get_by_text("Built-in example").wait_for(timeout=180_000)
-    page.get_by_role("combobox", name="Built-in example").click()
-    page.get_by_role("option", name="A fact from the start of a long chat").click()
-    page.wait_for_timeout(2000)
-    page.locator("button", has_text="Detect").last.click()
-    page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)
+    _detect_long_history_example(page)
     chart = page.locator(".vega-embed").last
     chart.locator("g.mark-rect path").first.wait_for(timeout=60_000)
     page.wait_for_timeout(1000)
