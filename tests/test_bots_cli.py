@@ -1,4 +1,4 @@
-"""`python -m bots generate` as a subprocess: JSON on success, one stderr line and exit 2 on any failure."""
+"""`python -m bots generate` (and `prepare`) as a subprocess: JSON on success, one stderr line and exit 2 on any failure."""
 
 from __future__ import annotations
 
@@ -88,6 +88,21 @@ def test_bad_preset_and_count(history_file):
                            "unknown decoding preset")
     _assert_one_line_error(run_cli("generate", "--num-candidates", "0", "--history", str(history_file)),
                            "--num-candidates must be >= 1")
+
+
+def test_prepare_converts_once_and_says_which_engine(llama_dir, tmp_path):
+    """`prepare` (what the app's start-up runs in a process of its own) fills the cache; a second run finds it."""
+    import ctranslate2
+
+    env = {**ENV, "GUARD_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-m", "bots", "prepare", "--bot", "chat", "--model", str(llama_dir),
+                            "--engine", "ctranslate2"], capture_output=True, text=True, cwd=REPO, env=env,
+                           timeout=300) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout == f"chat: ready (CTranslate2 {ctranslate2.__version__} int8)\n"
+    assert "Converting tiny-llama" in runs[0].stderr and "Converting" not in runs[1].stderr
+    assert len(list((tmp_path / "cache" / "ct2").glob("tiny-llama*-int8"))) == 1
+    _assert_one_line_error(run_cli("prepare", "--bot", "nope"), "unknown bot 'nope'")
 
 
 def test_list_names_the_bots():

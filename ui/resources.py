@@ -16,9 +16,12 @@ Settings the tests (and `make run` users) control come from environment variable
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -118,6 +121,9 @@ class _ProcessCache:
 
 _models = _ProcessCache()
 
+#: where ``python -m bots`` runs from (the app's checkout)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 #: the page modules and the libraries they draw with, imported by one thread at a time (``import_page_modules``)
 PAGE_MODULES = ("pandas", "altair", "narwhals.stable.v1", "narwhals.stable.v2", "ui.charts", "ui.widgets",
                 "ui.turn_widgets")
@@ -137,13 +143,14 @@ def import_page_modules() -> None:
             importlib.import_module(name)
 
 
-def _bot(name: str, script: str | None = None, engine: str = "auto"):
-    def load():
-        if name == "scripted":
-            return registry.make_bot(name, script=script)
-        return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+def _load_bot(name: str, script: str | None, engine: str):
+    if name == "scripted":
+        return registry.make_bot(name, script=script)
+    return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
 
-    return _models.get(("bot", name, script, engine), load)
+
+def _bot(name: str, script: str | None = None, engine: str = "auto"):
+    return _models.get(("bot", name, script, engine), lambda: _load_bot(name, script, engine))
 
 
 def _scorer(name: str):
@@ -162,32 +169,70 @@ def _embedder():
 class WarmUp:
     """The start-up warm-up's progress: what it is loading now, what is done, what failed (one line each)."""
 
-    stage: str = "starting"
+    running: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     finished: bool = False
-    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def stage(self) -> str:
+        return " and ".join(self.running) or "the models"
+
+    def run(self, label: str, load) -> None:
+        self.running.append(label)
+        try:
+            load()
+            self.done.append(label)
+        except Exception as exc:  # noqa: BLE001 - the page loads it again and shows the error where it is used
+            self.failed.append(f"{label}: {short_error(exc)}")
+        finally:
+            self.running.remove(label)
+
+
+def _convert_bot_apart(name: str) -> None:
+    """Have ``python -m bots prepare`` load the bot once in a process of its own, which converts it on a new machine
+    (about 25 s for the embedded bot, mostly Python: de-quantizing its GGUF, then CTranslate2 int8) and caches the
+    result. Apart, that work has the second core to itself instead of sharing this process's interpreter lock with
+    the detector, spaCy and the page; on a filled cache it takes a fraction of a second. Whatever goes wrong there
+    is left to the in-process load that follows, which shows it where the bot is used."""
+    if name in ("scripted", "remote"):
+        return
+    try:
+        subprocess.run([sys.executable, "-m", "bots", "prepare", "--bot", name], cwd=REPO_ROOT, capture_output=True,
+                       timeout=900, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 @st.cache_resource(show_spinner=False)
 def start_warm_up(bot: str, detector: str) -> WarmUp:
-    """Load (and on a new machine convert) the default bot, detector and embedder in a background thread, once
-    per server process, as soon as the first page is served: the first reply does not pay for them."""
+    """Load (and on a new machine convert) the default bot, detector and embedder in background threads, once per
+    server process, as soon as the first page is served: the first reply does not pay for them. The bot converts in
+    a process of its own while the detector and the embedder load here."""
     progress = WarmUp()
+    bot_label = f"the bot '{bot}' (its first use on this machine converts it to CTranslate2 int8 once)"
+
+    def load_bot() -> None:
+        script = default_script() if bot == "scripted" else None
+
+        def convert_then_load():
+            _convert_bot_apart(bot)
+            return _load_bot(bot, script, "auto")
+
+        # under the key the page's own get_bot uses: a message sent meanwhile waits for this load, not a second one
+        _models.get(("bot", bot, script, "auto"), convert_then_load)
+
+    def load_guard() -> None:
+        progress.run(f"the detector '{detector}'", lambda: _scorer(detector))
+        progress.run("the sentence embedder", _embedder)
 
     def run() -> None:
-        steps = [(f"the bot '{bot}' (its first use on this machine converts it to CTranslate2 int8 once)",
-                  lambda: _bot(bot, default_script() if bot == "scripted" else None)),
-                 (f"the detector '{detector}'", lambda: _scorer(detector)),
-                 ("the sentence embedder", _embedder)]
-        for label, load in steps:
-            progress.stage = label
-            try:
-                load()
-                progress.done.append(label)
-            except Exception as exc:  # noqa: BLE001 - the page loads it again and shows the error where it is used
-                progress.failed.append(f"{label}: {short_error(exc)}")
-        progress.stage, progress.finished = "", True
+        bot_thread = threading.Thread(target=progress.run, args=(bot_label, load_bot), name="model-warm-up-bot",
+                                      daemon=True)
+        bot_thread.start()
+        load_guard()
+        bot_thread.join()
+        progress.finished = True
 
     threading.Thread(target=run, name="model-warm-up", daemon=True).start()
     return progress
@@ -201,9 +246,8 @@ def warm_up_status(settings: ChatSettings) -> None:
     slot = st.empty()  # there in every run, so the turns below keep their places when the warm-up ends
     if progress.finished:
         return
-    seconds = time.perf_counter() - progress.started
-    slot.info(f"Preparing {progress.stage} — {seconds:.0f} s so far. You can type: the first reply waits for it.",
-            icon="⏳")
+    # no clock here: the line is drawn once per run, and a count of seconds would stand still between runs
+    slot.info(f"Preparing {progress.stage} in the background. You can type: the first reply waits for it.", icon="⏳")
 
 
 @st.cache_resource(show_spinner=False)
@@ -280,8 +324,6 @@ def get_scorer(name: str, kept: str = "") -> NLIScorer | None:
 
 def detector_problem(name: str, exc: BaseException) -> str:
     """Why a detector name did not load, in a few words."""
-    from pathlib import Path
-
     from guard.loading import EMBEDDED_DETECTORS
 
     if name not in EMBEDDED_DETECTORS and not Path(name).expanduser().exists():
