@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
             row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0), 3)
             row["contradicting_candidates"] = sum(bool((c.get("verdict") or {}).get("contradiction"))
                                                   for c in bot_turn_record["guard"]["candidates"])
-    from benchmarks.machine import machine_info
+    from benchmarks.machine import machine_info, write_json
 
     measured_rows = [r for r in rows if not r["warmup"]]
     summary = {
@@ -182,8 +182,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
     }
     print(json.dumps(summary, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"summary": summary, "turns": rows}, indent=2))
+        write_json(args.json, {"summary": summary, "turns": rows})
     return 0
 
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.machine import loadavg, machine_info
+from benchmarks.machine import loadavg, machine_info, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 HISTORY = [{"speaker": "user", "text": "Hi! What do you do for a living?"},
@@ -131,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({k: record[k] for k in ("median", "speedup_wall", "phases", "loadavg_before", "loadavg_after")},
                      indent=1))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(record, indent=1) + "\n")
+        write_json(args.json, record, indent=1)
     return 0
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from benchmarks.machine import loadavg, machine_info
+from benchmarks.machine import loadavg, machine_info, write_json
 
 #: What a class types to a chatbot: questions about the bot (pets, home, job, hobbies), follow-ups that only
 #: make sense after the bot's previous answer, and statements about the user that call for a reaction.
@@ -209,9 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print(json.dumps(summary, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"machine": machine, "loadavg_end": loadavg(), "command": sys.argv,
-                                         "summary": summary, "runs": runs}, indent=2, ensure_ascii=False))
+        write_json(args.json, {"machine": machine, "loadavg_end": loadavg(), "command": sys.argv, "summary": summary,
+                               "runs": runs}, ensure_ascii=False)
     if args.dump:
         args.dump.parent.mkdir(parents=True, exist_ok=True)
         args.dump.write_text(dump_text(runs), encoding="utf-8")

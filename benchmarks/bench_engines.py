@@ -30,7 +30,7 @@ from embedded import configure_openmp
 configure_openmp()  # as the app and the CLI do; before torch loads
 
 from benchmarks.bench_app import MESSAGES  # noqa: E402
-from benchmarks.machine import loadavg, machine_info  # noqa: E402
+from benchmarks.machine import loadavg, machine_info, write_json  # noqa: E402
 from bots.base import PRESETS  # noqa: E402
 from guard.records import Turn  # noqa: E402
 
@@ -278,8 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results["quality"]), flush=True)
     results["loadavg_at_end"] = loadavg()
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.json, results)
     return 0
 
 

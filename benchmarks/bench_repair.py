@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.machine import machine_info
+from benchmarks.machine import machine_info, write_json
 
 DEMO_USER = ("Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?")
 DEMO_BOT = ("Hi! I'm Sam. I have two dogs, Max and Bella.", "I walk Max and Bella in the park every morning before work.")
@@ -142,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "machine")}, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.json, result)
     return 0
 
 

@@ -11,7 +11,6 @@ A sample's first N tokens do not depend on the limit, so one sampling run answer
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -22,6 +21,7 @@ from embedded import configure_openmp
 configure_openmp()
 
 from benchmarks.bench_app import MESSAGES  # noqa: E402
+from benchmarks.machine import write_json  # noqa: E402
 from bots.base import PRESETS, complete_sentences  # noqa: E402
 from guard.records import Turn  # noqa: E402
 
@@ -63,8 +63,7 @@ def main() -> int:
         print(f"max_new_tokens {limit:3d}: {whole}/{len(replies)} end at a sentence after trimming, "
               f"{rows[-1]['ended_on_their_own']} ended on their own, median {rows[-1]['median_words_kept']} words")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"lengths": lengths, "rows": rows}, indent=2))
+        write_json(args.json, {"lengths": lengths, "rows": rows})
     return 0
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import requests
 
-from benchmarks.machine import loadavg, machine_info
+from benchmarks.machine import loadavg, machine_info, write_json
 from harness.server import guard_servers
 
 #: The demo's story (bots/scripted.py) with the user's message echoed in every candidate; turn 3's best candidate
@@ -163,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({k: v for k, v in result.items() if k not in ("requests", "machine")}, indent=2))
     print(json.dumps({k: result["machine"][k] for k in ("cpu", "class", "flags", "cpu_count")}))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.json, result)
     return 0 if result["summary"]["failed"] == 0 and result["summary"]["mixed"] == 0 else 1
 
 

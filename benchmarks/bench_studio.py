@@ -30,6 +30,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from benchmarks.machine import write_json
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -229,11 +231,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = parser.parse_args(argv)
     report = args.func(args)
-    text = json.dumps(report, indent=2)
-    print(text)
+    print(json.dumps(report, indent=2))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(text + "\n")
+        write_json(args.json, report)
     return 0
 
 

@@ -1,5 +1,6 @@
 """What a benchmark ran on: CPU model, the instruction-set flags that decide the speed of int8/bf16 kernels,
-cores and load. Every latency figure in the docs is read next to this record.
+cores and load. Every latency figure in the docs is read next to this record, and ``write_json`` keeps a run's
+record where ``--json`` says.
 
     .venv/bin/python -m benchmarks.machine     # prints it as JSON
 """
@@ -76,6 +77,12 @@ def machine_info() -> dict:
             pass
     info["versions"] = versions
     return info
+
+
+def write_json(path: Path, record: object, indent: int = 2, **dumps_options) -> None:
+    """Write a benchmark's record as JSON at ``path`` (the ``--json`` option), making its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=indent, **dumps_options) + "\n")
 
 
 if __name__ == "__main__":
