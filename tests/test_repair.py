@@ -110,16 +110,22 @@ class _Detector:
         return [_verdict("I have no pets.") if "no pets" in c else CLEAN for c in candidates]
 
 
-def _repaired_conversation() -> Conversation:
+def _repair_mode_conversation(best: str, **settings) -> Conversation:
+    """Two turns in repair mode; in the second the generator's best is ``best`` (it holds "I have no pets.") and its
+    other candidate is consistent."""
     bot = ScriptedBot({"replies": [[{"text": EARLIER, "score": -0.5}],
-                                   [{"text": "I have no pets. I love hiking.", "score": -0.2},
-                                    {"text": "Max is a beagle.", "score": -0.8}]]})
+                                   [{"text": best, "score": -0.2}, {"text": "Max is a beagle.", "score": -0.8}]]})
     conversation = Conversation()
     for message in ("Hi!", "Any pets?"):
         conversation.add(USER, message)
         guarded_reply(conversation, bot, _Detector(),
-                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9))
+                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9,
+                                   **settings))
     return conversation
+
+
+def _repaired_conversation() -> Conversation:
+    return _repair_mode_conversation("I have no pets. I love hiking.")
 
 
 def test_the_turn_records_the_repair_and_the_sent_reply_is_not_flagged():
@@ -167,16 +173,7 @@ def test_a_rejudged_turn_keeps_the_repair_it_was_sent_with_and_the_transcript_do
 
 def _declined_conversation() -> Conversation:
     """The generator's best contradicts, but without its contradicting sentence only a question would remain."""
-    bot = ScriptedBot({"replies": [[{"text": EARLIER, "score": -0.5}],
-                                   [{"text": "I have no pets. Do you?", "score": -0.2},
-                                    {"text": "Max is a beagle.", "score": -0.8}]]})
-    conversation = Conversation()
-    for message in ("Hi!", "Any pets?"):
-        conversation.add(USER, message)
-        guarded_reply(conversation, bot, _Detector(),
-                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9,
-                                   repair_fallback=GuardMode.BLOCK))
-    return conversation
+    return _repair_mode_conversation("I have no pets. Do you?", repair_fallback=GuardMode.BLOCK)
 
 
 def test_a_declined_repair_is_worded_as_the_policy_that_decided_with_the_reason():

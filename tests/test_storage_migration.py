@@ -25,13 +25,18 @@ OLD_DB = DATA / "studio_main_3ad3833.db"
 READ_BY_OLD_CODE = json.loads((DATA / "studio_main_3ad3833.json").read_text())
 
 
-@pytest.fixture()
-def store(tmp_path):
+def _store_on_a_copy(db: Path, tmp_path: Path):
+    """The Store opened on a copy of the fixture database ``db`` (opening it upgrades the copy)."""
     path = tmp_path / "studio.db"
-    shutil.copy(OLD_DB, path)
+    shutil.copy(db, path)
     store = Store(f"sqlite:///{path}")
     yield store
     store.dispose()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    yield from _store_on_a_copy(OLD_DB, tmp_path)
 
 
 #: report fields added since that code (issue 19: what a re-judge would now send; issue 25: why the repair mode did
@@ -228,11 +233,7 @@ SCHEMA4_TURN_SETTINGS = ("bot", "preset", "decoding", "guard_mode", "detector", 
 
 @pytest.fixture()
 def store4(tmp_path):
-    path = tmp_path / "studio.db"
-    shutil.copy(SCHEMA4_DB, path)
-    store = Store(f"sqlite:///{path}")
-    yield store
-    store.dispose()
+    yield from _store_on_a_copy(SCHEMA4_DB, tmp_path)
 
 
 def test_a_schema_4_database_is_upgraded_to_today(store4):
