@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _bot_options(args: argparse.Namespace) -> dict:
     names = {"model": "model", "base_url": "base_url", "timeout": "timeout", "base": "base", "dtype": "dtype",
              "engine": "engine"}
-    return {key: getattr(args, attr) for attr, key in names.items() if getattr(args, attr) is not None}
+    # getattr's default: `prepare` takes only some of these options
+    return {key: getattr(args, attr, None) for attr, key in names.items() if getattr(args, attr, None) is not None}
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -98,8 +99,7 @@ def _prepare(args: argparse.Namespace) -> int:
     machine's conversion (about 25 s for the embedded bot, mostly Python) uses the second core instead of sharing the
     app process's interpreter lock with the detector, spaCy and the page."""
     try:
-        bot = make_bot(args.bot, **{key: value for key, value in (("model", args.model), ("engine", args.engine))
-                                    if value is not None})
+        bot = make_bot(args.bot, **_bot_options(args))
     except BotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -143,14 +143,30 @@ def import_page_modules() -> None:
             importlib.import_module(name)
 
 
-def _load_bot(name: str, script: str | None, engine: str):
-    if name == "scripted":
-        return registry.make_bot(name, script=script)
-    return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+#: bots that run no local model: nothing to convert, no engine to pick
+_NO_LOCAL_MODEL = ("scripted", "remote")
+#: what a local bot's first load on the default engine does, said while it loads
+_CONVERTS_ONCE = "its first use on this machine converts it to CTranslate2 int8 once"
 
 
-def _bot(name: str, script: str | None = None, engine: str = "auto"):
-    return _models.get(("bot", name, script, engine), lambda: _load_bot(name, script, engine))
+def _bot_key(name: str, engine: str) -> tuple:
+    """The bot's key in this process's model cache, shared by every page and the start-up warm-up."""
+    return ("bot", name, default_script() if name == "scripted" else None, engine)
+
+
+def _bot(name: str, engine: str = "auto", convert_apart: bool = False):
+    """The bot, loaded once per process. ``convert_apart``: have ``python -m bots prepare`` convert it first, in a
+    process of its own (``_convert_bot_apart``)."""
+    key = _bot_key(name, engine)
+
+    def load():
+        if convert_apart:
+            _convert_bot_apart(name)
+        if name == "scripted":
+            return registry.make_bot(name, script=default_script())
+        return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+
+    return _models.get(key, load)
 
 
 def _scorer(name: str):
@@ -195,7 +211,7 @@ def _convert_bot_apart(name: str) -> None:
     result. Apart, that work has the second core to itself instead of sharing this process's interpreter lock with
     the detector, spaCy and the page; on a filled cache it takes a fraction of a second. Whatever goes wrong there
     is left to the in-process load that follows, which shows it where the bot is used."""
-    if name in ("scripted", "remote"):
+    if name in _NO_LOCAL_MODEL:
         return
     try:
         subprocess.run([sys.executable, "-m", "bots", "prepare", "--bot", name], cwd=REPO_ROOT, capture_output=True,
@@ -210,25 +226,16 @@ def start_warm_up(bot: str, detector: str) -> WarmUp:
     server process, as soon as the first page is served: the first reply does not pay for them. The bot converts in
     a process of its own while the detector and the embedder load here."""
     progress = WarmUp()
-    bot_label = f"the bot '{bot}' (its first use on this machine converts it to CTranslate2 int8 once)"
-
-    def load_bot() -> None:
-        script = default_script() if bot == "scripted" else None
-
-        def convert_then_load():
-            _convert_bot_apart(bot)
-            return _load_bot(bot, script, "auto")
-
-        # under the key the page's own get_bot uses: a message sent meanwhile waits for this load, not a second one
-        _models.get(("bot", bot, script, "auto"), convert_then_load)
+    bot_label = f"the bot '{bot}' ({_CONVERTS_ONCE})"
 
     def load_guard() -> None:
         progress.run(f"the detector '{detector}'", lambda: _scorer(detector))
         progress.run("the sentence embedder", _embedder)
 
     def run() -> None:
-        bot_thread = threading.Thread(target=progress.run, args=(bot_label, load_bot), name="model-warm-up-bot",
-                                      daemon=True)
+        # under the key the page's own get_bot uses: a message sent meanwhile waits for this load, not a second one
+        bot_thread = threading.Thread(target=progress.run, args=(bot_label, lambda: _bot(bot, convert_apart=True)),
+                                      name="model-warm-up-bot", daemon=True)
         bot_thread.start()
         load_guard()
         bot_thread.join()
@@ -277,11 +284,10 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
     transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so. ``kept``:
     what the calling page keeps meanwhile, said in the error ("the conversation is kept")."""
     try:
-        script = default_script() if name == "scripted" else None
         label = f"Loading bot '{name}'…"
-        if name not in ("scripted", "remote") and engine != "transformers":
-            label = f"Loading bot '{name}' (its first use on this machine converts it to CTranslate2 int8 once)…"
-        return _with_status(("bot", name, script, engine), label, lambda: _bot(name, script, engine))
+        if name not in _NO_LOCAL_MODEL and engine != "transformers":
+            label = f"Loading bot '{name}' ({_CONVERTS_ONCE})…"
+        return _with_status(_bot_key(name, engine), label, lambda: _bot(name, engine))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
                    f"sidebar{_kept(kept)}.", str(exc))
@@ -290,10 +296,9 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
 
 def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
-    script = default_script() if name == "scripted" else None
-    if not _models.has(("bot", name, script, engine)):
+    if not _models.has(_bot_key(name, engine)):
         return None
-    return _bot(name, script, engine)
+    return _bot(name, engine)
 
 
 def engine_caption(name: str, engine: str = "auto") -> None:
@@ -302,7 +307,7 @@ def engine_caption(name: str, engine: str = "auto") -> None:
     if bot is not None:
         if bot.engine_label:
             st.caption(f"Engine: {bot.engine_label}")
-    elif name not in ("scripted", "remote"):
+    elif name not in _NO_LOCAL_MODEL:
         st.caption("Engine: CTranslate2 int8 where it converts the model, else transformers (loads on the first reply)"
                    if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
 
