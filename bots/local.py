@@ -157,7 +157,9 @@ class LocalTransformersBot(Bot):
             gguf = locate()
             if engine != TRANSFORMERS_ENGINE:
                 source = ensure_converted(gguf, "float32")
-                loader = _weights_loader(cls, lambda: ensure_converted(gguf, _resolve_dtype(dtype)), dtype)
+                # the transformers weights for code that needs them (the studio's FQness scorer): the float32 folder
+                # cast to ``dtype`` on load, the same numbers as a second, bfloat16 de-quantization of the GGUF
+                loader = _weights_loader(cls, source, dtype)
                 cached = cls.cached_ctranslate2_engine(source, name, engine, loader)
                 if cached is not None:
                     return cls(None, cached.tokenizer, name=name, engine=cached, **options)
