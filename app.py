@@ -18,13 +18,14 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import chat_session, resources  # noqa: E402
+from ui import app_sidebar, chat_session, startup  # noqa: E402
+from ui.app_defaults import defaults  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
-resources.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
+startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
 
 chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
 page = st.navigation([
@@ -37,8 +38,8 @@ if page.url_path == chat_page.url_path:
     # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
     # controls before they are drawn
     chat_session.resume()
-app_defaults = resources.defaults()
-resources.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
-resources.presentation_toggle()
-resources.sidebar_detector_settings()
+app_defaults = defaults()
+startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
+app_sidebar.presentation_toggle()
+app_sidebar.sidebar_detector_settings()
 page.run()

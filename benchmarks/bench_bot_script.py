@@ -24,7 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.machine import loadavg, machine_info, write_json
@@ -96,9 +96,10 @@ def _median(values: Sequence[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
-def play(bot, detector, settings, decoding, seed: int | None, script: Sequence[str], persona: Sequence[str] = (),
+def play(bot, guard, settings, decoding, seed: int | None, script: Sequence[str], persona: Sequence[str] = (),
          echo: bool = True) -> list[dict]:
-    """One conversation: every scripted message, then the guarded reply, through the app's guarded_reply."""
+    """One conversation: every scripted message, then the guarded reply, through the app's guarded_reply (``guard``:
+    a ``guard.pipeline.Guard``, None in mode off)."""
     from conversation.guarding import guarded_reply
     from conversation.records import USER, Conversation
 
@@ -108,7 +109,7 @@ def play(bot, detector, settings, decoding, seed: int | None, script: Sequence[s
         conversation.add(USER, message)
         turn_decoding = decoding.replace(seed=seed * 100 + k) if seed is not None else decoding
         started = time.perf_counter()
-        turn = guarded_reply(conversation, bot, detector, replace(settings, decoding=asdict(turn_decoding)))
+        turn = guarded_reply(conversation, bot, guard, replace(settings, decoding=turn_decoding))
         total = time.perf_counter() - started
         report = turn.report
         candidates = [c.text for c in report.candidates]
@@ -164,14 +165,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     options = {"engine": args.engine} if args.bot not in ("scripted", "remote") else {}
     bot = make_bot(args.bot, **options)
-    detector, threshold = None, 0.5
+    guard, threshold = None, 0.5
     if args.mode != "off":
-        from guard.detector import ContradictionDetector
-        from guard.loading import default_threshold, load_embedder, load_scorer
+        from guard.pipeline import load_guard
 
-        threshold = default_threshold("embedded")
-        detector = ContradictionDetector(load_scorer("embedded"), threshold=threshold, embedder=load_embedder(),
-                                         prefilter_k=8)
+        guard = load_guard("embedded")  # the app's guard: its calibrated τ and prefilter
+        threshold = guard.threshold
     load_s = time.perf_counter() - started
     preset_name = args.preset or DEFAULT_PRESET
     decoding = PRESETS[preset_name]
@@ -180,14 +179,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         current = getattr(decoding, field)
         decoding = decoding.replace(**{field: type(current)(value) if current is not None else int(value)})
     persona = [line for line in args.persona.read_text().splitlines() if line.strip()] if args.persona else []
-    settings = ChatSettings(bot=args.bot, preset=preset_name, decoding=asdict(decoding), guard_mode=args.mode,
+    settings = ChatSettings(bot=args.bot, preset=preset_name, decoding=decoding, guard_mode=args.mode,
                             detector="embedded", threshold=threshold, num_candidates=args.candidates, persona=persona)
     if args.warmup:
-        play(bot, detector, settings, decoding, None, SCRIPT[:args.warmup], persona, echo=False)
+        play(bot, guard, settings, decoding, None, SCRIPT[:args.warmup], persona, echo=False)
     runs = []
     for seed in args.seeds:
         print(f"seed {seed}:", flush=True)
-        turns = play(bot, detector, settings, decoding, seed, SCRIPT, persona)
+        turns = play(bot, guard, settings, decoding, seed, SCRIPT, persona)
         runs.append({"seed": seed, "summary": summarize_run(turns), "turns": turns})
     all_turns = [t for run in runs for t in run["turns"]]
     summary = {

@@ -22,22 +22,22 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.machine import machine_info
-from guard.stream import PRODUCT_PREFILTER_K, product_detector
 
 
 def cmd_score(args) -> int:
     from guard import stream
     from guard.evaluation import progress
+    from guard.pipeline import load_guard
 
     sample = stream.read_sample()
     wanted = set(sample.split(args.split)) if args.split != "both" else set(sample.record_ids)
     dialogues = [d for d in stream.read_conversations() if d.record_id in wanted]
     turns = stream.stream_turns(dialogues)
-    detector = product_detector(args.model, args.prefilter_k)
+    detector = load_guard(args.model).detector()  # the app's detector: its τ, prefilter k and categories
     started = time.perf_counter()
     scores = stream.score_stream(detector, turns, progress=lambda items: progress(items, args.model))
     elapsed = time.perf_counter() - started
-    out = {"model": args.model, "split": args.split, "prefilter_k": args.prefilter_k,
+    out = {"model": args.model, "split": args.split, "prefilter_k": detector.prefilter_k,
            "scored_with_threshold": detector.threshold, "scored_with_intra_threshold": detector.intra_threshold,
            "seconds": round(elapsed, 1), "bot_turns": len(scores), "machine": machine_info(),
            "turns": [asdict(s) for s in scores]}
@@ -58,7 +58,7 @@ def report_rows(paths, tau: str, calibration_files: dict[str, Path] | None = Non
     """One stream report per scored file, at the detector's configured operating point or the one its
     calibration-half scores give by the rule (``--tau calibrated``)."""
     from guard import stream
-    from guard.loading import default_intra_threshold, default_own_question_threshold, default_threshold
+    from guard.registry import read_config
 
     labels = {(x.record_id, x.turn_id): x for x in stream.read_labels()}
     rows = []
@@ -73,9 +73,9 @@ def report_rows(paths, tau: str, calibration_files: dict[str, Path] | None = Non
             point = stream.stream_operating_point(cal, [labels[(s.record_id, s.turn_id)].contradiction for s in cal])
             threshold, intra, own = point["threshold"], point["intra_threshold"], point["own_question_threshold"]
         else:
-            threshold = default_threshold(data["model"])
-            intra = default_intra_threshold(data["model"], threshold) or threshold
-            own = default_own_question_threshold(data["model"]) or threshold
+            config = read_config(data["model"])
+            threshold = config.threshold
+            intra, own = config.intra_threshold_at(threshold), config.own_question_threshold_at(threshold)
         flagged = [s.flagged(threshold, intra, own) for s in scores]
         report = stream.stream_report(y, [s.score(intra, own) for s in scores], flagged)
         hits = [(s, labels[(s.record_id, s.turn_id)]) for s, f in zip(scores, flagged) if f]
@@ -121,7 +121,6 @@ def main(argv=None) -> int:
     score = sub.add_parser("score", help="score every bot turn of one half with a detector")
     score.add_argument("--model", required=True)
     score.add_argument("--split", choices=("calibration", "evaluation", "both"), required=True)
-    score.add_argument("--prefilter-k", type=int, default=PRODUCT_PREFILTER_K)
     score.add_argument("--out", type=Path, required=True)
     score.set_defaults(func=cmd_score)
     report = sub.add_parser("report", help="the stream table for scored files")

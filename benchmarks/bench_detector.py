@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from embedded import shared_data_dir
+from guard.config import GuardConfig
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = shared_data_dir()
@@ -65,8 +66,9 @@ def snli_accuracy(scorer, n: int | None) -> dict:
     return out
 
 
-def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
-    """Product detector on rgm, plus the ablation rows derived from the same pair scores."""
+def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
+    """Product detector on rgm, plus the ablation rows derived from the same pair scores. ``config``: the
+    checkpoint's settings (its intra and own-question thresholds); every earlier sentence is paired (no prefilter)."""
     from guard import metrics
     from guard.datasets import read_dataset
     from guard.detector import ContradictionDetector
@@ -90,7 +92,7 @@ def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
     timings = {}
     for pair_mode in ("sentence", "utterance"):
         detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                         pairing=pair_mode)
+                                         pairing=pair_mode, config=config)
         t0 = time.time()
         verdicts = [detector.detect(d) for d in records]
         timings[pair_mode] = round(time.time() - t0, 1)
@@ -100,7 +102,8 @@ def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
         add(f"{pair_mode} pairs, history only, calibrated tau", history, threshold, "")
         add(f"{pair_mode} pairs, history + intra clauses, calibrated tau", combined, threshold,
             "product score (max of history and intra-utterance)")
-    unstructured = ContradictionDetector(scorer, method="unstructured", threshold=threshold, categories=False)
+    unstructured = ContradictionDetector(scorer, method="unstructured", threshold=threshold, categories=False,
+                                         config=config)
     scores = np.array([unstructured.detect(d).score for d in records])
     add("unstructured (whole history as premise), calibrated tau", scores, threshold, "DECODE unstructured baseline")
     product = f"{pairing} pairs, history + intra clauses, calibrated tau"
@@ -108,14 +111,15 @@ def rgm_eval(scorer, threshold: float, pairing: str) -> dict:
             "seconds": timings}
 
 
-def probe_eval(scorer, threshold: float, pairing: str) -> dict:
-    """DECODE checklists on the project's probe suite: A2T keeps flagged ones flagged, RCT clears them."""
+def probe_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
+    """DECODE checklists on the project's probe suite: A2T keeps flagged ones flagged, RCT clears them (``config``:
+    the checkpoint's settings, as in ``rgm_eval``)."""
     from guard.datasets import read_dataset
     from guard.detector import ContradictionDetector
 
     data = REPO / "guard" / "data"
     detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                     pairing=pairing)
+                                     pairing=pairing, config=config)
     originals = {d.record_id: d for d in read_dataset("decode", data / "probe_suite.jsonl")}
     flagged = {rid: detector.detect(d).contradiction for rid, d in originals.items()}
     labelled = [(bool(d.label), flagged[rid]) for rid, d in originals.items() if d.label is not None]
@@ -142,14 +146,15 @@ def probe_eval(scorer, threshold: float, pairing: str) -> dict:
     return out
 
 
-def category_probe_eval(scorer, threshold: float, pairing: str = "sentence") -> dict:
+def category_probe_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
     """CDConv's intra-sentence and role-confusion probes (guard/data/probe_categories.jsonl), each with a consistent
-    twin: a probe is right when a contradiction is flagged with its category, or a twin is left alone."""
+    twin: a probe is right when a contradiction is flagged with its category, or a twin is left alone (``config``:
+    the checkpoint's settings, whose intra and own-question thresholds these probes test)."""
     from guard.datasets import read_dataset
     from guard.detector import ContradictionDetector
 
     detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                     pairing=pairing)
+                                     pairing=pairing, config=config)
     out = {}
     records = read_dataset("decode", REPO / "guard" / "data" / "probe_categories.jsonl")
     for probe in ("intra", "role"):
@@ -310,10 +315,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    from guard.loading import default_pairing, default_threshold, load_scorer
+    from guard.pipeline import load_guard
 
-    scorer = load_scorer(args.model)
-    threshold, pairing = default_threshold(args.model), default_pairing(args.model)
+    guard = load_guard(args.model, prefilter=False)  # the detectors here pair every earlier sentence
+    scorer, config = guard.scorer, guard.config
+    threshold, pairing = config.threshold, config.pairing
     command = "python -m benchmarks.bench_detector " + " ".join(argv or sys.argv[1:])
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results: dict = {}
@@ -329,14 +335,14 @@ def main(argv=None) -> int:
         print("snli", results["snli"], flush=True)
     if not args.skip_rgm:
         if RGM is not None and RGM.exists():
-            results["rgm"] = rgm_eval(scorer, threshold, pairing)
+            results["rgm"] = rgm_eval(scorer, threshold, pairing, config)
             r = results["rgm"]
             print("rgm", json.dumps({k: {"acc": v["accuracy"], "auc": v["auc"]} for k, v in r["rows"].items()}),
                   flush=True)
         else:
             results["rgm_skipped"] = f"rgm/topical_dev.jsonl not found in the shared data ({SHARED_DATA_HINT})"
     if not args.skip_probes:
-        results["probes"] = probe_eval(scorer, threshold, pairing)
+        results["probes"] = probe_eval(scorer, threshold, pairing, config)
         print("probes", results["probes"], flush=True)
     if not args.skip_encoders:
         import embedded

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from guard.config import GuardConfig
+
 REPO = Path(__file__).resolve().parent.parent
 THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
 
@@ -55,13 +57,15 @@ def decode_report(scorer, threshold: float, pairs_only: bool = False) -> dict:
                                         "recall": round(float(np.mean(contradicting >= threshold)), 4)}}
 
 
-def examples_agreement(scorer, threshold: float) -> dict:
+def examples_agreement(scorer, threshold: float, config: GuardConfig) -> dict:
+    """The playground's examples, every earlier sentence paired, with the checkpoint's settings (``config``: its
+    pairing, intra and own-question thresholds) at ``threshold``."""
     from guard.detector import ContradictionDetector
     from guard.dialogue_text import parse_dialogue_text
     from guard.examples import EXAMPLES
     from guard.vocabulary import Category
 
-    detector = ContradictionDetector(scorer, threshold=threshold, categories=True)
+    detector = ContradictionDetector(scorer, threshold=threshold, categories=True, config=config)
     rows = []
     for example in EXAMPLES:
         verdict = detector.detect(parse_dialogue_text(example.text, example.key))
@@ -75,12 +79,13 @@ def evaluate(model: str, skip: set[str], decode_pairs_only: bool = False) -> dic
     import embedded
     from benchmarks import bench_detector
     from guard.datasets import read_snli
-    from guard.loading import default_threshold, load_scorer
+    from guard.pipeline import load_guard
     from guard.training import real_data as rd
     from guard.training.run import nli_accuracy
 
-    scorer = load_scorer(model)
-    threshold = default_threshold(model, pairing="sentence")
+    guard = load_guard(model, prefilter=False)  # the detectors here pair every earlier sentence
+    scorer, config = guard.scorer, guard.config
+    threshold = config.threshold_for("sentence")
     out: dict = {"model": model, "threshold": threshold}
     started = time.time()
     if "decode" not in skip:
@@ -94,12 +99,12 @@ def evaluate(model: str, skip: set[str], decode_pairs_only: bool = False) -> dic
                 for d in read_snli(embedded.snli_dir() / "snli_1.0_test.jsonl")]
         out["snli_test"] = {"n": len(snli), "accuracy": round(nli_accuracy(scorer, snli)["accuracy"], 4)}
     if "examples" not in skip:
-        out["examples"] = examples_agreement(scorer, threshold)
+        out["examples"] = examples_agreement(scorer, threshold, config)
     if "probes" not in skip:
-        out["probes"] = bench_detector.probe_eval(scorer, threshold, "sentence")
-        out["category_probes"] = bench_detector.category_probe_eval(scorer, threshold, "sentence")
+        out["probes"] = bench_detector.probe_eval(scorer, threshold, "sentence", config)
+        out["category_probes"] = bench_detector.category_probe_eval(scorer, threshold, "sentence", config)
     if "rgm" not in skip and bench_detector.RGM is not None:
-        rgm = bench_detector.rgm_eval(scorer, threshold, "sentence")
+        rgm = bench_detector.rgm_eval(scorer, threshold, "sentence", config)
         out["rgm"] = rgm["rows"][rgm["product_row"]]
     out["seconds"] = round(time.time() - started)
     return out

@@ -40,8 +40,10 @@ import torch  # noqa: E402
 
 from benchmarks.machine import machine_info  # noqa: E402
 from guard import text as textsplit  # noqa: E402
+from guard.config import DEFAULT_PREFILTER_K, GuardConfig  # noqa: E402
 from guard.detector import ContradictionDetector  # noqa: E402
-from guard.loading import load_embedder, load_scorer  # noqa: E402
+from guard.loading import load_embedder  # noqa: E402
+from guard.pipeline import load_guard  # noqa: E402
 from guard.records import Turn  # noqa: E402
 from guard.vocabulary import PremiseSource  # noqa: E402
 
@@ -140,7 +142,7 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
     rows = []
     for length in args.lengths:
         for k in ((None,) if args.exhaustive_reps else ()) + (args.prefilter_k,):
-            detector = ContradictionDetector(scorer, embedder=embedder if k else None, prefilter_k=k)
+            detector = ContradictionDetector(scorer, config=args.config, embedder=embedder if k else None, prefilter_k=k)
             sampler = Sampler(conversations, seed=args.seed + length)
             warm_times, cpu_times, cold_times, pairs = [], [], [], []
             reps = args.reps if k else min(args.reps, args.exhaustive_reps)
@@ -197,8 +199,8 @@ def k_needed(verdict, detector: ContradictionDetector) -> dict[int, int]:
 
 
 def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
-    full = ContradictionDetector(scorer, categories=False)
-    pre = ContradictionDetector(scorer, embedder=embedder, prefilter_k=args.prefilter_k, categories=False)
+    full = ContradictionDetector(scorer, config=args.config, categories=False)
+    pre = ContradictionDetector(scorer, config=args.config, embedder=embedder, prefilter_k=args.prefilter_k, categories=False)
     rows = []
     for length in args.recall_lengths:
         sampler = Sampler(conversations, seed=args.seed + 1000 + length)
@@ -252,7 +254,7 @@ def bench_categories(scorer, embedder, args, conversations) -> dict:
     The 3 filler candidates are real human messages from other conversations: any flag on them is
     a false alarm (DECODE's "fire rate on human utterances"), by category.
     """
-    detector = ContradictionDetector(scorer, embedder=embedder, prefilter_k=args.prefilter_k)
+    detector = ContradictionDetector(scorer, config=args.config, embedder=embedder, prefilter_k=args.prefilter_k)
     sampler = Sampler(conversations, seed=args.seed + 3000)
     planted_cats: dict[str, int] = {}
     filler_cats: dict[str, int] = {}
@@ -279,8 +281,8 @@ def bench_categories(scorer, embedder, args, conversations) -> dict:
 
 def bench_quantization(scorer, quantized, args, conversations) -> dict:
     """How often int8 and fp32 agree on the flag, and how far their scores move."""
-    full = ContradictionDetector(scorer, categories=False)
-    fast = ContradictionDetector(quantized, threshold=full.threshold, pairing=full.pairing, categories=False)
+    full = ContradictionDetector(scorer, config=args.config, categories=False)
+    fast = ContradictionDetector(quantized, config=args.config, threshold=full.threshold, pairing=full.pairing, categories=False)
     sampler = Sampler(conversations, seed=args.seed + 2000)
     agree = n = 0
     diffs = []
@@ -307,7 +309,7 @@ def bench_batching(scorer, args, conversations) -> dict:
         for t in history:
             if t.agent_id == "bot":
                 pairs += [(p, c) for p in textsplit.sentences(t.text) for c in textsplit.sentences(cand)]
-    detector = ContradictionDetector(scorer)
+    detector = ContradictionDetector(scorer, config=args.config)
     scorer.predict_proba(pairs[:8])  # warm-up
     ways = {
         "one_at_a_time": lambda: np.concatenate([scorer.predict_proba([p]) for p in pairs]),
@@ -410,8 +412,9 @@ def main(argv=None) -> int:
     parser.add_argument("--recall-all-candidates", action="store_true",
                         help="recall over all 4 candidates' evidence, not only the planted contradiction's")
     parser.add_argument("--cold-reps", type=int, default=5, help="of those, how many also timed cold")
-    parser.add_argument("--prefilter-k", type=int, default=3,
-                        help="earlier same-speaker sentences paired with each candidate sentence")
+    parser.add_argument("--prefilter-k", type=int, default=DEFAULT_PREFILTER_K,
+                        help="earlier same-speaker sentences paired with each candidate sentence (default: the "
+                             f"product's, {DEFAULT_PREFILTER_K}; the first tables of docs/guard.md ran with 3)")
     parser.add_argument("--recall-lengths", type=int, nargs="+", default=[20, 60, 100])
     parser.add_argument("--recall-dialogues", type=int, default=100)
     parser.add_argument("--batch-history", type=int, default=20)
@@ -437,10 +440,11 @@ def main(argv=None) -> int:
     if args.model == "stand-in":
         scorer = stand_in_scorer(Path(tempfile.mkdtemp(prefix="standin_nli_")))
         model_note = "stand-in: all-MiniLM-L6-v2 encoder + random 3-way head (latency only; recall meaningless)"
+        args.config, embedder = GuardConfig(), load_embedder()  # no guard_config.json: DECODE's τ 0.5
     else:
-        scorer = load_scorer(args.model)
+        guard = load_guard(args.model)  # the product's guard: its scorer, embedder and settings
+        scorer, embedder, args.config = guard.scorer, guard.embedder, guard.config
         model_note = f"{args.model} ({scorer.name})"
-    embedder = load_embedder()
     conversations = load_messages()
     quant_row = None
     if args.quantize:
@@ -452,7 +456,7 @@ def main(argv=None) -> int:
         scorer = quantize_scorer(copy.deepcopy(fp32))
         model_note += ", int8 dynamic quantization"
         quant_row = bench_quantization(fp32, scorer, args, conversations)
-    detector = ContradictionDetector(scorer)
+    detector = ContradictionDetector(scorer, config=args.config)
     results = {
         "model": model_note, "threshold": detector.threshold, "pairing": detector.pairing,
         "command": " ".join([".venv/bin/python", "-m", "benchmarks.bench_guard", *(argv or sys.argv[1:])]),

@@ -31,7 +31,7 @@ from guard import metrics
 from guard.datasets import read_dataset
 from guard.detector import ContradictionDetector
 from guard.evaluation import evaluate_detection, evaluate_mutual, progress
-from guard.loading import default_threshold, load_scorer
+from guard.pipeline import load_guard
 from guard.probes import ProbeCase, report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,15 +138,16 @@ def main() -> None:
         print(write(args, rows, mutual, meta))
         return
 
-    scorer = load_scorer(args.detector)
-    threshold = args.threshold if args.threshold is not None else default_threshold(args.detector)
+    guard = load_guard(args.detector, prefilter=False)  # both methods read every earlier turn
+    scorer = guard.scorer
+    threshold = args.threshold if args.threshold is not None else guard.config.threshold
     sets = ([("rgm topical_dev", RGM, "model-generated replies (Sato et al. 2024)")] if RGM and RGM.is_file() else []) + \
         [(f.replace(".jsonl", ""), DATA / f, note) for f, note in PROBE_SETS]
     if args.sets is not None:
         sets = [s for s in sets if any(s[0].startswith(prefix) for prefix in args.sets)]
     rows, mutual = [], []
-    detectors = {m: ContradictionDetector(scorer, method=m, threshold=threshold, categories=not args.no_categories)
-                 for m in ("structured", "unstructured")}
+    detectors = {m: ContradictionDetector(scorer, method=m, threshold=threshold, categories=not args.no_categories,
+                                          config=guard.config) for m in ("structured", "unstructured")}
     meta = {
         "detector": args.detector, "threshold": threshold, "categories": not args.no_categories,
         "pairing": detectors["structured"].pairing,

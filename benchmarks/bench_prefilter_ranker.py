@@ -72,11 +72,12 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    from guard.loading import default_threshold, load_embedder, load_scorer
+    from guard.pipeline import load_guard
     from guard.training.calibration import HELDOUT_FRACTION
     from guard.training.sources import load_chitchat, split_conversations
 
-    scorer, embedder, tau = load_scorer(args.model), load_embedder(), default_threshold(args.model)
+    guard = load_guard(args.model)  # its scorer, the prefilter's embedder and τ
+    scorer, embedder, tau = guard.scorer, guard.embedder, guard.config.threshold
     # the training run's split (default --split-seed 13): the test histories come from held-out conversations
     train_convs, held_convs = split_conversations(load_chitchat(), HELDOUT_FRACTION, seed=13)
     train = sentence_pairs(stitched(train_convs, args.train_dialogues, args.history, seed=1))

@@ -80,14 +80,13 @@ def run(args: argparse.Namespace) -> dict:
     from bots.scripted import ScriptedBot
     from conversation.guarding import guarded_reply
     from conversation.records import USER, ChatSettings, Conversation
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_embedder, load_scorer
+    from guard.pipeline import load_guard
     from guard.vocabulary import GuardMode
 
-    detector = ContradictionDetector(load_scorer(args.detector), embedder=load_embedder() if args.prefilter_k else None,
-                                     prefilter_k=args.prefilter_k or None)
+    guard = load_guard(args.detector, prefilter=args.prefilter)
+    detector = guard.detector(prefilter=args.prefilter)  # the one guarded_reply judges with (its τ, its prefilter k)
     settings = ChatSettings(bot="scripted", preset="greedy", guard_mode=GuardMode.REPAIR, detector=args.detector,
-                            threshold=detector.threshold, num_candidates=2)
+                            threshold=guard.threshold, num_candidates=2, prefilter=args.prefilter)
     rows, started = [], time.perf_counter()
     for probe in probes():
         script = {"replies": [[DEMO_BOT[0]], [DEMO_BOT[1]],
@@ -95,7 +94,7 @@ def run(args: argparse.Namespace) -> dict:
         bot, conversation = ScriptedBot(script), Conversation()
         for message in DEMO_USER:
             conversation.add(USER, message)
-            turn = guarded_reply(conversation, bot, detector, settings)
+            turn = guarded_reply(conversation, bot, guard, settings)
         report, best = turn.report, turn.report.candidates[0]
         row = {**probe, "flagged": best.contradicts, "score": round(best.contradiction_score, 4),
                "category": best.category, "sent": turn.text, "repaired": report.repaired}
@@ -129,14 +128,16 @@ def run(args: argparse.Namespace) -> dict:
               "as_expected": sum((r["repaired"] and r["expected"] == "repair")
                                  or (not r["repaired"] and r["expected"] == "fall back") for r in flagged)}
     return {"benchmark": "bench_repair", "detector": args.detector, "threshold": detector.threshold,
-            "prefilter_k": args.prefilter_k, "seconds": round(seconds, 1), "machine": machine_info(),
+            "prefilter_k": detector.prefilter_k, "seconds": round(seconds, 1), "machine": machine_info(),
             "totals": totals, "by_shape": by_shape, "rows": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--detector", default="embedded")
-    parser.add_argument("--prefilter-k", type=int, default=8, help="the chat page's prefilter (0: off)")
+    parser.add_argument("--no-prefilter", dest="prefilter", action="store_false",
+                        help="pair each reply sentence with every earlier one (default: the chat page's prefilter, "
+                             "the detector's prefilter k)")
     parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)
     result = run(args)

@@ -70,7 +70,7 @@ def client(url: str, key: str, index: int, turns: int, mode: str, results: list,
         sent = time.perf_counter()
         try:
             answer = session.post(f"{url}/v1/chat/completions", json={
-                "model": "consistency-guard", "messages": messages, "guard": {"mode": mode}},
+                "model": "consistency-guard", "messages": messages, "guard": {"guard_mode": mode}},
                 headers={"Authorization": f"Bearer {key}"}, timeout=600)
             row["seconds"] = time.perf_counter() - sent
             row["status"] = answer.status_code
@@ -79,11 +79,11 @@ def client(url: str, key: str, index: int, turns: int, mode: str, results: list,
             row.update(outcome="failed", error=f"{type(exc).__name__}: {exc}")
         else:
             if answer.status_code == 200 and body.get("choices"):
-                reply = body["choices"][0]["message"]["content"]
-                texts = [reply] + [c["text"] for c in body["guard"]["candidates"]]
+                reply, report = body["choices"][0]["message"]["content"], body["guard"]["report"]
+                texts = [reply] + [c["text"] for c in report["candidates"]]
                 tags = {t for text in texts for t in TAG.findall(text)}
                 row.update(outcome="answered", mixed=tags != {tag}, status_text=body["guard"]["status"],
-                           timings=body["guard"]["timings"])
+                           timings=report["timings"])
                 messages.append({"role": "assistant", "content": reply})
             elif isinstance(body.get("error"), dict) and body["error"].get("message"):
                 row.update(outcome="refused", error=body["error"]["message"])
@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> dict:
         arguments = ["--bot", "scripted", "--script", str(script), "--detector", args.detector,
                      "--candidates", str(args.candidates), "--api-key", key, "--log-level", "warning",
                      "--max-waiting", str(args.max_waiting)]
+        if args.detector == "none":
+            arguments += ["--mode", "off"]  # the server refuses to start without a detector in any other mode
         started = time.perf_counter()
         with guard_servers(arguments, log_dir=folder, timeout=600) as (url,):
             startup = time.perf_counter() - started

@@ -27,7 +27,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.machine import write_json
@@ -95,14 +94,18 @@ def bench_suggest(args: argparse.Namespace) -> dict:
 
 
 def bench_db(args: argparse.Namespace) -> dict:
-    from conversation.records import BotTurnReport, CandidateReport
-    from guard.vocabulary import Category, GuardMode
+    from guard.report import BotTurnReport, CandidateReport
+    from guard.verdicts import Verdict, VerdictDetails
+    from guard.vocabulary import Category, GuardMode, Method
     from harness.studio_writers import write_sessions_at_once
     from studio.storage import safe_url
 
     def report(k: int, t: int) -> BotTurnReport:
+        """4 candidates, each judged consistent (score 0.1), the first one sent."""
+        verdicts = [Verdict(False, 0.1, Category.NONE, [], [], VerdictDetails(Method.STRUCTURED, 2 * t + 1, 0.5, 1, 0.1))
+                    for _ in range(4)]
         return BotTurnReport(GuardMode.RERANK, 0.5, "bench", 0, False, [
-            CandidateReport(i, f"answer {t}.{i}", -0.5, 0.1, False, Category.NONE, i == 0, "r") for i in range(4)])
+            CandidateReport(i, f"answer {t}.{i}", -0.5, i == 0, "r", v) for i, v in enumerate(verdicts)])
 
     def run(url: str) -> dict:
         done = write_sessions_at_once(url, args.sessions, args.turns, report)
@@ -127,27 +130,25 @@ def bench_triggers(args: argparse.Namespace) -> dict:
     from bots.base import preset
     from bots.registry import make_bot
     from conversation.records import ChatSettings
-    from guard.detector import ContradictionDetector
-    from guard.loading import default_threshold, load_embedder, load_scorer
+    from guard.pipeline import load_guard
     from studio.goading import METHODS
     from studio.redteam import Judge, RedteamSettings, run_redteam
     from studio.storage import Store
 
     store = Store(args.db or f"sqlite:///{tempfile.mkdtemp()}/triggers.db")
     bot = make_bot("embedded")
-    scorer = load_scorer("embedded")
-    guard = ContradictionDetector(scorer, threshold=default_threshold("embedded"), embedder=load_embedder(),
-                                  prefilter_k=8)
-    judge = ContradictionDetector(scorer, method="unstructured", threshold=default_threshold("embedded"))
+    guard = load_guard("embedded")
+    guard_detector = guard.detector()  # the one the guard judges with: its τ and prefilter
+    judge = guard.detector(method="unstructured", prefilter=False)
     rows = []
     methods = args.methods or list(METHODS)
     for mode in args.modes:
         for method in methods:
-            chat = ChatSettings(bot="embedded", preset="fast", decoding=asdict(preset("fast")), guard_mode=mode,
+            chat = ChatSettings(bot="embedded", preset="fast", decoding=preset("fast"), guard_mode=mode,
                                 threshold=guard.threshold)
             settings = RedteamSettings(chat=chat, methods=[method], sessions=args.sessions, turns=args.turns,
                                        seed=args.seed, use_lm=not args.no_lm)
-            run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard),
+            run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard_detector),
                               Judge("embedded:unstructured", judge))
             confirmed = _annotated_contradictions(store, run)
             for row in run.report()["per_method"]:

@@ -27,12 +27,14 @@ def main(argv=None) -> int:
 
     from guard.datasets import read_dataset
     from guard.detector import ContradictionDetector
-    from guard.loading import default_threshold, load_scorer
+    from guard.pipeline import load_guard
 
     records = [d for d in read_dataset("decode", args.suite) if d.label is not None]
     verdicts = {}
     for name in (args.first, args.second):
-        detector = ContradictionDetector(load_scorer(name), threshold=default_threshold(name), categories=True)
+        guard = load_guard(name, prefilter=False)  # no prefilter: every earlier sentence is paired
+        detector = ContradictionDetector(guard.scorer, threshold=guard.config.threshold, categories=True,
+                                         config=guard.config)
         verdicts[name] = [detector.detect(d) for d in records]
     right = {name: sum(v.contradiction == bool(d.label) for v, d in zip(vs, records)) for name, vs in verdicts.items()}
     print(f"{len(records)} dialogues; right: " + ", ".join(f"{n} {k}" for n, k in right.items()))

@@ -37,7 +37,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -48,6 +47,7 @@ from types import SimpleNamespace
 from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, first_line
 from bots.candidates import _distinct, make_candidate
 from bots.tokenizer import LightTokenizer, snapshot
+from embedded.turns import cpu_turn
 
 logger = logging.getLogger(__name__)
 
@@ -301,7 +301,6 @@ class CTranslate2Engine:
         self.generator = self._load()
         self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
-        self._lock = threading.Lock()  # one generation at a time: the seed is process-wide
         _ENGINES.add(self)
 
     def _load(self):
@@ -399,7 +398,7 @@ class CTranslate2Engine:
         hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"])
         if not request.beam:
             kwargs["callback"] = hypotheses
-        with self._lock:
+        with cpu_turn(self):  # one generation at a time (embedded.turns); the seed is process-wide
             self._remember(static)
             if decoding.seed is not None:
                 ctranslate2.set_random_seed(decoding.seed)
@@ -432,6 +431,6 @@ class CTranslate2Engine:
 
     def score(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[float]:
         """Mean log-probability of each reply's tokens after ``prompt`` (-inf for an empty reply)."""
-        with self._lock:
+        with cpu_turn(self):
             rows = self._token_log_probs(prompt, replies)
         return [sum(r) / len(r) if r else -math.inf for r in rows]

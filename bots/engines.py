@@ -16,12 +16,12 @@ converted already loads without them (bots.ct2, bots.tokenizer).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from bots.base import BotError, Candidate, DecodingConfig
 from bots.ct2 import CTranslate2Engine, converts
+from embedded.turns import cpu_turn
 
 if TYPE_CHECKING:
     from bots.hf import PrefixCache
@@ -108,7 +108,6 @@ class TransformersEngine:
         self.prefix_cache = prefix_cache if prefix_cache is not None else PrefixCache()
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
         self.label = f"transformers {transformers.__version__} {dtype}"
-        self._lock = threading.Lock()
 
     def load_transformers_model(self):
         return self.model
@@ -126,7 +125,7 @@ class TransformersEngine:
         if stop_strings:  # an encoder-decoder's generated rows hold only the reply
             prompt_length = 0 if self.config.is_encoder_decoder else input_ids.shape[1]
             stopping.append(StopAtStrings(self.tokenizer, prompt_length, stop_strings))
-        with self._lock:
+        with cpu_turn(self):  # one generation at a time (embedded.turns)
             return generate_candidates(
                 self.model, self.tokenizer, {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)},
                 decoding, num_candidates, stop_strings=stop_strings, end_token_ids=end_ids,
@@ -140,7 +139,7 @@ class TransformersEngine:
         import torch
 
         scores = []
-        with self._lock, torch.inference_mode():
+        with cpu_turn(self), torch.inference_mode():
             prompt = list(prompt)
             for reply in replies:
                 if not reply:

@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history
+from embedded.turns import cpu_turn
 from guard.records import Turn
 
 #: Temperatures the K samples cycle through (one seed each), for diverse candidates.
@@ -53,7 +54,8 @@ class EmbeddingCoherence:
         if not responses:
             return []
         recent = " ".join(context[-self.window:]) if self.window else " ".join(context)
-        vectors = self.embedder.encode([recent, *responses], normalize_embeddings=True, convert_to_numpy=True)
+        with cpu_turn(self.embedder):
+            vectors = self.embedder.encode([recent, *responses], normalize_embeddings=True, convert_to_numpy=True)
         return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
@@ -71,8 +73,9 @@ class NLICoherence:
     def score(self, context: Sequence[str], responses: Sequence[str]) -> list[float]:
         premise = " ".join(context[-self.window:])
         pairs = [(premise, response) for response in responses]
-        contradiction = np.asarray(self.scorer.contradiction_proba(pairs), dtype=float)
-        entailment = self.scorer.entailment_proba(pairs)
+        with cpu_turn(self.scorer):  # the guard may share this scorer: they take turns
+            contradiction = np.asarray(self.scorer.contradiction_proba(pairs), dtype=float)
+            entailment = self.scorer.entailment_proba(pairs)
         entailment = np.zeros_like(contradiction) if entailment is None else np.asarray(entailment, dtype=float)
         return [float(x) for x in entailment - contradiction]
 

@@ -10,15 +10,14 @@ carry it as a DECODE-shaped record.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field, fields
-from enum import StrEnum
+from dataclasses import asdict, dataclass, field, fields
 
-from conversation.jsonform import jsonable
+from bots.base import DEFAULT_PRESET, PRESETS, DecodingConfig
 from guard.datasets import decode_record
-from guard.policies import REPAIR_FALLBACKS, Repair
+from guard.policies import REPAIR_FALLBACKS
 from guard.records import Turn
-from guard.verdicts import PairScore, Verdict, VerdictDetails
-from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
+from guard.report import BotTurnReport
+from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
 USER, BOT = "user", "bot"
 
@@ -36,8 +35,9 @@ class ChatSettings:
     """
 
     bot: str = "embedded"
-    preset: str = "fast"
-    decoding: dict = field(default_factory=dict)  # bots.base.DecodingConfig's fields; {}: the preset's
+    preset: str = DEFAULT_PRESET
+    # bots.base.DecodingConfig's fields (given as a DecodingConfig or its dict); {}: the preset's
+    decoding: dict = field(default_factory=dict)
     guard_mode: GuardMode | None = GuardMode.RERANK
     detector: str = "embedded"
     threshold: float | None = 0.5
@@ -52,6 +52,8 @@ class ChatSettings:
     repair_fallback: GuardMode | None = GuardMode.RERANK
 
     def __post_init__(self) -> None:
+        if isinstance(self.decoding, DecodingConfig):  # kept as plain values: the record is stored as JSON
+            self.decoding = asdict(self.decoding)
         if self.guard_mode is not None and self.guard_mode not in GUARD_MODES:
             raise ValueError(f"unknown guard mode {self.guard_mode!r}; choose one of {', '.join(GUARD_MODES)}")
         self.guard_mode = GuardMode(self.guard_mode) if self.guard_mode else None
@@ -65,6 +67,13 @@ class ChatSettings:
         """The guard's mode (off when none was recorded)."""
         return self.guard_mode or GuardMode.OFF
 
+    @property
+    def decoding_config(self) -> DecodingConfig:
+        """The decoding the settings ask for: their own recorded values, else their preset's."""
+        if self.decoding:
+            return DecodingConfig(**self.decoding)
+        return PRESETS.get(self.preset, PRESETS[DEFAULT_PRESET])
+
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
@@ -75,221 +84,6 @@ class ChatSettings:
         blank = {"bot": "", "preset": "", "guard_mode": None, "detector": "", "threshold": None, "num_candidates": None,
                  "penalty_lambda": None, "prefilter": None, "repair_fallback": None}
         return cls(**{**blank, **known})
-
-
-@dataclass
-class CandidateReport:
-    """One candidate as the guard saw it: the generator's text and score, the detector's verdict on it (None when
-    the guard is off) and what the policy did with it. The verdict is kept whole, minus its full pair list (the
-    evidence pairs stay; the heatmap draws fresh verdicts), and read through the properties below."""
-
-    index: int
-    text: str
-    generator_score: float
-    chosen: bool
-    reason: str
-    verdict: Verdict | None = None
-    adjusted_score: float | None = None
-    # repair mode: this candidate was sent with its contradicting sentence removed (what, why, the text sent);
-    # None otherwise and in reports stored before the mode existed
-    repair: Repair | None = None
-
-    @property
-    def contradiction_score(self) -> float | None:
-        return None if self.verdict is None else float(self.verdict.score)
-
-    @property
-    def contradicts(self) -> bool:
-        return self.verdict is not None and bool(self.verdict.contradiction)
-
-    @property
-    def category(self) -> Category:
-        return Category.NONE if self.verdict is None else Category(self.verdict.category)
-
-    @property
-    def evidence(self) -> list[PairScore]:
-        """The detector's pairs at or over the threshold, best first."""
-        return [] if self.verdict is None else self.verdict.evidence
-
-    @property
-    def details(self) -> VerdictDetails | None:
-        return None if self.verdict is None else self.verdict.details
-
-
-class TurnStatus(StrEnum):
-    """The guard's outcome for one bot turn."""
-
-    OFF = "off"  # no detection
-    CONSISTENT = "consistent"  # the sent reply contradicts nothing
-    GUARDED = "guarded"  # a contradicting candidate was rejected, or the safe reply was sent
-    FLAGGED = "flagged"  # the sent reply contradicts
-
-
-@dataclass
-class BotTurnReport:
-    """The guard's annotation of one bot turn."""
-
-    mode: GuardMode
-    threshold: float
-    detector: str
-    chosen_index: int | None  # None: the safe fallback was sent
-    used_fallback: bool
-    candidates: list[CandidateReport]
-    timings: dict[str, float] = field(default_factory=dict)
-    persona: list[str] = field(default_factory=list)  # the persona lines the guard checked against
-    rejudge_note: str = ""  # set by rejudge(): which detector, τ and mode judged the turn again
-    # set by rejudge() when the policy would now pick another reply than the one sent: that candidate's index,
-    # or would_fallback for the safe reply
-    would_send: int | None = None
-    would_fallback: bool = False
-    # repair mode, when the generator's best contradicted and could not be repaired: why not (the fallback
-    # policy, ``decided_by``, then chose the reply); "" otherwise
-    repair_declined: str = ""
-    decided_by: GuardMode | None = None
-
-    @classmethod
-    def from_json(cls, data: dict) -> BotTurnReport:
-        """A report from its JSON form, as any version wrote it (``upgrade_report_json``)."""
-        from conversation.jsonform import from_jsonable
-
-        return from_jsonable(cls, upgrade_report_json(data))
-
-    @property
-    def any_contradiction(self) -> bool:
-        return any(c.contradicts for c in self.candidates)
-
-    @property
-    def chosen(self) -> CandidateReport | None:
-        return None if self.chosen_index is None else self.candidates[self.chosen_index]
-
-    @property
-    def repair(self) -> Repair | None:
-        """The repair of the sent reply (its contradicting sentence removed), or None."""
-        chosen = self.chosen
-        return None if chosen is None else chosen.repair
-
-    @property
-    def repaired(self) -> bool:
-        """The sent reply is a candidate with its contradicting sentence removed."""
-        return self.repair is not None
-
-    @property
-    def reply_flagged(self) -> bool:
-        """The reply that was sent contradicts (flag mode, or every candidate contradicted); a repaired reply does
-        not: the sentence that contradicted was removed before it was sent."""
-        chosen = self.chosen
-        return chosen is not None and chosen.contradicts and chosen.repair is None
-
-    @property
-    def status(self) -> TurnStatus:
-        """The sent reply is flagged, the guard stopped a candidate, or neither."""
-        if self.mode == GuardMode.OFF:
-            return TurnStatus.OFF
-        if self.reply_flagged:
-            return TurnStatus.FLAGGED
-        if self.used_fallback or (self.mode != GuardMode.FLAG and self.any_contradiction):
-            return TurnStatus.GUARDED
-        return TurnStatus.CONSISTENT
-
-    def summary(self) -> str:
-        """One line on what the guard did this turn, in the words of its mode (the transcript's caption); after
-        a re-judge, with what the guard would now send when that is another reply than the one sent."""
-        change = self.rejudged_change()
-        return f"{self._outcome()}; {change}" if change else self._outcome()
-
-    def rejudged_change(self) -> str:
-        """After a re-judge: which reply the guard would now send, when not the one that was sent ("" else)."""
-        if self.would_fallback:
-            return f"at τ = {self.threshold:.2f} every candidate contradicts: the guard would now send the safe reply"
-        if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
-            return ""
-        cand = self.candidates[self.would_send]
-        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
-               else "which does not contradict")
-        return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
-
-    def _outcome(self) -> str:
-        outcome = self._decision()
-        if self.mode == GuardMode.REPAIR and self.repair_declined:
-            return f"{outcome} (not repaired: {self.repair_declined})"
-        return outcome
-
-    def _decision(self) -> str:
-        # repair mode without a repair: the fallback policy decided, and is worded as itself
-        mode = self.decided_by if self.mode == GuardMode.REPAIR and self.decided_by else self.mode
-        n = len(self.candidates)
-        candidates = f"{n} candidate{'s' if n != 1 else ''}"
-        if self.mode == GuardMode.OFF:
-            return f"guard off · {candidates}, not checked"
-        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
-        if self.used_fallback:
-            if every:
-                return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
-            return "blocked: the safe reply was sent (every candidate contradicted when the turn was judged)"
-        chosen = self.chosen
-        others = [c.index + 1 for c in self.candidates if c.contradicts and not c.chosen]
-        listed = ", ".join(f"#{i}" for i in others)
-        several = "s" if len(others) > 1 else ""
-        if chosen.repair is not None:
-            what = (f"{contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})" if chosen.contradicts
-                    else "contradicted when the turn was judged")  # a re-judge at a higher τ may clear it
-            return (f'repaired: candidate #{chosen.index + 1} {what} in "{chosen.repair.removed}"; that sentence '
-                    "was removed and the rest sent")
-        if chosen.contradicts:
-            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
-            if mode == GuardMode.FLAG:
-                return f"flagged: {what}; flag mode shows it without preventing it"
-            if mode == GuardMode.PENALTY:
-                return f"flagged: the penalty did not outweigh its generator score; {what}"
-            if every:
-                return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
-            return f"flagged: {what}"
-        if not others:
-            return f"consistent · {candidates}, none contradicts"
-        if mode == GuardMode.FLAG:
-            return (f"the sent reply is consistent · candidate{several} {listed} would have contradicted "
-                    "(not sent: a lower generator score)")
-        return f"{mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
-
-
-#: the verdict fields a report's candidates carried themselves before they embedded the verdict (issue 24)
-_COPIED_VERDICT_FIELDS = ("contradiction_score", "contradicts", "category", "evidence", "details")
-
-
-def upgrade_report_json(data: dict) -> dict:
-    """A report's JSON form in today's shape. Reports written before issue 24 copied the verdict into each
-    candidate field by field (``contradiction_score``, ``contradicts``, ``category``, ``evidence``, ``details``);
-    today a candidate embeds the verdict. Idempotent: today's shape passes through unchanged."""
-    if not isinstance(data, dict):
-        return data
-    candidates = []
-    for cand in data.get("candidates") or []:
-        if not isinstance(cand, dict) or "verdict" in cand or not any(k in cand for k in _COPIED_VERDICT_FIELDS):
-            candidates.append(cand)
-            continue
-        kept = {k: v for k, v in cand.items() if k not in _COPIED_VERDICT_FIELDS}
-        score = cand.get("contradiction_score")
-        if score is None:  # the guard was off: no verdict
-            candidates.append({**kept, "verdict": None})
-            continue
-        details = cand.get("details") or {"method": "structured", "turn_id": -1, "threshold": data.get("threshold"),
-                                          "n_pairs": 0, "history_score": score}
-        candidates.append({**kept, "verdict": {
-            "contradiction": bool(cand.get("contradicts")), "score": score, "category": cand.get("category") or "none",
-            "evidence": cand.get("evidence") or [], "pair_scores": [], "details": details}})
-    return {**data, "candidates": candidates} if "candidates" in data else dict(data)
-
-
-def contradiction_phrase(cand: CandidateReport) -> str:
-    """What a contradicting candidate contradicts, in words: "contradicts itself", "contradicts turn 3"."""
-    outside = [e for e in cand.evidence if e.source not in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)]
-    if cand.category == Category.INTRA:
-        return "contradicts itself"
-    where = describe_source(outside[0]) if outside else "earlier turns"
-    more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
-    if cand.category == Category.ROLE:
-        return f"reads as the user's side of the conversation (role confusion) and contradicts {where}{more}"
-    return f"contradicts {where}{more}"
 
 
 @dataclass
@@ -337,4 +131,4 @@ class Conversation:
             if contradiction else []
         return decode_record(self.record_id, self.history(), label=contradiction, indices=indices,
                              persona=list(self.persona),
-                             turn_fields={t.turn_id: {"guard": jsonable(t.report)} for t in self.turns if t.report})
+                             turn_fields={t.turn_id: {"guard": t.report.to_json()} for t in self.turns if t.report})

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from embedded.turns import cpu_turn
 from guard import text as textsplit
 from guard.answers import after_particle
 from guard.answers import resolve as resolve_answer
+from guard.config import GuardConfig
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
 from guard.verdicts import IntraCheck, PairScore, RoleCheck, Verdict, VerdictDetails
@@ -109,16 +111,12 @@ class ContradictionDetector:
         intra_threshold: float | None = None,
         claims_only: bool = True,
         own_question_threshold: float | None = None,
+        config: GuardConfig | None = None,
     ) -> None:
-        from guard.loading import (
-            default_intra_threshold,
-            default_own_question_threshold,
-            default_pairing,
-            default_threshold,
-        )
-
+        # the checkpoint's settings (guard.pipeline.Guard passes them); none: DECODE's τ 0.5, sentence pairing
+        config = config or GuardConfig()
         if pairing is None:  # the pairing the checkpoint's threshold was calibrated for
-            pairing = default_pairing(scorer.name) if scorer.name else Pairing.SENTENCE
+            pairing = config.pairing
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if pairing not in PAIRINGS:
@@ -128,15 +126,15 @@ class ContradictionDetector:
         if prefilter_k is not None and embedder is None:
             raise ValueError("prefilter_k needs an embedder (guard.loading.load_embedder())")
         if threshold is None:
-            threshold = default_threshold(scorer.name, pairing=pairing) if scorer.name else 0.5
+            threshold = config.threshold_for(pairing)
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must lie strictly between 0 and 1, got {threshold}")
-        if intra_threshold is None:  # the checkpoint's own (calibrated on human replies), else the history one
-            intra_threshold = (default_intra_threshold(scorer.name, threshold) if scorer.name else None) or threshold
+        if intra_threshold is None:  # the checkpoint's own (calibrated on its own false alarms), else τ
+            intra_threshold = config.intra_threshold_at(threshold)
         if not 0.0 < intra_threshold < 1.0:
             raise ValueError(f"intra_threshold must lie strictly between 0 and 1, got {intra_threshold}")
-        if own_question_threshold is None:  # the checkpoint's own (calibrated on bot turns), else the history τ
-            own_question_threshold = (default_own_question_threshold(scorer.name) if scorer.name else None) or threshold
+        if own_question_threshold is None:  # the checkpoint's own (calibrated on bot turns), else τ
+            own_question_threshold = config.own_question_threshold_at(threshold)
         if not 0.0 < own_question_threshold < 1.0:
             raise ValueError(f"own_question_threshold must lie strictly between 0 and 1, got {own_question_threshold}")
         self.scorer = scorer
@@ -216,16 +214,17 @@ class ContradictionDetector:
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-normalised embeddings, each text encoded once (cached by text)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
-        if missing:
-            if len(self._embeddings) + len(missing) > _EMBED_CACHE_LIMIT:
-                self._embeddings.clear()
-            vectors = self.embedder.encode(
-                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            self._embeddings.update(zip(missing, vectors))
-        return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
+        with cpu_turn(self.embedder):
+            missing = [t for t in dict.fromkeys(texts) if t not in self._embeddings]
+            if missing:
+                if len(self._embeddings) + len(missing) > _EMBED_CACHE_LIMIT:
+                    self._embeddings.clear()
+                vectors = self.embedder.encode(
+                    missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+                self._embeddings.update(zip(missing, vectors))
+            return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
     def _pair_plan(self, candidate_units: tuple[str, ...], premises: list[_Premise]
                    ) -> list[tuple[_Premise, str, str]]:
@@ -255,9 +254,10 @@ class ContradictionDetector:
         for c in candidates:
             if not isinstance(c, str):
                 raise TypeError(f"each candidate must be a string, got {type(c).__name__}")
-        if self.method == Method.UNSTRUCTURED:
-            return self._judge_unstructured(history, candidates, persona, own_turn_id)
-        return self._judge_structured(history, candidates, speaker, persona, own_turn_id)
+        with cpu_turn(self.scorer):  # sessions and requests sharing the scorer take turns (embedded.turns)
+            if self.method == Method.UNSTRUCTURED:
+                return self._judge_unstructured(history, candidates, persona, own_turn_id)
+            return self._judge_structured(history, candidates, speaker, persona, own_turn_id)
 
     def _judge_unstructured(self, history: list[Turn], candidates: list[str],
                             persona: Sequence[str], own_turn_id: int) -> list[Verdict]:

@@ -32,14 +32,12 @@ def progress(items: Sequence, desc: str, quiet: bool = False):
 
 def make_detector(detector: str = "embedded", method: str = "structured", threshold: float | None = None,
                   categories: bool = True):
-    """A ContradictionDetector over checkpoint ``detector``; threshold: the given one, else the checkpoint's."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import default_threshold, load_scorer
+    """The guard's ContradictionDetector for checkpoint ``detector`` (``guard.pipeline.load_guard``), without the
+    prefilter: a data set's dialogues are judged against every earlier turn; threshold: the given one, else the
+    checkpoint's."""
+    from guard.pipeline import load_guard
 
-    scorer = load_scorer(detector)
-    if threshold is None:
-        threshold = default_threshold(detector)
-    return ContradictionDetector(scorer, method=method, threshold=threshold, categories=categories)
+    return load_guard(detector, prefilter=False).detector(threshold, method, prefilter=False, categories=categories)
 
 
 def detect_all(detector, records, quiet: bool = False) -> list:

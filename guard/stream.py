@@ -269,23 +269,10 @@ class TurnScore:
         return turns, persona
 
 
-#: earlier same-speaker sentences the app's prefilter pairs with each candidate sentence
-PRODUCT_PREFILTER_K = 8
-
-
-def product_detector(name: str = "embedded", prefilter_k: int = PRODUCT_PREFILTER_K):
-    """The detector as the app builds it: sentence pairing, the packaged MiniLM prefilter, categories on, the
-    checkpoint's own thresholds. The stream is scored, and its operating point set, with this one detector, so a
-    threshold calibrated here is the one the app applies."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_embedder, load_scorer
-
-    return ContradictionDetector(load_scorer(name), embedder=load_embedder(), prefilter_k=prefilter_k,
-                                 categories=True)
-
-
 def score_stream(detector, turns: Sequence[StreamTurn], progress=None) -> list[TurnScore]:
-    """Judge every bot turn against what came before it, as the live guard does (``detector.detect``)."""
+    """Judge every bot turn against what came before it, as the live guard does (``detector.detect``). Scored, and
+    the operating point set, with the detector the app judges with (``guard.pipeline.load_guard(name).detector()``),
+    so a threshold calibrated here is the one the app applies."""
     from guard.vocabulary import PremiseSource
 
     detector.prepare([t for st in turns for t in st.dialogue.turns], [p for st in turns for p in st.dialogue.persona])

@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation
+from conversation.records import BOT, USER, ChatSettings, Conversation
+from guard.report import BotTurnReport
 from studio.storage import SessionInfo, Store
 
 

@@ -12,9 +12,11 @@ import streamlit as st
 from bots.base import BotError
 from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
-from ui import chat_session, chat_sidebar, resources, suggestions
+from ui import chat_session, chat_sidebar, suggestions
 from ui.annotations import annotation_box
+from ui.models import get_bot, get_guard, loaded_bot
 from ui.render import escape_markdown, turn_html
+from ui.startup import warm_up_status
 from ui.transcript import transcript_marks
 from ui.turn_widgets import guarded_turn_live, rejudge_controls, show_candidates, show_turn_chart, turn_caption
 
@@ -34,7 +36,7 @@ conversation.persona = list(settings.persona)  # the persona applies from the ne
 st.title("Guarded chat")
 st.caption(escape_markdown(f"bot: {settings.bot} · decoding: {settings.preset} · guard: {settings.mode} · "
                            f"detector: {settings.detector} · τ = {settings.threshold:.4f}"))
-resources.warm_up_status(settings)
+warm_up_status()
 
 # ---------------------------------------------------------------- the transcript, drawn once
 show_rejected = bool(st.session_state.get(chat_sidebar.SHOW_REJECTED_KEY))
@@ -108,18 +110,16 @@ def answer() -> bool:
     # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
     live = st.empty()
     with live.container():
-        detector = None
+        guard = None
         if settings.mode != GuardMode.OFF:
-            detector = resources.make_detector(settings.detector, settings.threshold,
-                                               prefilter_k=8 if settings.prefilter else None, kept=KEPT)
-            if detector is None:
+            guard = get_guard(settings.detector, kept=KEPT)
+            if guard is None:
                 return False
-        bot = resources.get_bot(settings.bot, kept=KEPT)
+        bot = get_bot(settings.bot, kept=KEPT)
         if bot is None:
             return False
         try:
-            with resources.model_lock("bot", settings.bot):
-                turn = guarded_turn_live(conversation, bot, detector, settings)
+            turn = guarded_turn_live(conversation, bot, guard, settings)
         except BotError as exc:
             st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
                      icon="⚠️")
@@ -153,16 +153,10 @@ elif conversation.awaiting_reply:
 
 
 # ---------------------------------------------------------------- after the transcript
-def guard_detector():
-    """The detector the sidebar names, at its τ (None after an error)."""
-    return resources.make_detector(settings.detector, settings.threshold,
-                                   prefilter_k=8 if settings.prefilter else None, kept=KEPT)
-
-
 show_turn_chart(conversation, settings.threshold)
-rejudged = rejudge_controls(conversation, settings, guard_detector)
+rejudged = rejudge_controls(conversation, settings, lambda: get_guard(settings.detector, kept=KEPT))
 if rejudged is not None:
     st.session_state[chat_session.CONVERSATION_KEY] = rejudged
     chat_session.save_rejudged(rejudged)
     st.rerun()
-suggestions.panel(conversation, resources.loaded_bot(settings.bot), resources.model_lock("bot", settings.bot))
+suggestions.panel(conversation, loaded_bot(settings.bot))

@@ -8,7 +8,8 @@ import streamlit as st
 from guard.dialogue_text import parse_dialogue_text
 from guard.examples import BY_KEY
 from guard.vocabulary import Method
-from ui import resources
+from ui.app_defaults import current_settings
+from ui.models import get_guard
 from ui.widgets import (
     example_judgements,
     judgement_text,
@@ -18,14 +19,16 @@ from ui.widgets import (
     verdict_line,
 )
 
-detector_name, threshold = resources.current_settings().detector, resources.current_settings().threshold
+settings = current_settings()
+detector_name, threshold = settings.detector, settings.threshold
 
 st.title("Learn: contradictions in dialogue")
 st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
            "The detector is small and trained on CPU; where it is wrong, that is part of the lesson.")
 
-detectors = resources.make_detectors(detector_name, threshold, (Method.STRUCTURED, Method.UNSTRUCTURED),
-                                     kept="the explanations below still read without it") or {}
+guard = get_guard(detector_name, kept="the explanations below still read without it")
+detectors = {} if guard is None else {method: guard.detector(threshold, method, prefilter=False)
+                                      for method in (Method.STRUCTURED, Method.UNSTRUCTURED)}
 structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Method.UNSTRUCTURED)
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
               if structured is not None else {})

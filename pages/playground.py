@@ -11,7 +11,8 @@ from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialo
 from guard.examples import BY_KEY, EXAMPLES
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
-from ui import resources
+from ui.app_defaults import current_settings
+from ui.models import get_guard
 from ui.render import escape_markdown, inserted_turns_note
 from ui.widgets import (
     example_judgements,
@@ -25,7 +26,8 @@ from ui.widgets import (
     verdict_line,
 )
 
-detector_name, threshold = resources.current_settings().detector, resources.current_settings().threshold
+settings = current_settings()
+detector_name, threshold = settings.detector, settings.threshold
 state = st.session_state
 state.setdefault("pg_example", EXAMPLES[0].key)
 state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)
@@ -53,9 +55,10 @@ st.title("Probe playground")
 st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} (change both in the sidebar)")
 
 left, right = st.columns([3, 2])
-# both methods over one scorer load: a detector that fails to load is reported once
-detectors = resources.make_detectors(detector_name, threshold, METHODS,
-                                     kept="your dialogue and the probe log are kept")
+# both methods over one guard: a detector that fails to load is reported once
+guard = get_guard(detector_name, kept="your dialogue and the probe log are kept")
+detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False)
+                                        for method in METHODS}
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
               if detectors is not None else {})
 with right:

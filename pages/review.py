@@ -9,7 +9,8 @@ import streamlit as st
 from studio.export import decode_records
 from studio.scores import agreement, by_turn, outcome_frame, player_board, scoreboard, session_score
 from studio.storage import StoreError
-from ui import resources, studio_store
+from ui import studio_store
+from ui.app_defaults import current_settings
 from ui.render import escape_markdown
 from ui.self_play import self_play_form
 from ui.widgets import show_table
@@ -25,7 +26,7 @@ with st.expander("Self-play red-teaming: the goading assistant talks to a bot", 
     st.caption("Each session opens with a question, then sends the assistant's suggestion of its method every "
                "turn; replies go through the guard as on the chat page and are judged by the guard's detector "
                "and by its unstructured reading. Same as `python -m studio redteam`.")
-    self_play_form(resources.current_settings())
+    self_play_form(current_settings())
 try:
     infos = db.list_sessions()
     annotations = db.annotations()

@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument("--detector", default="embedded",
                        help="embedded, embedded-cascade, a checkpoint folder, or 'none' (only mode off)")
     guard.add_argument("--threshold", type=float, help="τ (default: the detector's calibrated one)")
-    guard.add_argument("--prefilter-k", type=int, default=8,
-                       help="pair each reply sentence with the k most similar earlier ones (0: every one)")
+    guard.add_argument("--no-prefilter", dest="prefilter", action="store_false",
+                       help="pair each reply sentence with every earlier one, not only the most similar ones (the "
+                            "detector's prefilter k)")
     guard.add_argument("--mode", default=str(GuardMode.RERANK), choices=[str(m) for m in GUARD_MODES])
     guard.add_argument("--candidates", type=int, default=4, help="candidate replies per request")
     guard.add_argument("--max-candidates", type=int, default=16, help="the most a request may ask for")
@@ -65,33 +66,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_service(args: argparse.Namespace):
-    """The loaded service (generator, detector, defaults); raises BotError / ModelLoadError / ValueError."""
+    """The loaded service (generator, guard, settings); raises BotError / ModelLoadError / ValueError."""
     from bots.base import preset
+    from conversation.records import ChatSettings
     from serve.generators import GeneratorSpec, make_generator
-    from serve.protocol import GuardDefaults
-    from serve.service import NO_DETECTOR, DetectorPool, GuardService
+    from serve.service import NO_DETECTOR, GuardService
 
     options = {key: value for key, value in (("model", args.model), ("engine", args.engine),
                                              ("script", args.script)) if value is not None}
     spec = GeneratorSpec(bot=args.bot, options=options, upstream=args.upstream, upstream_model=args.upstream_model,
                          upstream_api_key=args.upstream_api_key, timeout=args.upstream_timeout)
     generator = make_generator(spec)
-    detectors = None
+    guard = None
     if args.detector != NO_DETECTOR:
-        detectors = DetectorPool.load(args.detector, prefilter_k=args.prefilter_k or None)
+        from guard.pipeline import load_guard
+
+        guard = load_guard(args.detector, prefilter=bool(args.prefilter))
     elif args.mode != GuardMode.OFF:
         raise ValueError(f"--detector none allows only --mode off, not {args.mode}")
-    threshold = args.threshold if args.threshold is not None else (
-        detectors.default_threshold() if detectors is not None else 0.5)
+    threshold = args.threshold if args.threshold is not None else (guard.threshold if guard is not None else 0.5)
     if not 0.0 < threshold < 1.0:
         raise ValueError(f"--threshold must lie strictly between 0 and 1, got {threshold}")
     if not 1 <= args.candidates <= args.max_candidates:
         raise ValueError(f"--candidates must be between 1 and --max-candidates ({args.max_candidates})")
-    defaults = GuardDefaults(mode=GuardMode(args.mode), threshold=threshold, candidates=args.candidates,
-                             penalty_lambda=args.penalty_lambda, repair_fallback=GuardMode(args.repair_fallback),
-                             safe_reply=args.safe_reply, max_candidates=args.max_candidates)
-    return GuardService(generator=generator, generator_label=spec.label, detectors=detectors, defaults=defaults,
-                        decoding=preset(args.preset), preset=args.preset, model_name=args.served_model_name)
+    defaults = ChatSettings(bot=spec.label, preset=args.preset, decoding=preset(args.preset),
+                            guard_mode=GuardMode(args.mode), detector=args.detector, threshold=threshold,
+                            num_candidates=args.candidates, penalty_lambda=args.penalty_lambda,
+                            prefilter=bool(args.prefilter), fallback=args.safe_reply,
+                            repair_fallback=GuardMode(args.repair_fallback))
+    return GuardService(generator=generator, generator_label=spec.label, guard=guard, defaults=defaults,
+                        max_candidates=args.max_candidates, model_name=args.served_model_name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -83,9 +83,9 @@ def create_app(service: GuardService, config: ServeConfig | None = None) -> Fast
     @app.get("/health")
     async def health() -> dict:
         """Up and loaded (models load before the server listens); open without a key, for load balancers."""
-        detectors = service.detectors
+        guard = service.guard
         return {"status": "ok", "model": service.model_name, "generator": service.generator_label,
-                "detector": None if detectors is None else detectors.name}
+                "detector": None if guard is None else guard.name}
 
     @app.get("/v1/models", dependencies=[Depends(check_key)])
     async def models() -> dict:
@@ -95,7 +95,7 @@ def create_app(service: GuardService, config: ServeConfig | None = None) -> Fast
     async def chat_completions(request: Request):
         nonlocal waiting
         body = await _read_body(request, config.max_request_bytes)
-        chat = parse_chat_request(parse_json(body), service.defaults, service.decoding)
+        chat = parse_chat_request(parse_json(body), service.defaults, service.max_candidates)
         if waiting >= config.max_waiting:
             raise RequestError(503, f"the server is busy: {waiting} requests are being answered or waiting; send "
                                     "this one again in a moment (nothing was stored)")

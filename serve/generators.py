@@ -1,8 +1,8 @@
 """Where the guard server's candidates come from: a bot of this project, or any OpenAI-compatible server upstream.
 
 Both are ``bots.base.Bot``s built by ``bots.registry.make_bot``, so the server guards them exactly as the chat page
-does. A local bot runs on this machine's CPU and keeps engine state (prefix caches) between calls, so requests
-that arrive together take turns on it (``TakingTurns``), as the chat page's sessions do. An upstream server
+does. A local bot runs on this machine's CPU and keeps engine state (prefix caches) between calls; requests that
+arrive together take turns on its engine (``embedded.turns``), as the chat page's sessions do. An upstream server
 (vLLM, llama.cpp server, Ollama, another guard server) is the ``remote`` bot: asked for ``n`` candidates in one
 request where it supports that, else one request per candidate (bots/remote.py), and concurrent requests go to it
 concurrently: it is scaled on its own.
@@ -10,14 +10,11 @@ concurrently: it is scaled on its own.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from bots.base import Bot, BotError, Candidate, DecodingConfig
+from bots.base import Bot, BotError
 from bots.registry import make_bot
-from guard.records import Turn
 
 
 @dataclass
@@ -47,23 +44,6 @@ def upstream_base_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-class TakingTurns(Bot):
-    """A local bot behind a lock: concurrent requests generate one after another instead of splitting the CPU
-    (each would be slower, none sooner) and never share the engine's caches mid-call."""
-
-    def __init__(self, bot: Bot) -> None:
-        self.bot = bot
-        self.name = bot.name
-        self.engine_label = bot.engine_label
-        self.default_decoding = bot.default_decoding
-        self._lock = threading.Lock()
-
-    def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = ()) -> list[Candidate]:
-        with self._lock:
-            return self.bot.generate(history, num_candidates, decoding, persona)
-
-
 def make_generator(spec: GeneratorSpec) -> Bot:
     """The bot the server asks for candidates. The upstream gets the client's own system text (the persona lines)
     as its system message, not this project's chat prompt: the guard in front of a bot does not change what the
@@ -71,9 +51,11 @@ def make_generator(spec: GeneratorSpec) -> Bot:
     if spec.upstream:
         return make_bot("remote", base_url=upstream_base_url(spec.upstream), model=spec.upstream_model,
                         api_key=spec.upstream_api_key, timeout=spec.timeout, system_prompt=None)
-    return TakingTurns(make_bot(spec.bot, **spec.options))
+    return make_bot(spec.bot, **spec.options)
 
 
 def is_upstream(bot: Bot) -> bool:
     """Whether candidates come over the network (its failures are the upstream's: HTTP 502)."""
-    return not isinstance(bot, TakingTurns)
+    from bots.remote import RemoteChatBot
+
+    return isinstance(bot, RemoteChatBot)

@@ -1,5 +1,6 @@
 """The OpenAI chat-completions wire format as the guard server speaks it: requests read and checked, responses
-and server-sent-event chunks written, and the ``guard`` field that carries the guard's report.
+and server-sent-event chunks written, and the ``guard`` field that carries the guard's report (in its one JSON form,
+``BotTurnReport.to_json``, as the studio stores it and the transcript download carries it).
 
 Every check raises ``RequestError`` with the HTTP status and a message that says what to fix, in OpenAI's error
 shape (``{"error": {"message", "type", "param", "code"}}``), so an OpenAI client shows it as it is. Pure: no
@@ -13,12 +14,13 @@ import re
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bots.base import DecodingConfig
-from conversation.records import BOT, USER, BotTurnReport, ChatSettings, ChatTurn
+from conversation.records import BOT, USER, ChatSettings, ChatTurn
 from guard.policies import REPAIR_FALLBACKS
 from guard.records import Turn
+from guard.report import BotTurnReport
 from guard.verdicts import PairScore
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
@@ -31,15 +33,18 @@ UNSUPPORTED = {
     "functions": "function calls are not supported: the guard judges chat replies",
     "tool_choice": "tool calls are not supported: the guard judges chat replies",
 }
-#: The guard settings a request may change (its ``guard`` field) and what each must be.
+#: The guard settings a request may change (its ``guard`` field): the settings record's own fields
+#: (``conversation.records.ChatSettings``) and what each must be.
 GUARD_FIELDS = {
-    "mode": f"one of {', '.join(GUARD_MODES)}",
+    "guard_mode": f"one of {', '.join(GUARD_MODES)}",
     "threshold": "a number between 0 and 1 (exclusive): the detector's τ",
-    "candidates": "a whole number of candidate replies to generate and judge",
+    "num_candidates": "a whole number of candidate replies to generate and judge",
     "penalty_lambda": "a number >= 0 (penalty mode's λ)",
     "repair_fallback": f"one of {', '.join(REPAIR_FALLBACKS)} (the policy repair falls back to)",
-    "safe_reply": "a non-empty string (what block mode sends when every candidate contradicts)",
+    "fallback": "a non-empty string (the safe reply: what block mode sends when every candidate contradicts)",
 }
+#: names the ``guard`` field took before it used the settings record's: refused with the name to use
+RENAMED_GUARD_FIELDS = {"mode": "guard_mode", "candidates": "num_candidates", "safe_reply": "fallback"}
 MAX_NEW_TOKENS = 4096
 
 
@@ -70,19 +75,6 @@ def error_body(message: str, kind: str = "invalid_request_error", param: str | N
 
 
 @dataclass
-class GuardDefaults:
-    """What a request gets when its ``guard`` field does not say otherwise (the command line's settings)."""
-
-    mode: GuardMode = GuardMode.RERANK
-    threshold: float = 0.5
-    candidates: int = 4
-    penalty_lambda: float = 1.0
-    repair_fallback: GuardMode = GuardMode.RERANK
-    safe_reply: str | None = None  # None: guard.policies' default safe reply
-    max_candidates: int = 16
-
-
-@dataclass
 class ChatRequest:
     """A checked chat request: the conversation as the guard's turns and persona, where each came from in the
     request's ``messages`` (so the evidence can name message indices), and the settings it asks for: the guard's
@@ -102,7 +94,7 @@ class ChatRequest:
     @property
     def decoding(self) -> DecodingConfig:
         """The decoding the request asks for: the server's preset with the request's sampling fields."""
-        return DecodingConfig(**self.settings.decoding)
+        return self.settings.decoding_config
 
 
 def parse_json(body: bytes) -> dict:
@@ -123,12 +115,13 @@ def parse_json(body: bytes) -> dict:
     return data
 
 
-def parse_chat_request(data: Mapping, defaults: GuardDefaults, decoding: DecodingConfig) -> ChatRequest:
+def parse_chat_request(data: Mapping, defaults: ChatSettings, max_candidates: int = 16) -> ChatRequest:
     """Check a chat-completions body and read it as a conversation for the guard (``RequestError`` otherwise).
 
     The conversation is the request's ``messages``: user and assistant turns in order, system (or developer)
-    messages carrying the persona one line a persona line; the last message must be the user's. ``decoding`` is
-    the server's preset, which ``max_tokens``, ``temperature``, ``top_p`` and ``seed`` adjust.
+    messages carrying the persona one line a persona line; the last message must be the user's. ``defaults`` are
+    the server's settings: the request's ``guard`` field changes their guard fields (at most ``max_candidates``
+    candidates), and ``max_tokens``, ``temperature``, ``top_p`` and ``seed`` adjust their decoding.
     """
     for name, why in UNSUPPORTED.items():
         if data.get(name):
@@ -145,9 +138,8 @@ def parse_chat_request(data: Mapping, defaults: GuardDefaults, decoding: Decodin
                                 "chose; the candidates it judged are in the response's 'guard' field (set how many "
                                 "with guard.candidates)", param="n")
     turns, turn_messages, persona, persona_messages = _conversation(data.get("messages"))
-    settings = _guard_settings(data.get("guard"), defaults)
-    settings.decoding = asdict(_decoding(data, decoding))
-    settings.persona = list(persona)
+    settings = replace(_guard_settings(data.get("guard"), defaults, max_candidates),
+                       decoding=_decoding(data, defaults.decoding_config), persona=list(persona))
     return ChatRequest(turns=turns, turn_messages=turn_messages, persona=persona, persona_messages=persona_messages,
                        settings=settings, stream=bool(stream), model=model or "")
 
@@ -208,13 +200,17 @@ def _content(content: object, where: str) -> str:
     return content
 
 
-def _guard_settings(value: object, defaults: GuardDefaults) -> ChatSettings:
-    """The request's ``guard`` field over the server's defaults (the guard's fields of the settings record; the
-    server fills in the rest)."""
+def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) -> ChatSettings:
+    """The request's ``guard`` field over the server's settings (the record's guard fields; the server fills in the
+    rest)."""
     value = {} if value is None else value
     if not isinstance(value, dict):
         raise RequestError(400, f"'guard' must be an object of guard settings ({', '.join(GUARD_FIELDS)}), got "
                                 f"{_json_type(value)}", param="guard")
+    for old, new in RENAMED_GUARD_FIELDS.items():
+        if old in value:
+            raise RequestError(400, f"guard.{old} is now guard.{new} (the guard settings take the names of the chat "
+                                    f"settings record): send {new}", param=f"guard.{old}")
     unknown = sorted(set(value) - set(GUARD_FIELDS))
     if unknown:
         raise RequestError(400, f"unknown guard setting {unknown[0]!r}: the settings are {', '.join(GUARD_FIELDS)}",
@@ -223,30 +219,29 @@ def _guard_settings(value: object, defaults: GuardDefaults) -> ChatSettings:
     def bad(name: str, got: object) -> RequestError:
         return RequestError(400, f"guard.{name} must be {GUARD_FIELDS[name]}, got {_show(got)}", param=f"guard.{name}")
 
-    mode = value.get("mode", defaults.mode)
+    mode = value.get("guard_mode", defaults.mode)
     if mode not in GUARD_MODES:
-        raise bad("mode", mode)
-    repair_fallback = value.get("repair_fallback", defaults.repair_fallback)
+        raise bad("guard_mode", mode)
+    repair_fallback = value.get("repair_fallback", defaults.repair_fallback or GuardMode.RERANK)
     if repair_fallback not in REPAIR_FALLBACKS:
         raise bad("repair_fallback", repair_fallback)
     threshold = value.get("threshold", defaults.threshold)
     if not _number(threshold) or not 0.0 < threshold < 1.0:
         raise bad("threshold", threshold)
-    candidates = value.get("candidates", defaults.candidates)
+    candidates = value.get("num_candidates", defaults.num_candidates)
     if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-        raise bad("candidates", candidates)
-    if candidates > defaults.max_candidates:
-        raise RequestError(400, f"guard.candidates is {candidates}, over this server's limit of "
-                                f"{defaults.max_candidates} (--max-candidates)", param="guard.candidates")
+        raise bad("num_candidates", candidates)
+    if candidates > max_candidates:
+        raise RequestError(400, f"guard.num_candidates is {candidates}, over this server's limit of {max_candidates} "
+                                "(--max-candidates)", param="guard.num_candidates")
     penalty_lambda = value.get("penalty_lambda", defaults.penalty_lambda)
     if not _number(penalty_lambda) or penalty_lambda < 0:
         raise bad("penalty_lambda", penalty_lambda)
-    safe_reply = value.get("safe_reply", defaults.safe_reply)
-    if safe_reply is not None and (not isinstance(safe_reply, str) or not safe_reply.strip()):
-        raise bad("safe_reply", safe_reply)
-    return ChatSettings(guard_mode=GuardMode(mode), threshold=float(threshold), num_candidates=candidates,
-                        penalty_lambda=float(penalty_lambda), fallback=safe_reply,
-                        repair_fallback=GuardMode(repair_fallback))
+    fallback = value.get("fallback", defaults.fallback)
+    if fallback is not None and (not isinstance(fallback, str) or not fallback.strip()):
+        raise bad("fallback", fallback)
+    return replace(defaults, guard_mode=GuardMode(mode), threshold=float(threshold), num_candidates=candidates,
+                   penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback))
 
 
 def _decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:
@@ -333,29 +328,16 @@ def stream_events(request: ChatRequest, turn: ChatTurn, model: str) -> Iterator[
 
 
 def guard_field(report: BotTurnReport, request: ChatRequest) -> dict:
-    """The guard's report as the response's extra ``guard`` field: the policy's decision, and each candidate's
-    generator score, contradiction score, category, the reason it was or was not sent (guard.policies'
-    wording) and its evidence with the indices of the request's messages it points at."""
-    repair = report.repair
+    """The response's extra ``guard`` field: the guard's report in its one JSON form (``report``: every candidate,
+    its verdict with evidence, what the policy did), the turn's status and summary in words, and where the evidence
+    sits in the request: ``message_indices`` maps an evidence pair's ``turn_id`` to the index of the request's
+    message it came from (``turns`` for ``history`` pairs, ``persona`` for a persona line's), and
+    ``evidence_message_indices`` lists, per candidate, the messages its evidence points at."""
     return {
-        "mode": report.mode, "detector": report.detector or None, "threshold": report.threshold,
-        "status": report.status, "summary": report.summary(),
-        "decision": {
-            "chosen_index": report.chosen_index, "used_fallback": report.used_fallback, "repaired": repair is not None,
-            "repair": None if repair is None else {"candidate_index": repair.index, "removed": repair.removed,
-                                                   "why": repair.why, "sent": repair.reply},
-            "repair_declined": report.repair_declined or None, "decided_by": report.decided_by,
-        },
-        "candidates": [{
-            "index": c.index, "text": c.text, "generator_score": c.generator_score,
-            "contradiction_score": c.contradiction_score, "contradicts": c.contradicts, "category": c.category,
-            "chosen": c.chosen, "reason": c.reason,
-            "evidence_message_indices": sorted({i for i in (_message_index(p, request) for p in c.evidence)
-                                                if i is not None}),
-            "evidence": [{"source": p.source, "message_index": _message_index(p, request), "premise": p.premise,
-                          "hypothesis": p.hypothesis, "score": p.score} for p in c.evidence],
-        } for c in report.candidates],
-        "timings": report.timings,
+        "report": report.to_json(), "status": report.status, "summary": report.summary(),
+        "message_indices": {"turns": list(request.turn_messages), "persona": list(request.persona_messages)},
+        "evidence_message_indices": [sorted({i for i in (_message_index(p, request) for p in c.evidence)
+                                             if i is not None}) for c in report.candidates],
     }
 
 

@@ -16,7 +16,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from studio.redteam import SELF_PLAY_MODES
@@ -56,14 +55,6 @@ def _make_bot(name: str, script: Path | None, engine: str | None = None):
     return registry.make_bot(name, **({"engine": engine} if engine else {}))
 
 
-def _detector(name: str, method: str, threshold: float | None, prefilter: bool):
-    from guard.detector import ContradictionDetector
-    from guard.loading import default_threshold, load_embedder, load_scorer
-
-    scorer = load_scorer(name)
-    embedder = load_embedder() if prefilter else None
-    return ContradictionDetector(scorer, method=method, embedder=embedder, prefilter_k=8 if prefilter else None,
-                                 threshold=threshold if threshold is not None else default_threshold(name))
 
 
 def _judge_spec(text: str, default_detector: str) -> tuple[str, str]:
@@ -79,6 +70,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
 
     from bots.base import preset
     from conversation.records import ChatSettings
+    from guard.pipeline import load_guard
     from studio.export import decode_records
     from studio.redteam import Judge, RedteamSettings, judged_sample, run_redteam
     from studio.storage import open_store
@@ -88,17 +80,18 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     persona = [line.strip() for line in (args.persona or "").split("|") if line.strip()]
     bot = _make_bot(args.bot, args.script, args.engine)
     decoding = preset(args.preset)  # a bad name is refused here, before any model loads
-    guard_detector = _detector(args.detector, "structured", args.threshold, prefilter=True)
+    guard = load_guard(args.detector)
+    guard_detector = guard.detector(args.threshold)
     judge_detector = guard_detector if (judge_name, judge_method) == (args.detector, "structured") else \
-        _detector(judge_name, judge_method, None, prefilter=False)
-    chat = ChatSettings(bot=args.bot, preset=args.preset, decoding=asdict(decoding), guard_mode=args.guard,
+        load_guard(judge_name, prefilter=False).detector(method=judge_method, prefilter=False)
+    chat = ChatSettings(bot=args.bot, preset=args.preset, decoding=decoding, guard_mode=args.guard,
                         detector=args.detector, threshold=guard_detector.threshold, num_candidates=args.candidates,
                         persona=persona)
     settings = RedteamSettings(chat=chat, methods=list(args.methods), sessions=args.sessions, turns=args.turns,
                                seed=args.seed, use_lm=not args.no_lm)
     with tqdm(total=args.sessions * args.turns, desc="self-play", unit="turn", file=sys.stderr,
               disable=args.quiet) as bar:
-        run = run_redteam(settings, store, bot, guard_detector,
+        run = run_redteam(settings, store, bot, guard,
                           Judge(f"{args.detector}:structured (the guard's own detector)", guard_detector),
                           Judge(f"{judge_name}:{judge_method}", judge_detector), on_turn=bar.update)
     report = run.report()

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bots.base import Bot
+from embedded.turns import cpu_turn
 from guard.records import Turn
 
 #: contexts (each a list of turns) and the user message that follows each -> summed log-probabilities
@@ -67,7 +68,7 @@ class CausalLMScorer:
         finally:
             self.tokenizer.padding_side = pad_side
         offsets = batch.pop("offset_mapping")
-        with torch.inference_mode():
+        with cpu_turn(self.model), torch.inference_mode():  # the bot's own model: take turns with its generation
             logits = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)
         targets = batch["input_ids"][:, 1:]

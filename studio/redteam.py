@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from bots.base import Bot
 from conversation.guarding import guarded_reply
-from conversation.jsonform import jsonable
 from conversation.records import BOT, USER, ChatSettings, Conversation
+from guard.jsonform import jsonable
 from guard.records import Turn
 from guard.vocabulary import GuardMode
 from studio.goading import METHODS, suggest
@@ -31,6 +31,7 @@ from studio.storage import SessionInfo, Store, TurnJudgement
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
+    from guard.pipeline import Guard
 
 #: Opening questions in the spirit of CDConv's u_1 (second person, a question about the bot).
 OPENERS = (
@@ -106,11 +107,11 @@ class RedteamRun:
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 1), "per_method": rows}
 
 
-def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detector: ContradictionDetector | None,
+def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard: Guard | None,
                 guard_judge: Judge, judge: Judge, on_turn: Callable[[], None] | None = None) -> RedteamRun:
     """Play ``settings.sessions`` sessions of ``settings.turns`` bot turns each; every turn is stored as it
-    happens, so an interruption (Ctrl-C) keeps what was done and the run reports it. ``guard_detector`` is
-    not used (and may be None) in mode off."""
+    happens, so an interruption (Ctrl-C) keeps what was done and the run reports it. ``guard`` is not used (and
+    may be None) in mode off."""
     from studio.lm import continuation_scorer
 
     unknown = [m for m in settings.methods if m not in METHODS]
@@ -136,7 +137,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard_detecto
             conversation.add(USER, rng.choice(OPENERS))
             methods[0] = OPENER
             for _ in range(settings.turns):
-                turn = guarded_reply(conversation, bot, guard_detector if chat.mode != GuardMode.OFF else None, chat)
+                turn = guarded_reply(conversation, bot, guard if chat.mode != GuardMode.OFF else None, chat)
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
                 other, other_score = judge.flags(earlier, turn.text, conversation.persona)

@@ -13,7 +13,8 @@ import json
 import uuid
 from dataclasses import dataclass, field, replace
 
-from conversation.records import BOT, USER, BotTurnReport, ChatTurn
+from conversation.records import BOT, USER, ChatTurn
+from guard.report import BotTurnReport
 from studio.storage import SessionInfo, Store
 
 MAX_BYTES = 5_000_000

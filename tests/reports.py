@@ -1,10 +1,13 @@
-"""Build guard reports by hand in tests: a candidate from the numbers a test cares about."""
+"""Build guard reports by hand in tests: a candidate from the numbers a test cares about, and a guard whose verdicts
+a test chooses."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conversation.records import CandidateReport
+from guard.config import GuardConfig
+from guard.pipeline import Guard
+from guard.report import CandidateReport
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method
 
@@ -22,3 +25,15 @@ def candidate(index: int, text: str, generator_score: float, score: float | None
         verdict = Verdict(contradiction=contradicts, score=score, category=Category(category),
                           evidence=list(evidence), pair_scores=[], details=details)
     return CandidateReport(index, text, generator_score, chosen, reason, verdict, adjusted_score)
+
+
+class FakeGuard(Guard):
+    """A guard whose verdicts come from a test's fake detector (an object with ``detect_candidates``, scores chosen
+    by the test): the policy, the report and the conversation around it are the real ones."""
+
+    def __init__(self, detector, name: str = "fake", threshold: float = 0.5) -> None:
+        super().__init__(name, scorer=None, config=GuardConfig(threshold=threshold))
+        self.fake = detector
+
+    def verdicts(self, turns, candidates, *, speaker, persona=(), threshold=None, prefilter=True):
+        return self.fake.detect_candidates(list(turns), list(candidates), speaker, persona=list(persona))

@@ -173,10 +173,12 @@ REPAIRABLE = {"replies": [
 
 
 def test_repair_mode_shows_the_cut_sentence_and_the_text_sent(monkeypatch, tmp_path, flagging_detector, nlp):
-    from guard.vocabulary import GuardMode
-    from ui import resources
+    from reports import FakeGuard
 
-    monkeypatch.setattr(resources, "make_detector", lambda *args, **kwargs: _CutsNoPets())
+    from guard.vocabulary import GuardMode
+    from ui import models
+
+    monkeypatch.setattr(models, "get_guard", lambda *args, **kwargs: FakeGuard(_CutsNoPets(), threshold=0.9))
     at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="repair", script=REPAIRABLE)
     # the sidebar offers the policy repair falls back to, re-rank first
     fallback = at.selectbox(key="chat::repair_fallback")
@@ -300,7 +302,7 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
                         "DECODE dev contradiction dialogues)."]
     # moved away from the calibrated τ, the caption says so (AppTest drops the entry file's sidebar on a rerun, so
     # the caption is read from the function the sidebar calls; tests/test_browser_settings.py moves the real slider)
-    from ui.resources import operating_point_caption
+    from ui.app_sidebar import operating_point_caption
 
     assert operating_point_caption(str(detector), 0.5).startswith(
         "Operating point: custom τ = 0.5000 (calibrated τ = 0.9000); its false-alarm rate and recall are not measured")

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from reports import candidate
+from reports import FakeGuard, candidate
 
 from bots.base import PRESETS, BotError
 from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply, rejudge
-from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation, TurnStatus
+from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.examples import EXAMPLES
 from guard.records import Turn
+from guard.report import BotTurnReport, TurnStatus
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
 from ui.render import (
@@ -164,9 +165,9 @@ def _two_turns(mode: str):
     conv = Conversation()
     bot, detector = ScriptedBot(SCRIPT), FlagFirstDetector()
     conv.add(USER, "Do you have pets?")
-    guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode))
+    guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode))
     conv.add(USER, "tell me more")
-    turn = guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode))
+    turn = guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode))
     return conv, turn, detector
 
 
@@ -206,7 +207,7 @@ def test_block_falls_back_when_every_candidate_contradicts():
     conv = Conversation()
     bot = ScriptedBot({"replies": [["I never sleep."], ["I never eat.", "I never run."]]})
     conv.add(USER, "hi")
-    turn = guarded_reply(conv, bot, FlagFirstDetector(), ChatSettings(guard_mode="block"))
+    turn = guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()), ChatSettings(guard_mode="block"))
     assert turn.report.used_fallback and turn.report.chosen_index is None
     assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
 
@@ -226,7 +227,7 @@ def test_failed_bot_leaves_the_conversation_untouched():
     conv = Conversation()
     conv.add(USER, "hi")
     with pytest.raises(BotError, match="down"):
-        guarded_reply(conv, DownBot(SCRIPT), FlagFirstDetector(), ChatSettings())
+        guarded_reply(conv, DownBot(SCRIPT), FakeGuard(FlagFirstDetector()), ChatSettings())
     assert len(conv.turns) == 1 and conv.awaiting_reply
 
 
@@ -299,7 +300,7 @@ def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversatio
     conv, bot, detector = Conversation(), ScriptedBot(script), detector or FlagFirstDetector()
     for k in range(turns):
         conv.add(USER, f"message {k}")
-        guarded_reply(conv, bot, detector, ChatSettings(guard_mode=mode, detector="fake"))
+        guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode, detector="fake"))
     return conv
 
 
@@ -347,7 +348,7 @@ def test_rejudge_rescores_every_turn_without_regenerating():
     conv = _chat("rerank", CLEAN_FIRST)
     conv.turns[1].report.persona = ["I live in Paris."]  # what the guard saw at that turn
     detector = NeverFlags()
-    again = rejudge(conv, detector, ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
+    again = rejudge(conv, FakeGuard(detector, "strict"), ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
     assert [t.text for t in again.turns] == [t.text for t in conv.turns]  # replies stay as sent
     report = again.turns[3].report
     assert not any(c.contradicts for c in report.candidates) and report.chosen_index == 0
@@ -361,14 +362,14 @@ def test_rejudge_rescores_every_turn_without_regenerating():
 
 def test_rejudge_says_when_the_policy_would_send_another_candidate():
     conv = _chat("rerank", SCRIPT)  # the fake flags "never": #2 was sent
-    again = rejudge(conv, NeverFlags(), ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
+    again = rejudge(conv, FakeGuard(NeverFlags(), "strict"), ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
     report = again.turns[3].report
     assert report.chosen_index == 1 and report.candidates[1].chosen
     assert report.rejudge_note == "re-judged by strict at τ = 0.90, rerank"
     assert (report.would_send, report.would_fallback) == (0, False)
     assert report.summary().endswith("at τ = 0.90 the guard would now send candidate #1, which does not contradict")
     with pytest.raises(ValueError, match="off"):
-        rejudge(conv, NeverFlags(), ChatSettings(guard_mode="off"))
+        rejudge(conv, FakeGuard(NeverFlags()), ChatSettings(guard_mode="off"))
 
 
 class FlagsAll(FlagFirstDetector):
@@ -403,7 +404,7 @@ def test_rejudged_captions_agree_with_each_other():
     conv = _chat("rerank", SCRIPT, detector=FlagsAll())
     sent = conv.turns[3].report
     assert sent.chosen_index == 0 and sent.summary().startswith("flagged: every candidate contradicts")
-    again = rejudge(conv, FlagsNever(), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
+    again = rejudge(conv, FakeGuard(FlagsNever()), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
     report = again.turns[3].report
     assert report.chosen_index == 0 and report.would_send == 1
     summary = report.summary()
@@ -412,13 +413,13 @@ def test_rejudged_captions_agree_with_each_other():
                        "candidate #2, which does not contradict")
     assert "would now send" not in report.rejudge_note  # the note says who judged, once
     # the other way: judged again in block mode where every candidate contradicts, the safe reply would go out
-    blocked = rejudge(_chat("rerank", CLEAN_FIRST), FlagsAll(),
+    blocked = rejudge(_chat("rerank", CLEAN_FIRST), FakeGuard(FlagsAll()),
                       ChatSettings(guard_mode="block", threshold=0.2, detector="fake")).turns[3].report
     assert blocked.would_fallback and blocked.summary().endswith(
         "at τ = 0.20 every candidate contradicts: the guard would now send the safe reply")
     # a turn the safe reply answered, judged again where a candidate is clean
     safe = _chat("block", {"replies": [["I never sleep."], ["I never sleep.", "I sleep well."]]}, detector=FlagsAll())
-    unblocked = rejudge(safe, FlagsNever(), ChatSettings(guard_mode="block", threshold=0.5)).turns[3].report
+    unblocked = rejudge(safe, FakeGuard(FlagsNever()), ChatSettings(guard_mode="block", threshold=0.5)).turns[3].report
     assert unblocked.used_fallback and unblocked.would_send == 1
     assert unblocked.summary().startswith("blocked: the safe reply was sent (every candidate contradicted when")
     assert "all 2 candidates contradict" not in unblocked.summary()
@@ -429,7 +430,7 @@ def test_rejudging_moves_the_chart_to_the_reply_the_guard_would_now_send():
 
     conv = _chat("rerank", SCRIPT, detector=FlagsAll())
     before = turn_scores(conv)
-    again = rejudge(conv, FlagsNever(), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
+    again = rejudge(conv, FakeGuard(FlagsNever()), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
     after = turn_scores(again)
     assert [(r["turn"], r["series"], r["score"]) for r in after if r["turn"] == 3] == [
         (3, SENT, 0.95), (3, NOT_SENT, 0.3), (3, WOULD_SEND, 0.3)]

@@ -89,11 +89,10 @@ def test_bad_scripts_are_bot_errors(tmp_path):
 def test_embedded_detector_catches_the_built_in_contradiction_only():
     """At the false-alarm operating point (τ 0.93) the consistent 'No, my two dogs are plenty for me.' (0.83 against
     'I have two dogs') is no longer flagged, while the planted 'I don't have any pets.' still is."""
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_scorer
+    from guard.pipeline import load_guard
     from guard.records import Turn
 
-    detector = ContradictionDetector(load_scorer())
+    detector = load_guard("embedded", prefilter=False).detector(prefilter=False)
     history, candidates = _play(make_bot("scripted"))[2]
     turns = [Turn(i, m.agent_id, m.text) for i, m in enumerate(history)]
     verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")
@@ -103,11 +102,10 @@ def test_embedded_detector_catches_the_built_in_contradiction_only():
 
 @pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")
 def test_embedded_detector_catches_the_built_in_contradiction():
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_scorer
+    from guard.pipeline import load_guard
     from guard.records import Turn
 
-    detector = ContradictionDetector(load_scorer())
+    detector = load_guard("embedded", prefilter=False).detector(prefilter=False)
     history, candidates = _play(make_bot("scripted"))[2]
     turns = [Turn(i, m.agent_id, m.text) for i, m in enumerate(history)]
     verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")

@@ -120,9 +120,12 @@ def test_adapter_naming_a_hub_base_is_refused(tmp_path, monkeypatch):
 
 
 def test_missing_mpnet_adapter_says_how_to_get_it(monkeypatch, tmp_path):
-    import guard.loading as loading
+    from dataclasses import replace
 
-    monkeypatch.setattr(loading, "MPNET_ADAPTER_DIR", tmp_path / "absent")
+    from guard import registry
+
+    moved = replace(registry.entry("embedded-mpnet"), folder=tmp_path / "absent")
+    monkeypatch.setitem(registry._ENTRIES, "embedded-mpnet", moved)
     with pytest.raises(MissingAssetError, match="guard.training.finetune"):
         load_scorer("embedded-mpnet")
 

@@ -137,25 +137,30 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
 def test_intra_threshold_comes_from_the_checkpoint_config_and_only_a_stream_calibration_sets_it_below_tau(tmp_path):
     import json
 
-    from guard.loading import default_intra_threshold
+    from guard.config import GuardConfig
 
     (tmp_path / "guard_config.json").write_text(json.dumps({"threshold": 0.8, "intra_threshold": 0.97}))
-    assert default_intra_threshold(tmp_path) == pytest.approx(0.97)
-    assert default_intra_threshold(tmp_path, threshold=0.99) == pytest.approx(0.99)
+    config = GuardConfig.read(tmp_path)
+    assert config.intra_threshold_at(0.8) == pytest.approx(0.97)
+    assert config.intra_threshold_at(0.99) == pytest.approx(0.99)
+    assert ContradictionDetector(ScriptedScorer({}), config=config).intra_threshold == pytest.approx(0.97)
     (tmp_path / "guard_config.json").write_text(json.dumps({"threshold": 0.8}))
-    assert default_intra_threshold(tmp_path) is None
+    assert GuardConfig.read(tmp_path).intra_threshold is None and GuardConfig.read(tmp_path).intra_threshold_at(0.8) == 0.8
     # calibrated on its own false alarms on bot turns (calibrate-stream): read as it is, below τ too
     (tmp_path / "guard_config.json").write_text(json.dumps({
         "threshold": 0.9, "intra_threshold": 0.7, "calibration": {"stream": {"rule": "bot-stream false-alarm"}}}))
-    assert default_intra_threshold(tmp_path, threshold=0.9) == pytest.approx(0.7)
+    assert GuardConfig.read(tmp_path).intra_threshold_at(0.9) == pytest.approx(0.7)
 
 
 def test_shipped_detector_has_a_calibrated_intra_threshold():
-    from guard.loading import default_intra_threshold, default_threshold, guard_config
+    import json
 
-    tau, intra = default_threshold("embedded"), default_intra_threshold("embedded")
+    from guard.registry import config_folder, read_config
+
+    config = read_config("embedded")
+    tau, intra = config.threshold, config.intra_threshold
     assert intra is not None and 0.0 < intra < 1.0
-    calibration = guard_config("embedded")["calibration"]
+    calibration = json.loads((config_folder("embedded") / "guard_config.json").read_text())["calibration"]
     if calibration.get("chosen") == "stream":  # set on real bot turns: its own rule, not bound to τ
         note = calibration["stream"]
         assert (note["threshold"], note["intra_threshold"]) == (pytest.approx(tau), pytest.approx(intra))
@@ -237,7 +242,7 @@ def test_bad_arguments_fail_with_clear_messages():
 
 def test_real_tiny_model_path_end_to_end(tiny_nli_model_dir):
     scorer = NLIScorer.from_pretrained(tiny_nli_model_dir)
-    detector = ContradictionDetector(scorer)  # threshold from default_threshold: 0.5 for a bare folder
+    detector = ContradictionDetector(scorer)  # no settings given: DECODE's τ 0.5
     assert detector.threshold == 0.5
     candidates = ["I have no pets but I love dogs.", "Yes."]
     verdicts = detector.detect_candidates(HISTORY, candidates, "bot", persona=["I am a vegetarian."])

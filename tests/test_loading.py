@@ -1,4 +1,5 @@
-"""guard.loading: scorer/embedder loading, caching, thresholds, and clear errors."""
+"""guard.loading, guard.registry and guard.config: scorer/embedder loading, caching, a checkpoint's settings read
+from its guard_config.json, and clear errors."""
 
 from __future__ import annotations
 
@@ -8,15 +9,10 @@ import shutil
 import pytest
 
 from embedded import DETECTOR_DIR, MissingAssetError
-from guard.detector import ContradictionDetector
-from guard.loading import (
-    FALLBACK_THRESHOLD,
-    ModelLoadError,
-    default_pairing,
-    default_threshold,
-    load_embedder,
-    load_scorer,
-)
+from guard.config import FALLBACK_THRESHOLD, ConfigError
+from guard.loading import ModelLoadError, load_embedder, load_scorer
+from guard.pipeline import load_guard
+from guard.registry import read_config
 
 
 def test_load_scorer_from_a_local_folder_is_cached(tiny_nli_model_dir):
@@ -35,34 +31,37 @@ def test_a_missing_checkpoint_is_a_one_line_error(tmp_path):
         load_scorer("  ")
 
 
-def test_default_threshold_reads_guard_config(tiny_nli_model_dir, tmp_path):
+def test_the_threshold_is_read_from_guard_config(tiny_nli_model_dir, tmp_path):
     folder = tmp_path / "ckpt"
     shutil.copytree(tiny_nli_model_dir, folder)
-    assert default_threshold(str(folder)) == FALLBACK_THRESHOLD == 0.5
+    assert read_config(str(folder)).threshold == FALLBACK_THRESHOLD == 0.5
     (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.73}))
-    assert default_threshold(str(folder)) == pytest.approx(0.73)
+    assert read_config(str(folder)).threshold == pytest.approx(0.73)
     (folder / "guard_config.json").write_text(json.dumps({"threshold": 1.5}))
-    with pytest.raises(ModelLoadError, match="strictly between"):
-        default_threshold(str(folder))
+    with pytest.raises(ConfigError, match="strictly between"):
+        read_config(str(folder))
     (folder / "guard_config.json").write_text(json.dumps({"threshold": "high"}))
-    with pytest.raises(ModelLoadError, match="numeric 'threshold'"):
-        default_threshold(str(folder))
+    with pytest.raises(ConfigError, match="'threshold' must be a number"):
+        read_config(str(folder))
+    (folder / "guard_config.json").write_text("[0.5]")
+    with pytest.raises(ConfigError, match="must hold a JSON object"):
+        read_config(str(folder))
     (folder / "guard_config.json").write_text("{}")
-    assert default_threshold(str(folder)) == 0.5
-    assert default_threshold("some-org/some-hub-model") == 0.5
+    assert read_config(str(folder)).threshold == 0.5
+    assert read_config("some-org/some-hub-model").threshold == 0.5
 
 
 def test_guard_config_sets_pairing_and_max_length(tiny_nli_model_dir, tmp_path):
     folder = tmp_path / "ckpt"
     shutil.copytree(tiny_nli_model_dir, folder)
     (folder / "guard_config.json").write_text(json.dumps({"threshold": 0.6, "pairing": "utterance", "max_length": 96}))
-    assert default_pairing(str(folder)) == "utterance"
-    scorer = load_scorer(str(folder))
-    assert scorer.max_length == 96
-    detector = ContradictionDetector(scorer)
+    assert read_config(str(folder)).pairing == "utterance"
+    guard = load_guard(str(folder), prefilter=False)
+    assert guard.scorer.max_length == 96
+    detector = guard.detector()
     assert (detector.threshold, detector.pairing) == (0.6, "utterance")
-    assert ContradictionDetector(scorer, pairing="sentence", threshold=0.4).threshold == 0.4
-    assert default_pairing(str(tiny_nli_model_dir)) == "sentence"
+    assert guard.detector(0.4, pairing="sentence").threshold == 0.4
+    assert read_config(str(tiny_nli_model_dir)).pairing == "sentence"
 
 
 def test_threshold_follows_the_pairing_it_was_calibrated_for(tiny_nli_model_dir, tmp_path):
@@ -71,19 +70,20 @@ def test_threshold_follows_the_pairing_it_was_calibrated_for(tiny_nli_model_dir,
     (folder / "guard_config.json").write_text(json.dumps({
         "threshold": 0.86, "pairing": "sentence",
         "calibration": {"sentence": {"threshold": 0.86}, "utterance": {"threshold": 0.17}}}))
-    assert default_threshold(str(folder)) == pytest.approx(0.86)
-    assert default_threshold(str(folder), pairing="utterance") == pytest.approx(0.17)
-    scorer = load_scorer(str(folder))
-    assert ContradictionDetector(scorer, pairing="utterance").threshold == pytest.approx(0.17)
-    assert ContradictionDetector(scorer).threshold == pytest.approx(0.86)
+    config = read_config(str(folder))
+    assert config.threshold_for("sentence") == pytest.approx(0.86)
+    assert config.threshold_for("utterance") == pytest.approx(0.17)
+    guard = load_guard(str(folder), prefilter=False)
+    assert guard.detector(pairing="utterance").threshold == pytest.approx(0.17)
+    assert guard.detector().threshold == pytest.approx(0.86)
 
 
 def test_embedded_threshold_and_scorer_follow_models_detector():
     config = DETECTOR_DIR / "guard_config.json"
     if config.is_file():
-        assert default_threshold("embedded") == pytest.approx(json.loads(config.read_text())["threshold"])
+        assert read_config("embedded").threshold == pytest.approx(json.loads(config.read_text())["threshold"])
     else:
-        assert default_threshold("embedded") == 0.5
+        assert read_config("embedded").threshold == 0.5
     if not (DETECTOR_DIR / "config.json").exists():
         with pytest.raises(MissingAssetError, match="models/detector"):
             load_scorer("embedded")

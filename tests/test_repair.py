@@ -6,13 +6,15 @@ was removed and why, old stored reports still load), and the behaviour on the sh
 from __future__ import annotations
 
 import pytest
+from reports import FakeGuard
 
 from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply
-from conversation.jsonform import jsonable
-from conversation.records import BOT, USER, BotTurnReport, ChatSettings, Conversation, TurnStatus
+from conversation.records import BOT, USER, ChatSettings, Conversation
+from guard.jsonform import jsonable
 from guard.policies import DEFAULT_SAFE_REPLY, choose, plan_repair, still_answers
 from guard.records import Candidate
+from guard.report import BotTurnReport, TurnStatus
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 
@@ -118,7 +120,7 @@ def _repair_mode_conversation(best: str, **settings) -> Conversation:
     conversation = Conversation()
     for message in ("Hi!", "Any pets?"):
         conversation.add(USER, message)
-        guarded_reply(conversation, bot, _Detector(),
+        guarded_reply(conversation, bot, FakeGuard(_Detector()),
                       ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9,
                                    **settings))
     return conversation
@@ -161,7 +163,7 @@ def test_a_rejudged_turn_keeps_the_repair_it_was_sent_with_and_the_transcript_do
     from ui.transcript import transcript_marks
 
     conversation = _repaired_conversation()
-    again = rejudge(conversation, _Detector(), ChatSettings(guard_mode=GuardMode.RERANK, detector="fake", threshold=0.9))
+    again = rejudge(conversation, FakeGuard(_Detector()), ChatSettings(guard_mode=GuardMode.RERANK, detector="fake", threshold=0.9))
     report = again.turns[-1].report
     assert report.repaired and report.repair.removed == "I have no pets." and report.chosen_index == 0
     assert report.would_send == 1  # re-rank would now send the clean candidate
@@ -239,16 +241,15 @@ def test_the_live_view_announces_the_repair_and_a_declined_one():
 @pytest.fixture(scope="module")
 def shipped_detector():
     from embedded import MissingAssetError
-    from guard.detector import ContradictionDetector
-    from guard.loading import load_scorer
+    from guard.pipeline import load_guard
 
     try:
-        return ContradictionDetector(load_scorer("embedded"))
+        return load_guard("embedded", prefilter=False)
     except MissingAssetError as exc:
         pytest.skip(str(exc))
 
 
-def _demo_turn(detector, third_reply: list[dict], mode: GuardMode = GuardMode.REPAIR) -> Conversation:
+def _demo_turn(guard, third_reply: list[dict], mode: GuardMode = GuardMode.REPAIR) -> Conversation:
     """The scripted demo (bots/scripted.py) with ``third_reply`` as its contradicting turn's candidates."""
     from bots.scripted import DEFAULT_SCRIPT
 
@@ -256,8 +257,7 @@ def _demo_turn(detector, third_reply: list[dict], mode: GuardMode = GuardMode.RE
     conversation = Conversation()
     for message in ("Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?"):
         conversation.add(USER, message)
-        guarded_reply(conversation, bot, detector,
-                      ChatSettings(bot="scripted", guard_mode=mode, threshold=detector.threshold))
+        guarded_reply(conversation, bot, guard, ChatSettings(bot="scripted", guard_mode=mode, threshold=guard.threshold))
     return conversation
 
 
@@ -274,9 +274,9 @@ def test_the_shipped_detector_repairs_a_reply_that_contradicts_in_one_sentence(s
 
     request = ChatRequest(turns=[], turn_messages=[0, 1, 2, 3, 4], persona=[], persona_messages=[],
                           settings=ChatSettings())
-    decision = guard_field(turn.report, request)["decision"]
-    assert decision["repaired"] and decision["repair"]["removed"] == "I don't have any pets."
-    assert decision["repair"]["sent"] == turn.text
+    report = guard_field(turn.report, request)["report"]
+    repaired = report["candidates"][report["chosen_index"]]["repair"]
+    assert repaired["removed"] == "I don't have any pets." and repaired["reply"] == turn.text
 
 
 def test_the_shipped_detector_falls_back_when_only_a_question_would_remain(shipped_detector):

@@ -46,12 +46,12 @@ def servers(tmp_path_factory):
     env = {"GUARD_RUNTIME": "torch", "GUARD_CACHE_DIR": str(folder / "cache"), "GUARD_SERVE_API_KEY": ""}
     ports = {name: free_port() for name in ("guarded", "upstream", "front")}
     arguments = {
-        "guarded": ["--bot", "scripted", "--detector", detector, "--prefilter-k", "0", "--candidates", "3",
+        "guarded": ["--bot", "scripted", "--detector", detector, "--no-prefilter", "--candidates", "3",
                     "--api-key", KEY, "--max-request-bytes", str(LIMIT)],
         "upstream": ["--bot", "scripted", "--script", str(script), "--detector", "none", "--mode", "off",
                      "--api-key", UPSTREAM_KEY, "--log-level", "warning"],
         "front": ["--upstream", f"http://127.0.0.1:{ports['upstream']}/v1", "--upstream-api-key", UPSTREAM_KEY,
-                  "--upstream-timeout", "5", "--detector", detector, "--prefilter-k", "0", "--mode", "flag",
+                  "--upstream-timeout", "5", "--detector", detector, "--no-prefilter", "--mode", "flag",
                   "--candidates", "2"],
     }
     logs = {name: open(folder / f"{name}.log", "w") for name in ports}
@@ -81,7 +81,8 @@ def _client(servers, name: str = "guarded", key: str = KEY) -> openai.OpenAI:
 
 
 def _guard(response) -> dict:
-    return response.model_extra["guard"]
+    """The guard field's report (the one JSON form of ``guard.report.BotTurnReport``)."""
+    return response.model_extra["guard"]["report"]
 
 
 def test_health_is_open_and_models_lists_the_served_name(servers):
@@ -92,32 +93,36 @@ def test_health_is_open_and_models_lists_the_served_name(servers):
 
 def test_a_guarded_reply_with_every_candidate_judged_and_the_evidence_as_message_indices(servers):
     response = _client(servers).chat.completions.create(model="consistency-guard", messages=DEMO)
-    guard = _guard(response)
+    field = response.model_extra["guard"]
+    report = field["report"]
     assert response.choices[0].message.role == "assistant" and response.choices[0].finish_reason == "stop"
     # the tiny detector flags every candidate, so re-rank keeps the generator's best, flagged
     assert response.choices[0].message.content == "I don't have any pets."
-    assert guard["mode"] == "rerank" and guard["status"] == "flagged"
-    assert guard["decision"]["chosen_index"] == 0 and not guard["decision"]["repaired"]
-    assert [c["text"] for c in guard["candidates"]] == [
+    assert report["mode"] == "rerank" and field["status"] == "flagged" and field["summary"].startswith("flagged")
+    assert report["chosen_index"] == 0 and report["candidates"][0]["repair"] is None
+    assert [c["text"] for c in report["candidates"]] == [
         "I don't have any pets.", "No, my two dogs are plenty for me.", "Maybe a cat one day, if Max and Bella agree!"]
-    for cand in guard["candidates"]:
-        assert cand["contradicts"] and 0.1 <= cand["contradiction_score"] <= 1
-        assert cand["category"] in ("history", "intra", "role") and "probability" in cand["reason"]
-        assert cand["evidence_message_indices"] and set(cand["evidence_message_indices"]) <= {0, 2, 4}
-        for pair in cand["evidence"]:
+    assert field["message_indices"] == {"turns": [1, 2, 3, 4, 5], "persona": [0, 0]}
+    for cand, indices in zip(report["candidates"], field["evidence_message_indices"], strict=True):
+        verdict = cand["verdict"]
+        assert verdict["contradiction"] and 0.1 <= verdict["score"] <= 1
+        assert verdict["category"] in ("history", "intra", "role") and "probability" in cand["reason"]
+        assert indices and set(indices) <= {0, 2, 4}
+        for pair in verdict["evidence"]:
             if pair["source"] in ("history", "persona"):  # the premise is a sentence of the message it names
-                assert pair["premise"] in DEMO[pair["message_index"]]["content"]
-                assert DEMO[pair["message_index"]]["role"] == ("system" if pair["source"] == "persona" else "assistant")
+                index = field["message_indices"]["turns" if pair["source"] == "history" else "persona"][pair["turn_id"]]
+                assert pair["premise"] in DEMO[index]["content"] and index in indices
+                assert DEMO[index]["role"] == ("system" if pair["source"] == "persona" else "assistant")
 
 
 def test_guard_settings_per_request_and_nothing_kept_between_requests(servers):
     client = _client(servers)
     blocked = client.chat.completions.create(model="m", messages=DEMO, extra_body={
-        "guard": {"mode": "block", "safe_reply": "Let's talk about something else.", "candidates": 2}})
+        "guard": {"guard_mode": "block", "fallback": "Let's talk about something else.", "num_candidates": 2}})
     assert blocked.choices[0].message.content == "Let's talk about something else."
-    assert _guard(blocked)["decision"]["used_fallback"] and len(_guard(blocked)["candidates"]) == 2
-    off = client.chat.completions.create(model="m", messages=DEMO, extra_body={"guard": {"mode": "off"}})
-    assert all(c["contradiction_score"] is None for c in _guard(off)["candidates"])
+    assert _guard(blocked)["used_fallback"] and len(_guard(blocked)["candidates"]) == 2
+    off = client.chat.completions.create(model="m", messages=DEMO, extra_body={"guard": {"guard_mode": "off"}})
+    assert all(c["verdict"] is None for c in _guard(off)["candidates"])
     # the next request without settings gets the server's defaults again, and the first turn of another
     # conversation gets the first scripted reply: nothing was kept
     fresh = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hello"}])
@@ -133,7 +138,7 @@ def test_streaming_sends_the_chosen_reply_as_server_sent_events_and_the_report_l
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == whole.choices[0].message.content
     assert len(chunks) > 3  # word by word
     assert chunks[-1].choices[0].finish_reason == "stop"
-    assert [c["text"] for c in chunks[-1].model_extra["guard"]["candidates"]] == \
+    assert [c["text"] for c in chunks[-1].model_extra["guard"]["report"]["candidates"]] == \
         [c["text"] for c in _guard(whole)["candidates"]]
 
 
@@ -147,9 +152,11 @@ def test_streaming_sends_the_chosen_reply_as_server_sent_events_and_the_report_l
      "the last message (messages[1]) is the assistant's: end with the user's message"),
     ([], {}, "'messages' must be a non-empty list"),
     ([{"role": "user", "content": "hi"}], {"n": 2}, "'n' must be 1"),
-    ([{"role": "user", "content": "hi"}], {"guard": {"mode": "veto"}}, "guard.mode must be one of off, flag"),
+    ([{"role": "user", "content": "hi"}], {"guard": {"guard_mode": "veto"}}, "guard.guard_mode must be one of off"),
     ([{"role": "user", "content": "hi"}], {"guard": {"tau": 0.5}}, "unknown guard setting 'tau'"),
-    ([{"role": "user", "content": "hi"}], {"guard": {"candidates": 99}}, "over this server's limit of 16"),
+    ([{"role": "user", "content": "hi"}], {"guard": {"num_candidates": 99}}, "over this server's limit of 16"),
+    ([{"role": "user", "content": "hi"}], {"guard": {"mode": "flag"}}, "guard.mode is now guard.guard_mode"),
+    ([{"role": "user", "content": "hi"}], {"guard": {"safe_reply": "ok"}}, "guard.safe_reply is now guard.fallback"),
     ([{"role": "user", "content": "hi"}], {"max_tokens": 0}, "'max_tokens' must be a whole number from 1"),
 ])
 def test_bad_requests_get_400_with_what_to_fix(servers, messages, extra, wanted):
@@ -196,7 +203,7 @@ def test_a_guard_server_as_the_upstream_of_another(servers):
     assert response.choices[0].message.content == "You said: Do you like tea?"
     # the upstream answers one reply a request (it refuses n > 1), so the front asked once per candidate
     assert [c["text"] for c in guard["candidates"]] == ["You said: Do you like tea?"] * 2
-    assert guard["mode"] == "flag" and all(c["contradiction_score"] is not None for c in guard["candidates"])
+    assert guard["mode"] == "flag" and all(c["verdict"] is not None for c in guard["candidates"])
     streamed = list(client.chat.completions.create(model="m", messages=messages, stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in streamed) == "You said: Do you like tea?"
 

@@ -16,13 +16,15 @@ from conversation.records import ChatSettings
 from guard.records import Turn
 from guard.vocabulary import GuardMode
 from serve.generators import upstream_base_url
-from serve.protocol import GuardDefaults, RequestError, parse_chat_request, parse_json
+from serve.protocol import RequestError, parse_chat_request, parse_json
 
 FAST = PRESETS["fast"]
+#: the server's settings: the settings record, as ``python -m serve`` builds it from its command line
+SERVER = ChatSettings(bot="scripted", preset="fast", decoding=FAST, detector="embedded", threshold=0.9)
 
 
 def _parse(messages, **fields):
-    return parse_chat_request({"model": "m", "messages": messages, **fields}, GuardDefaults(threshold=0.9), FAST)
+    return parse_chat_request({"model": "m", "messages": messages, **fields}, SERVER)
 
 
 def test_system_lines_are_the_persona_and_turns_keep_their_message_indices():
@@ -44,12 +46,13 @@ def test_system_lines_are_the_persona_and_turns_keep_their_message_indices():
 
 def test_guard_field_and_sampling_fields_adjust_the_defaults():
     request = _parse([{"role": "user", "content": "Hi"}], stream=True, max_tokens=20, temperature=0.5, seed=7,
-                     guard={"mode": "repair", "repair_fallback": "block", "threshold": 0.8, "candidates": 6,
-                            "safe_reply": "Let's change the subject."})
+                     guard={"guard_mode": "repair", "repair_fallback": "block", "threshold": 0.8, "num_candidates": 6,
+                            "fallback": "Let's change the subject."})
     settings = request.settings
     assert (settings.mode, settings.repair_fallback, settings.threshold, settings.num_candidates, settings.fallback) \
         == (GuardMode.REPAIR, GuardMode.BLOCK, 0.8, 6, "Let's change the subject.")
     assert request.decoding == FAST.replace(max_new_tokens=20, temperature=0.5, seed=7) and request.stream
+    assert (settings.bot, settings.detector, settings.preset) == ("scripted", "embedded", "fast")  # the server's
     assert _parse([{"role": "user", "content": "Hi"}], temperature=0).decoding.method == "greedy"
     assert _parse([{"role": "user", "content": "Hi"}], top_p=0.9).decoding.method == "top_p"
     assert _parse([{"role": "user", "content": "Hi"}], max_completion_tokens=9).decoding.max_new_tokens == 9
@@ -78,12 +81,14 @@ def test_bodies_that_are_not_a_json_object(body, status, wanted):
     ({"messages": [{"role": "user", "content": "hi"}], "guard": {"threshold": 1.5}}, "guard.threshold must be"),
     ({"messages": [{"role": "user", "content": "hi"}], "guard": {"repair_fallback": "flag"}},
      "guard.repair_fallback must be one of rerank, penalty, block"),
+    ({"messages": [{"role": "user", "content": "hi"}], "guard": {"candidates": 2}},
+     "guard.candidates is now guard.num_candidates (the guard settings take the names of the chat settings record)"),
     ({"messages": [{"role": "user", "content": "hi"}], "temperature": 3}, "'temperature' must be a number from 0"),
     ({"messages": [{"role": "user", "content": "hi"}], "seed": 1.5}, "'seed' must be a whole number"),
 ])
 def test_every_refusal_names_the_field_and_what_to_send(fields, wanted):
     with pytest.raises(RequestError) as caught:
-        parse_chat_request(fields, GuardDefaults(), FAST)
+        parse_chat_request(fields, SERVER)
     assert caught.value.status == 400 and wanted in caught.value.message
     assert caught.value.body()["error"]["type"] == "invalid_request_error"
 

@@ -11,30 +11,29 @@ from __future__ import annotations
 import pytest
 
 from embedded import DETECTOR_DIR, MissingAssetError, mpnet_path
-from guard.loading import MPNET_ADAPTER_DIR
+from guard.registry import MPNET_DIR
 
 pytestmark = pytest.mark.skipif(
-    not ((MPNET_ADAPTER_DIR / "trained.safetensors").exists() and (DETECTOR_DIR / "config.json").exists()),
+    not ((MPNET_DIR / "trained.safetensors").exists() and (DETECTOR_DIR / "config.json").exists()),
     reason="the shipped detectors are not in this checkout")
 
 
 @pytest.fixture(scope="module")
 def cascade():
-    from guard.detector import ContradictionDetector
-    from guard.loading import default_threshold, load_scorer
+    from guard.pipeline import load_guard
 
     try:
         mpnet_path()  # unpacked once, here rather than at collection
     except MissingAssetError as exc:
         pytest.skip(f"the mpnet base packages are not installed (make setup): {exc}")
 
-    return ContradictionDetector(load_scorer("embedded-cascade"), threshold=default_threshold("embedded-cascade"))
+    return load_guard("embedded-cascade", prefilter=False).detector(prefilter=False)
 
 
 def test_the_cascade_decides_at_the_mpnet_operating_point(cascade):
-    from guard.loading import operating_point
+    from guard.registry import read_config
 
-    point = operating_point("embedded-cascade")
+    point = read_config("embedded-cascade").operating_point
     assert point is not None and point.rule == "false-alarm" and cascade.threshold == pytest.approx(point.threshold)
     assert cascade.scorer.escalate_at > 0 and cascade.scorer.max_escalated >= 4
 

@@ -26,9 +26,9 @@ PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
 @pytest.fixture(scope="module")
 def detector():
     """The app's detector: the shipped checkpoint at its own thresholds, prefilter k = 8, categories on."""
-    from guard.stream import product_detector
+    from guard.pipeline import load_guard
 
-    return product_detector("embedded")
+    return load_guard("embedded").detector()
 
 
 def _dialogue(turns: list[tuple[str, str]], persona=PERSONA) -> Dialogue:

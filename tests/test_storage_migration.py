@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BotTurnReport, ChatSettings
+from conversation.records import ChatSettings
+from guard.jsonform import from_jsonable, jsonable
+from guard.report import BotTurnReport
 from guard.verdicts import PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource
 from studio.export import decode_records

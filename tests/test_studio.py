@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from reports import candidate
 
-from conversation.records import BotTurnReport, ChatSettings, Conversation
+from conversation.records import ChatSettings, Conversation
 from guard.records import Turn
+from guard.report import BotTurnReport
 from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 from harness.postgres import postgres_server, why_unavailable
@@ -567,7 +568,8 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
     from fake_nli import ScriptedScorer
 
     from bots.base import Candidate
-    from guard.detector import ContradictionDetector
+    from guard.config import GuardConfig
+    from guard.pipeline import Guard
     from studio.redteam import Judge, RedteamSettings, run_redteam
 
     class TiredBot:
@@ -580,12 +582,12 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
                 raise KeyboardInterrupt
             return [Candidate("I have a dog named Max.", -0.5)]
 
-    detector = ContradictionDetector(ScriptedScorer({}), threshold=0.5, categories=False)
+    guard = Guard("scripted", ScriptedScorer({}), config=GuardConfig(threshold=0.5))
     store = Store(sqlite_url)
     settings = RedteamSettings(chat=ChatSettings(bot="tired", guard_mode="rerank"), methods=["inquire_bot"],
                                sessions=3, turns=2, use_lm=False)
-    judge = Judge("scripted", detector)
-    run = run_redteam(settings, store, TiredBot(), detector, judge, judge)
+    judge = Judge("scripted", guard.detector(categories=False))
+    run = run_redteam(settings, store, TiredBot(), guard, judge, judge)
     assert run.interrupted and len(run.judgements) == 2
     # session 1's two exchanges are stored; session 2 was interrupted before its first reply
     assert store.counts()["turns"] == 4 and store.counts()["sessions"] == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fake_nli import ScriptedScorer
 
-from guard.loading import default_intra_threshold, default_pairing, default_threshold
+from guard.registry import read_config
 from guard.training.calibration import SyntheticDialogue, calibrate
 from guard.training.run import export
 
@@ -64,5 +64,6 @@ def test_export_writes_the_config_keys_the_guard_reads(tmp_path, tiny_nli_model_
     assert read_by_the_guard <= set(config)
     assert read_by_the_guard <= set(json.loads(SHIPPED_CONFIG.read_text()))  # the shipped checkpoint has them too
     exported = str(tmp_path / "exported")
-    assert default_threshold(exported) == 0.5 and default_pairing(exported) == "sentence"
-    assert default_intra_threshold(exported, 0.5) == 0.97 and config["max_length"] == 64
+    written = read_config(exported)
+    assert written.threshold == 0.5 and written.pairing == "sentence"
+    assert written.intra_threshold_at(0.5) == 0.97 and config["max_length"] == 64

@@ -15,7 +15,9 @@ from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
 from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
-from ui import chat_session, chat_state, resources, studio_store
+from ui import chat_session, chat_state, studio_store
+from ui.app_defaults import current_settings, defaults
+from ui.models import engine_caption
 from ui.render import escape_markdown
 from ui.transcript import MODE_HELP
 
@@ -26,7 +28,7 @@ def draw(conversation: Conversation) -> ChatSettings:
     """The bot and guard controls, Reset, the transcript download and the studio box; the settings they hold."""
     key = chat_state.key
     chat_state.restore_missing(st.session_state)  # what a visit to another page made Streamlit forget
-    chat_state.ensure_defaults(resources.defaults(), st.session_state)
+    chat_state.ensure_defaults(defaults(), st.session_state)
     st.subheader("Bot")
     bots = registry.available_bots()
     if st.session_state.get(key("bot")) not in bots:
@@ -34,7 +36,7 @@ def draw(conversation: Conversation) -> ChatSettings:
     bot_name = st.selectbox("Generator", bots, key=key("bot"),
                             help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU; 'scripted' plays a "
                                  "demo script whose third reply contradicts its first")
-    resources.engine_caption(bot_name)
+    engine_caption(bot_name)
     if st.session_state.get(key("preset")) not in PRESETS:
         st.session_state[key("preset")] = "fast"
     st.selectbox("Decoding preset", list(PRESETS), key=key("preset"))
@@ -65,7 +67,7 @@ def draw(conversation: Conversation) -> ChatSettings:
     st.toggle("Mark unsent candidates' evidence in the transcript", key=SHOW_REJECTED_KEY,
               help="By default the transcript marks only what the sent replies contradict; each unsent "
                    "candidate's evidence is in its turn's candidate panel.")
-    settings = resources.current_settings()
+    settings = current_settings()
     chat_state.remember(settings, st.session_state)
     st.divider()
     if st.button("Reset conversation", icon="🗑️", width="stretch"):

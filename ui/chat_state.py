@@ -13,6 +13,7 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import asdict, fields
 from typing import Any
 
+from bots.base import persona_lines
 from conversation.records import ChatSettings
 from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
@@ -54,10 +55,6 @@ def _persona_text(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def persona_lines(text: str) -> list[str]:
-    return [line.strip() for line in (text or "").splitlines() if line.strip()]
-
-
 #: how a field is kept in the state when its widget needs another form (the persona's text area holds one string)
 TO_STATE: dict[str, Callable[[Any], Any]] = {
     "persona": _persona_text,
@@ -66,7 +63,7 @@ TO_STATE: dict[str, Callable[[Any], Any]] = {
     "threshold": lambda value: None if value is None else round(float(value), 4),
 }
 FROM_STATE: dict[str, Callable[[Any], Any]] = {
-    "persona": persona_lines,
+    "persona": lambda text: persona_lines((text or "").splitlines()),  # the box's text: one fact a line
     "guard_mode": lambda mode: GuardMode(mode) if mode else None,
     "repair_fallback": lambda mode: GuardMode(mode) if mode else None,
     "num_candidates": lambda n: None if n is None else int(n),
@@ -121,7 +118,7 @@ def read_settings(state: MutableMapping, defaults: ChatSettings) -> ChatSettings
         if key(f.name) in state:
             values[f.name] = FROM_STATE.get(f.name, lambda v: v)(state[key(f.name)])
     preset = PRESETS.get(values["preset"])
-    values["decoding"] = asdict(preset) if preset is not None else {}
+    values["decoding"] = preset if preset is not None else {}  # the record keeps its plain values
     return ChatSettings(**values)
 
 

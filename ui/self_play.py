@@ -19,7 +19,7 @@ def self_play_form(settings: ChatSettings) -> None:
     from bots import registry
     from studio.goading import METHODS
     from studio.redteam import SELF_PLAY_MODES, Judge, RedteamSettings, run_redteam
-    from ui import resources
+    from ui.models import get_bot, get_guard
 
     bots = registry.available_bots()
     with st.form("studio_redteam"):
@@ -39,10 +39,9 @@ def self_play_form(settings: ChatSettings) -> None:
     db = store()
     kept = "the stored sessions are kept; nothing was played"
     chat = replace(settings, bot=bot_name, guard_mode=mode)
-    bot = resources.get_bot(bot_name, kept=kept)
-    guard = resources.make_detector(chat.detector, chat.threshold, prefilter_k=8, kept=kept)
-    judge = resources.make_detector(chat.detector, chat.threshold, method="unstructured", kept=kept)
-    if db is None or bot is None or guard is None or judge is None:
+    bot = get_bot(bot_name, kept=kept)
+    guard = get_guard(chat.detector, kept=kept)
+    if db is None or bot is None or guard is None:
         return
     run_settings = RedteamSettings(chat=chat, methods=list(methods), sessions=int(sessions), turns=int(turns),
                                    player=player_name())
@@ -54,10 +53,10 @@ def self_play_form(settings: ChatSettings) -> None:
         bar.progress(min(1.0, done[0] / (run_settings.sessions * run_settings.turns)), text=f"{done[0]} bot replies")
 
     try:
-        with resources.model_lock("bot", bot_name):
-            run = run_redteam(run_settings, db, bot, guard,
-                              Judge(f"{chat.detector}:structured (the guard's own)", guard),
-                              Judge(f"{chat.detector}:unstructured", judge), on_turn=step)
+        run = run_redteam(run_settings, db, bot, guard,
+                          Judge(f"{chat.detector}:structured (the guard's own)", guard.detector(chat.threshold)),
+                          Judge(f"{chat.detector}:unstructured",
+                                guard.detector(chat.threshold, "unstructured", prefilter=False)), on_turn=step)
     except (StoreError, RuntimeError, ValueError) as exc:
         st.error(f"Self-play stopped: {exc}. The turns played so far are stored.", icon="🤖")
         return

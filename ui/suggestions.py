@@ -93,7 +93,7 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
         st.caption(escape_markdown(f"{METHOD_LABELS.get(method, method)}: off — {why}"))
 
 
-def panel(conversation: Conversation, bot: Bot | None = None, lock: threading.Lock | None = None) -> None:
+def panel(conversation: Conversation, bot: Bot | None = None) -> None:
     """After a bot turn: 3-5 suggested next messages. ``bot``: the loaded bot, whose language model can rank the
     follow-up questions by FQness on request (None: template ranking only)."""
     _warm_up_in_background()
@@ -118,11 +118,7 @@ def panel(conversation: Conversation, bot: Bot | None = None, lock: threading.Lo
         if scorer is not None and st.button("Rank the follow-up question by FQness (the bot's own LM, ~2 s)",
                                             key=f"sg::{key}::refine", icon="🧮"):
             with st.spinner("Scoring follow-up questions under the bot's language model…"):
-                if lock is not None:
-                    with lock:
-                        refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
-                else:
-                    refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
+                refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
             entry["ids"] = _record_replaced(conversation, entry["result"], refined, entry["ids"])
             entry["result"], entry["refined"] = refined, True
             st.rerun()

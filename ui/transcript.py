@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bots.base import persona_lines as _persona_lines
-from conversation.records import BOT, BotTurnReport, CandidateReport, Conversation, TurnStatus
+from conversation.records import BOT, Conversation
+from guard.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.vocabulary import GuardMode, PremiseSource, describe_source
 from ui.render import DialogueMarks, Mark, turn_html
 
@@ -149,11 +149,6 @@ def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_
         blocks.append(turn_html(BOT, text, [mark], turn_id=ev.turn_id, show_id=True, source=ev.source,
                                 in_panel=True))
     return "".join(blocks)
-
-
-def persona_lines(text: str) -> list[str]:
-    """The persona box's text -> one fact per non-empty line (as every bot reads a persona)."""
-    return _persona_lines(text.splitlines())
 
 
 def candidate_table(report: BotTurnReport) -> list[dict]:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
-from conversation.records import BOT, BotTurnReport, CandidateReport, ChatSettings, ChatTurn, Conversation
-from guard.policies import PolicyDecision, score_and_threshold
+from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
+from guard.policies import score_and_threshold
+from guard.report import BotTurnReport, CandidateReport
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
 from ui.render import escape_markdown, turn_html
@@ -27,7 +28,7 @@ from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
     from bots.base import Bot
-    from guard.detector import ContradictionDetector
+    from guard.pipeline import Guard
 
 
 def turn_caption(report: BotTurnReport) -> None:
@@ -101,7 +102,7 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
 
 
 def rejudge_controls(conversation: Conversation, settings: ChatSettings,
-                     load_detector: Callable[[], ContradictionDetector | None]) -> Conversation | None:
+                     load_guard: Callable[[], Guard | None]) -> Conversation | None:
     """A button that judges every bot turn again with the sidebar's detector, τ and mode (the
     candidates stay; nothing is regenerated). Returns the re-judged conversation, or None."""
     if not any(t.report is not None for t in conversation.turns):
@@ -113,11 +114,11 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
         return None
-    detector = load_detector()
-    if detector is None:
+    guard = load_guard()
+    if guard is None:
         return None
     with st.spinner("Judging every turn again…"):
-        return rejudge(conversation, detector, settings)
+        return rejudge(conversation, guard, settings)
 
 
 def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> str:
@@ -132,20 +133,20 @@ def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> s
     return f"❌ #{index + 1} “{quote}” — {escape_markdown(category_name(verdict.category))}: contradicts {where} (p = {shown})"
 
 
-def _choice_line(decision: PolicyDecision, mode: GuardMode) -> str:
+def _choice_line(report: BotTurnReport, mode: GuardMode) -> str:
     """The policy's choice as the live view announces it: which reply the mode sends, a repair's cut sentence, or
     which policy decided when the repair mode could not repair."""
-    which = "the safe reply" if decision.chosen_index is None else f"candidate #{decision.chosen_index + 1}"
-    if decision.repair is not None:
-        return (f"**{mode}** sends {which} without “{escape_markdown(decision.repair.removed)}”: "
-                f"“{escape_markdown(decision.repair.reply)}”")
-    if decision.decided_by is not None and decision.repair_declined:
-        return (f"**{mode}** could not repair the generator's best ({escape_markdown(decision.repair_declined)}), "
-                f"so **{decision.decided_by}** sends {which}")
+    which = "the safe reply" if report.chosen_index is None else f"candidate #{report.chosen_index + 1}"
+    if report.repair is not None:
+        return (f"**{mode}** sends {which} without “{escape_markdown(report.repair.removed)}”: "
+                f"“{escape_markdown(report.repair.reply)}”")
+    if report.decided_by is not None and report.repair_declined:
+        return (f"**{mode}** could not repair the generator's best ({escape_markdown(report.repair_declined)}), "
+                f"so **{report.decided_by}** sends {which}")
     return f"**{mode}** sends {which}"
 
 
-def guarded_turn_live(conversation: Conversation, bot: Bot, detector: ContradictionDetector | None,
+def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                       settings: ChatSettings) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates as they arrive, each
     candidate's verdict, the policy's choice. The box closes to a one-line summary when the reply is in; the chat
@@ -169,10 +170,10 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, detector: Contradict
             elif step.kind == "verdict" and step.index in lines:
                 lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
             elif step.kind == "chosen":
-                status.write(f"{_choice_line(step.decision, settings.mode)} · {step.seconds:.1f} s")
+                status.write(f"{_choice_line(step.report, settings.mode)} · {step.seconds:.1f} s")
 
         try:
-            turn = guarded_reply(conversation, bot, detector, settings, on_step=show)
+            turn = guarded_reply(conversation, bot, guard, settings, on_step=show)
         except Exception:
             status.update(label="The turn failed", state="error", expanded=False)
             raise

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from guard.config import FALLBACK_THRESHOLD
 from guard.detector import ContradictionDetector
-from guard.loading import FALLBACK_THRESHOLD
 from guard.nli import NLIScorer
 from guard.perturb import Perturb
 from guard.records import Dialogue, Turn
@@ -163,14 +163,15 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[ChitchatConversation
 
 def recalibrate_intra(folder: Path | str, split_seed: int) -> dict:
     """Add an intra threshold to an existing checkpoint's guard_config.json (``--calibrate-intra FOLDER``)."""
-    from guard.loading import default_threshold, load_scorer
+    from guard.loading import load_scorer
+    from guard.registry import read_config
 
     folder = Path(folder)
     config_path = folder / "guard_config.json"
     if not config_path.is_file():
         raise SystemExit(f"--calibrate-intra: {config_path} not found (export the run first)")
     _, held_convs = split_conversations(load_chitchat(), heldout_fraction=HELDOUT_FRACTION, seed=split_seed)
-    result = calibrate_intra(load_scorer(str(folder)), held_convs, default_threshold(str(folder)), seed=split_seed)
+    result = calibrate_intra(load_scorer(str(folder)), held_convs, read_config(folder).threshold, seed=split_seed)
     config = json.loads(config_path.read_text())
     config["intra_threshold"] = round(result["threshold"], 4)
     config.setdefault("calibration", {})["intra"] = result

@@ -221,10 +221,12 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
 
 def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
     """Write the cascade's escalation point and cap into the strong detector's guard_config.json."""
-    from guard.loading import GUARD_CONFIG_NAME, default_threshold, load_scorer
+    from guard.config import GUARD_CONFIG_NAME
+    from guard.loading import load_scorer
+    from guard.registry import read_config
 
     result = cascade_point(load_scorer("embedded-minilm"), load_scorer(str(strong_folder)),
-                           default_threshold(str(strong_folder)))
+                           read_config(strong_folder).threshold)
     if write:
         path = Path(strong_folder) / GUARD_CONFIG_NAME
         config = json.loads(path.read_text()) if path.exists() else {}
@@ -235,7 +237,8 @@ def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
 
 def calibrate(folder: Path, write: bool = True, rule: str = "false-alarm") -> dict:
     """τ for ``folder``'s checkpoint by ``rule``; written with its figures into the folder's guard_config.json."""
-    from guard.loading import GUARD_CONFIG_NAME, load_scorer
+    from guard.config import GUARD_CONFIG_NAME
+    from guard.loading import load_scorer
 
     scorer = load_scorer(str(folder))
     result = RULES[rule](scorer)

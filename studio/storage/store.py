@@ -16,8 +16,9 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from conversation.jsonform import from_jsonable, jsonable
-from conversation.records import BOT, BotTurnReport, ChatSettings, ChatTurn
+from conversation.records import BOT, ChatSettings, ChatTurn
+from guard.jsonform import from_jsonable, jsonable
+from guard.report import BotTurnReport
 from studio.storage.errors import StoreError
 from studio.storage.migrations import migrate
 from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn
@@ -215,7 +216,7 @@ class Store:
     def _write_report(session: Session, row: TurnRow, report: BotTurnReport | None) -> None:
         """The one place a guard report is written: whole in ``turns.guard``, its flags beside it, and a row
         per candidate for queries."""
-        row.guard = None if report is None else jsonable(report)
+        row.guard = None if report is None else report.to_json()
         row.flagged = bool(report is not None and report.any_contradiction)
         row.reply_flagged = bool(report is not None and report.reply_flagged)
         for cand in report.candidates if report is not None else ():

@@ -1,9 +1,10 @@
-"""The one JSON form of the conversation's records: out with ``jsonable``, back in with ``from_jsonable``.
+"""The one JSON form of the project's records: out with ``jsonable``, back in with ``from_jsonable``.
 
-Transcripts (the chat page's download, studio imports), the studio's database (guard reports, self-play
-judgements, session metadata) and the migration test all go through these two functions, so a record
-written by one of them is read back by any other with its dataclasses, enums and nested verdict details
-typed again.
+The guard's report (``guard.report.BotTurnReport.to_json`` / ``from_json``: the server's ``guard`` field, the
+studio's database, the transcript download), the settings record and the studio's self-play judgements all go
+through these two functions, so a record written by one of them is read back by any other with its dataclasses,
+enums and nested verdict details typed again. It lives in ``guard`` because the report does; everything above
+may use it.
 """
 
 from __future__ import annotations

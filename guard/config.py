@@ -1,0 +1,166 @@
+"""A detector's settings as its checkpoint records them: ``guard_config.json``, read once into a typed record.
+
+Training and calibration write ``guard_config.json`` next to a checkpoint: the decision threshold τ and the pairing
+it was calibrated for, the category checks' own thresholds, the length the model was trained at, how τ was chosen
+(the operating point) and, for the cascade, when to escalate to the larger model. ``GuardConfig.read`` is the only
+place at run time that opens the file; everything else asks the record (``guard.pipeline.Guard.config``), so a
+broken file is reported once, naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from guard.vocabulary import PAIRINGS, Pairing
+
+#: DECODE's default decision threshold (Nie et al. 2021, "Thresholding"): a checkpoint without a config gets it.
+FALLBACK_THRESHOLD = 0.5
+#: Written next to a checkpoint by the detector training run: {"threshold": <float>, ...}.
+GUARD_CONFIG_NAME = "guard_config.json"
+#: Earlier same-speaker sentences the prefilter pairs with each candidate sentence (the product's setting: the
+#: stream calibration, the chat, the server, the studio and the benchmarks all judge with it).
+DEFAULT_PREFILTER_K = 8
+#: The rule a stream-calibrated config records: its category thresholds are set on their own false alarms.
+STREAM_RULE = "bot-stream false-alarm"
+
+
+class ConfigError(RuntimeError):
+    """A checkpoint's guard_config.json cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """How a checkpoint's τ was chosen, as its guard_config.json records it (``calibrate-decode``)."""
+
+    threshold: float
+    #: "bot-stream false-alarm" (fires on at most ``false_alarm_target`` of real consistent bot turns), "false-alarm"
+    #: (of consistent human-written dialogues) or "accuracy"
+    rule: str
+    false_alarm_target: float | None = None
+    fire_rate_consistent: float | None = None  # the larger of the measured rates on the two consistent sets
+    recall: float | None = None  # contradictions caught at τ (bot turns, or DECODE dev even half's dialogues)
+
+
+@dataclass(frozen=True)
+class CascadeSettings:
+    """When the cascade sends a pair to the larger model: the fast model's score reaches ``escalate_at``, at most
+    ``max_escalated`` pairs a call."""
+
+    escalate_at: float = 0.1
+    max_escalated: int = 24
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    """A checkpoint's guard settings, checked when read. Every field has the value a checkpoint without a
+    ``guard_config.json`` gets (DECODE's τ 0.5, sentence pairing, 128 tokens)."""
+
+    threshold: float = FALLBACK_THRESHOLD
+    pairing: Pairing = Pairing.SENTENCE
+    #: τ calibrated for one pairing (``calibration[pairing].threshold``), where the config has it
+    pairing_thresholds: dict[str, float] = field(default_factory=dict)
+    #: the intra-sentence clause check's own threshold; None: the history τ
+    intra_threshold: float | None = None
+    #: the role check of a bot answering the question it asked back; None: the history τ
+    own_question_threshold: float | None = None
+    max_length: int = 128
+    prefilter_k: int = DEFAULT_PREFILTER_K
+    operating_point: OperatingPoint | None = None
+    #: the category thresholds were calibrated on a bot-turn stream (not tied to τ)
+    stream_calibrated: bool = False
+    cascade: CascadeSettings = field(default_factory=CascadeSettings)
+    source: Path | None = None  # the file read, None when the checkpoint has none
+
+    @classmethod
+    def read(cls, folder: Path | None) -> GuardConfig:
+        """The config in ``folder`` (its ``guard_config.json``); the defaults when there is none. Raises
+        ``ConfigError`` naming the file and key for a file that is not a JSON object or holds a bad value."""
+        path = None if folder is None else Path(folder) / GUARD_CONFIG_NAME
+        if path is None or not path.is_file():
+            return cls()
+        try:
+            data = json.loads(path.read_text())
+        except ValueError as exc:
+            raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} must hold a JSON object")
+        return cls.from_dict(data, path)
+
+    @classmethod
+    def from_dict(cls, data: dict, source: Path | None = None) -> GuardConfig:
+        where = source or GUARD_CONFIG_NAME
+        calibration = data.get("calibration") if isinstance(data.get("calibration"), dict) else {}
+        pairing = data.get("pairing", Pairing.SENTENCE)
+        stream = calibration.get("stream") if isinstance(calibration.get("stream"), dict) else {}
+        cascade = data.get("cascade") if isinstance(data.get("cascade"), dict) else {}
+        return cls(
+            threshold=_probability(data, "threshold", where) if "threshold" in data else FALLBACK_THRESHOLD,
+            pairing=Pairing(pairing) if pairing in PAIRINGS else Pairing.SENTENCE,
+            pairing_thresholds={p: _probability(calibration[p], "threshold", where, f"calibration.{p}.threshold")
+                                for p in PAIRINGS if isinstance(calibration.get(p), dict)
+                                and "threshold" in calibration[p]},
+            intra_threshold=_probability(data, "intra_threshold", where),
+            own_question_threshold=_probability(data, "own_question_threshold", where),
+            max_length=_whole(data, "max_length", where, 128),
+            prefilter_k=_whole(data, "prefilter_k", where, DEFAULT_PREFILTER_K),
+            operating_point=_operating_point(calibration),
+            stream_calibrated=stream.get("rule") == STREAM_RULE,
+            cascade=CascadeSettings(escalate_at=float(cascade.get("escalate_at", 0.1)),
+                                    max_escalated=int(cascade.get("max_escalated", 24))),
+            source=source,
+        )
+
+    def threshold_for(self, pairing: Pairing | str | None = None) -> float:
+        """τ for a pairing: the one calibrated for it where the config has it, else the config's τ."""
+        return self.pairing_thresholds.get(str(pairing), self.threshold) if pairing else self.threshold
+
+    def intra_threshold_at(self, threshold: float) -> float:
+        """The clause check's threshold beside a history τ of ``threshold``. Clause pairs inside one reply are mostly
+        elaborations ("I hate tea, I never drink it") that an NLI model trained on negations calls contradictory,
+        so they have their own threshold. A stream calibration sets it on its own false alarms, below τ if need be
+        (a high τ must not silence the check); an older config's is never read below τ, as it was calibrated."""
+        if self.intra_threshold is None:
+            return threshold
+        return self.intra_threshold if self.stream_calibrated else max(self.intra_threshold, threshold)
+
+    def own_question_threshold_at(self, threshold: float) -> float:
+        """The own-question role check's threshold: the config's (calibrated on bot turns), else τ."""
+        return self.own_question_threshold if self.own_question_threshold is not None else threshold
+
+
+def _probability(data: dict, key: str, where: Path | str, name: str | None = None) -> float | None:
+    """``data[key]`` as a number strictly between 0 and 1; None when absent; a ConfigError naming it otherwise."""
+    raw = data.get(key)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: '{name or key}' must be a number: {exc}") from exc
+    if not 0.0 < value < 1.0:
+        raise ConfigError(f"{where}: {name or key} {value} must lie strictly between 0 and 1")
+    return value
+
+
+def _whole(data: dict, key: str, where: Path | str, default: int) -> int:
+    raw = data.get(key, default)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(f"{where}: '{key}' must be a positive whole number, got {raw!r}")
+    return raw
+
+
+def _operating_point(calibration: dict) -> OperatingPoint | None:
+    """The operating point the config's τ comes from, or None when it does not say (an uncalibrated checkpoint, or
+    one calibrated before the rule was recorded)."""
+    chosen = calibration.get(calibration.get("chosen", ""))
+    if not isinstance(chosen, dict) or "threshold" not in chosen:
+        return None
+    rates = [chosen[k] for k in ("fire_rate_decode_consistent", "fire_rate_chitchat", "false_alarm_rate")
+             if k in chosen]
+    accuracy_rule = calibration.get("chosen") == "decode_dev"
+    return OperatingPoint(
+        threshold=float(chosen["threshold"]), rule="accuracy" if accuracy_rule else str(chosen.get("rule", "")),
+        false_alarm_target=chosen.get("false_alarm_target"), fire_rate_consistent=max(rates) if rates else None,
+        recall=chosen.get("recall_decode_contradictions", chosen.get("recall")))

@@ -1,0 +1,287 @@
+"""The guard's report on one bot turn: the candidates, each one's verdict, what the policy did, in words.
+
+``decide`` turns the candidates, the detector's verdicts and the guard mode into a ``BotTurnReport`` (the policy in
+``guard.policies`` chooses); ``guard.pipeline.Guard.judge`` is the usual way to get one. The report is the one
+record of a guarded turn: the chat page draws it, the studio stores it, the transcript download and the guard
+server carry it, always in the one JSON form ``BotTurnReport.to_json`` (read back by ``from_json``, also as older
+versions wrote it). Its ``summary`` is the one place that words what the guard did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from guard.jsonform import from_jsonable, jsonable
+from guard.policies import DEFAULT_SAFE_REPLY, PolicyDecision, Repair, choose
+from guard.records import Candidate
+from guard.verdicts import PairScore, Verdict, VerdictDetails
+from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
+
+
+@dataclass
+class CandidateReport:
+    """One candidate as the guard saw it: the generator's text and score, the detector's verdict on it (None when
+    the guard is off) and what the policy did with it. The verdict is kept whole, minus its full pair list (the
+    evidence pairs stay; the heatmap draws fresh verdicts), and read through the properties below."""
+
+    index: int
+    text: str
+    generator_score: float
+    chosen: bool
+    reason: str
+    verdict: Verdict | None = None
+    adjusted_score: float | None = None
+    # repair mode: this candidate was sent with its contradicting sentence removed (what, why, the text sent);
+    # None otherwise and in reports stored before the mode existed
+    repair: Repair | None = None
+
+    @property
+    def contradiction_score(self) -> float | None:
+        return None if self.verdict is None else float(self.verdict.score)
+
+    @property
+    def contradicts(self) -> bool:
+        return self.verdict is not None and bool(self.verdict.contradiction)
+
+    @property
+    def category(self) -> Category:
+        return Category.NONE if self.verdict is None else Category(self.verdict.category)
+
+    @property
+    def evidence(self) -> list[PairScore]:
+        """The detector's pairs at or over the threshold, best first."""
+        return [] if self.verdict is None else self.verdict.evidence
+
+    @property
+    def details(self) -> VerdictDetails | None:
+        return None if self.verdict is None else self.verdict.details
+
+
+class TurnStatus(StrEnum):
+    """The guard's outcome for one bot turn."""
+
+    OFF = "off"  # no detection
+    CONSISTENT = "consistent"  # the sent reply contradicts nothing
+    GUARDED = "guarded"  # a contradicting candidate was rejected, or the safe reply was sent
+    FLAGGED = "flagged"  # the sent reply contradicts
+
+
+@dataclass
+class BotTurnReport:
+    """The guard's annotation of one bot turn."""
+
+    mode: GuardMode
+    threshold: float
+    detector: str
+    chosen_index: int | None  # None: the safe fallback was sent
+    used_fallback: bool
+    candidates: list[CandidateReport]
+    timings: dict[str, float] = field(default_factory=dict)
+    persona: list[str] = field(default_factory=list)  # the persona lines the guard checked against
+    rejudge_note: str = ""  # set by rejudge(): which detector, τ and mode judged the turn again
+    # set by rejudge() when the policy would now pick another reply than the one sent: that candidate's index,
+    # or would_fallback for the safe reply
+    would_send: int | None = None
+    would_fallback: bool = False
+    # repair mode, when the generator's best contradicted and could not be repaired: why not (the fallback
+    # policy, ``decided_by``, then chose the reply); "" otherwise
+    repair_declined: str = ""
+    decided_by: GuardMode | None = None
+
+    def to_json(self) -> dict:
+        """The report's one JSON form: what the studio stores, the transcript download carries and the guard
+        server's ``guard`` field holds (``from_json`` reads it back)."""
+        return jsonable(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> BotTurnReport:
+        """A report from its JSON form, as any version wrote it (``upgrade_report_json``)."""
+        return from_jsonable(cls, upgrade_report_json(data))
+
+    def sent_reply(self, safe_reply: str = DEFAULT_SAFE_REPLY) -> str:
+        """The text this turn sent: the chosen candidate (without its removed sentence, when repaired), or
+        ``safe_reply`` when the safe reply was sent."""
+        chosen = self.chosen
+        if chosen is None:
+            return safe_reply
+        return chosen.repair.reply if chosen.repair is not None else chosen.text
+
+    @property
+    def any_contradiction(self) -> bool:
+        return any(c.contradicts for c in self.candidates)
+
+    @property
+    def chosen(self) -> CandidateReport | None:
+        return None if self.chosen_index is None else self.candidates[self.chosen_index]
+
+    @property
+    def repair(self) -> Repair | None:
+        """The repair of the sent reply (its contradicting sentence removed), or None."""
+        chosen = self.chosen
+        return None if chosen is None else chosen.repair
+
+    @property
+    def repaired(self) -> bool:
+        """The sent reply is a candidate with its contradicting sentence removed."""
+        return self.repair is not None
+
+    @property
+    def reply_flagged(self) -> bool:
+        """The reply that was sent contradicts (flag mode, or every candidate contradicted); a repaired reply does
+        not: the sentence that contradicted was removed before it was sent."""
+        chosen = self.chosen
+        return chosen is not None and chosen.contradicts and chosen.repair is None
+
+    @property
+    def status(self) -> TurnStatus:
+        """The sent reply is flagged, the guard stopped a candidate, or neither."""
+        if self.mode == GuardMode.OFF:
+            return TurnStatus.OFF
+        if self.reply_flagged:
+            return TurnStatus.FLAGGED
+        if self.used_fallback or (self.mode != GuardMode.FLAG and self.any_contradiction):
+            return TurnStatus.GUARDED
+        return TurnStatus.CONSISTENT
+
+    def summary(self) -> str:
+        """One line on what the guard did this turn, in the words of its mode (the transcript's caption); after
+        a re-judge, with what the guard would now send when that is another reply than the one sent."""
+        change = self.rejudged_change()
+        return f"{self._outcome()}; {change}" if change else self._outcome()
+
+    def rejudged_change(self) -> str:
+        """After a re-judge: which reply the guard would now send, when not the one that was sent ("" else)."""
+        if self.would_fallback:
+            return f"at τ = {self.threshold:.2f} every candidate contradicts: the guard would now send the safe reply"
+        if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
+            return ""
+        cand = self.candidates[self.would_send]
+        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
+               else "which does not contradict")
+        return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
+
+    def _outcome(self) -> str:
+        outcome = self._decision()
+        if self.mode == GuardMode.REPAIR and self.repair_declined:
+            return f"{outcome} (not repaired: {self.repair_declined})"
+        return outcome
+
+    def _decision(self) -> str:
+        # repair mode without a repair: the fallback policy decided, and is worded as itself
+        mode = self.decided_by if self.mode == GuardMode.REPAIR and self.decided_by else self.mode
+        n = len(self.candidates)
+        candidates = f"{n} candidate{'s' if n != 1 else ''}"
+        if self.mode == GuardMode.OFF:
+            return f"guard off · {candidates}, not checked"
+        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
+        if self.used_fallback:
+            if every:
+                return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
+            return "blocked: the safe reply was sent (every candidate contradicted when the turn was judged)"
+        chosen = self.chosen
+        others = [c.index + 1 for c in self.candidates if c.contradicts and not c.chosen]
+        listed = ", ".join(f"#{i}" for i in others)
+        several = "s" if len(others) > 1 else ""
+        if chosen.repair is not None:
+            what = (f"{contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})" if chosen.contradicts
+                    else "contradicted when the turn was judged")  # a re-judge at a higher τ may clear it
+            return (f'repaired: candidate #{chosen.index + 1} {what} in "{chosen.repair.removed}"; that sentence '
+                    "was removed and the rest sent")
+        if chosen.contradicts:
+            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
+            if mode == GuardMode.FLAG:
+                return f"flagged: {what}; flag mode shows it without preventing it"
+            if mode == GuardMode.PENALTY:
+                return f"flagged: the penalty did not outweigh its generator score; {what}"
+            if every:
+                return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            return f"flagged: {what}"
+        if not others:
+            return f"consistent · {candidates}, none contradicts"
+        if mode == GuardMode.FLAG:
+            return (f"the sent reply is consistent · candidate{several} {listed} would have contradicted "
+                    "(not sent: a lower generator score)")
+        return f"{mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
+
+
+#: the verdict fields a report's candidates carried themselves before they embedded the verdict
+_COPIED_VERDICT_FIELDS = ("contradiction_score", "contradicts", "category", "evidence", "details")
+
+
+def upgrade_report_json(data: dict) -> dict:
+    """A report's JSON form in today's shape. Older reports copied the verdict into each candidate field by field (``contradiction_score``, ``contradicts``, ``category``, ``evidence``, ``details``);
+    today a candidate embeds the verdict. Idempotent: today's shape passes through unchanged."""
+    if not isinstance(data, dict):
+        return data
+    candidates = []
+    for cand in data.get("candidates") or []:
+        if not isinstance(cand, dict) or "verdict" in cand or not any(k in cand for k in _COPIED_VERDICT_FIELDS):
+            candidates.append(cand)
+            continue
+        kept = {k: v for k, v in cand.items() if k not in _COPIED_VERDICT_FIELDS}
+        score = cand.get("contradiction_score")
+        if score is None:  # the guard was off: no verdict
+            candidates.append({**kept, "verdict": None})
+            continue
+        details = cand.get("details") or {"method": "structured", "turn_id": -1, "threshold": data.get("threshold"),
+                                          "n_pairs": 0, "history_score": score}
+        candidates.append({**kept, "verdict": {
+            "contradiction": bool(cand.get("contradicts")), "score": score, "category": cand.get("category") or "none",
+            "evidence": cand.get("evidence") or [], "pair_scores": [], "details": details}})
+    return {**data, "candidates": candidates} if "candidates" in data else dict(data)
+
+
+def contradiction_phrase(cand: CandidateReport) -> str:
+    """What a contradicting candidate contradicts, in words: "contradicts itself", "contradicts turn 3"."""
+    outside = [e for e in cand.evidence if e.source not in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)]
+    if cand.category == Category.INTRA:
+        return "contradicts itself"
+    where = describe_source(outside[0]) if outside else "earlier turns"
+    more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
+    if cand.category == Category.ROLE:
+        return f"reads as the user's side of the conversation (role confusion) and contradicts {where}{more}"
+    return f"contradicts {where}{more}"
+
+
+def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, *, mode: GuardMode,
+           threshold: float, detector: str, persona: Sequence[str] = (), penalty_lambda: float | None = 1.0,
+           fallback: str | None = None, repair_fallback: GuardMode | None = GuardMode.RERANK,
+           ) -> tuple[BotTurnReport, PolicyDecision]:
+    """The policy's choice among ``candidates`` given their ``verdicts`` (None: the guard is off), as the turn's
+    report; also the decision itself (its ``reply`` is the text to send). ``penalty_lambda`` (penalty mode),
+    ``fallback`` (the safe reply; None: the policies' default) and ``repair_fallback`` (the policy repair mode falls
+    back to) are the settings record's (``conversation.records.ChatSettings``); None means its default."""
+    mode = GuardMode(mode)
+    decision = choose(candidates, verdicts, mode, penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
+                      fallback=fallback or DEFAULT_SAFE_REPLY, repair_fallback=repair_fallback or GuardMode.RERANK)
+    if decision.repair is not None:
+        decision.repair.evidence = [plain_pair(p) for p in decision.repair.evidence]
+    reasons = list(decision.reasons)
+    reports = [CandidateReport(index=i, text=candidate.text, generator_score=float(candidate.score),
+                               chosen=(i == decision.chosen_index), reason=reasons[i] if i < len(reasons) else "",
+                               verdict=None if verdicts is None else kept_verdict(verdicts[i]),
+                               adjusted_score=float(decision.adjusted_scores[i]),
+                               repair=decision.repair if decision.repair is not None and decision.repair.index == i
+                               else None)
+               for i, candidate in enumerate(candidates)]
+    report = BotTurnReport(
+        mode=mode, threshold=float(threshold), detector=detector, chosen_index=decision.chosen_index,
+        used_fallback=bool(decision.used_fallback), candidates=reports, persona=list(persona),
+        repair_declined=decision.repair_declined, decided_by=decision.decided_by,
+    )
+    return report, decision
+
+
+def kept_verdict(verdict: Verdict) -> Verdict:
+    """The verdict as a report keeps it: plain Python values (another detector's may hold numpy numbers), its
+    evidence, details and category, without the full list of scored pairs (the playground's heatmap draws those
+    from a fresh verdict; a stored chat turn would grow by every pair)."""
+    return replace(verdict, contradiction=bool(verdict.contradiction), score=float(verdict.score),
+                   evidence=[plain_pair(p) for p in verdict.evidence], pair_scores=[])
+
+
+def plain_pair(pair: PairScore) -> PairScore:
+    return PairScore(PremiseSource(pair.source), None if pair.turn_id is None else int(pair.turn_id),
+                     str(pair.premise), str(pair.hypothesis), float(pair.score))

@@ -1,0 +1,134 @@
+"""The shipped detectors' verdicts on a handful of probes, pinned before the guard became one object (commit c3d85fa,
+where ``guard.stream.product_detector`` built the detector by hand from ``guard.loading``) and checked through ``guard.pipeline.load_guard``.
+
+The probes cover every path a setting reaches: a history and a persona contradiction (τ), an intra-sentence clash
+(the intra threshold), the own-question role check (its own threshold), an answer read with its question, and a long
+history that the prefilter (k from the config) cuts down. Scores come from the int8 ONNX runtime, whose kernels
+differ a little between CPUs (AVX2, VNNI, AMX), so scores match within ``TOLERANCE``, and what was decided
+(contradiction, category, evidence) must match exactly unless a score lies within ``TOLERANCE`` of the threshold that
+decides it; τ and the number of pairs always match. Skipped without the weights.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from embedded import DETECTOR_DIR
+from guard.records import Turn
+from guard.registry import MPNET_DIR
+
+TOLERANCE = 0.01
+PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
+LONG = [("user", "Hi! What do you do?"), ("bot", "I'm a nurse at a big hospital. I love my job."),
+        ("user", "Nice. Any pets?"), ("bot", "Yes, two dogs. They are both labradors."),
+        ("user", "Where do you live?"), ("bot", "In Paris, near the river. I moved here in 2015."),
+        ("user", "Do you like music?"), ("bot", "I play the piano every evening. Jazz mostly."),
+        ("user", "What about sports?"), ("bot", "I run three times a week. I hate swimming."),
+        ("user", "Tell me something else."), ("bot", "I have a sister in Lyon. She is a teacher."),
+        ("user", "Cool. Anything you hate?")]
+PROBES = {
+    "history": ([("user", "Do you have pets?"), ("bot", "Yes, I have a cat named Luna."), ("user", "Nice, tell me more.")],
+                ["I don't have any pets.", "Luna is three years old.", "I have never owned a cat, I'm allergic."]),
+    "persona": ([("user", "What do you do for a living?")],
+                ["I am a teacher at a primary school.", "I work as a nurse in Paris.", "I don't have a job."]),
+    "intra": ([("user", "Do you drink tea?")],
+              ["I love tea. I never drink tea, I hate it.", "I drink tea every morning."]),
+    "answer": ([("user", "Wait, aren't you a teacher?")], ["Yes, I am.", "No, I'm a nurse."]),
+    "own_question": ([("user", "How old are you?"), ("bot", "I'm 25. And you?"), ("user", "ok")],
+                     ["I am 30 years old.", "Cool. What do you like to do?"]),
+    "long": (LONG, ["I hate jazz and I never play music.", "I live in Berlin with my cat.", "I hate swimming."]),
+}
+
+#: probe -> per candidate: (score, history score, intra score, contradiction, category, evidence (source, turn), τ, pairs)
+PINNED = {
+    'embedded': {
+        'history': [
+            (0.9945, 0.9945, 0.0, True, 'history', [('history', 1), ('persona', 0)], 0.9493, 5),
+            (0.0102, 0.0102, 0.0, False, 'none', [], 0.9493, 5),
+            (0.9916, 0.9916, 0.0423, True, 'history', [('history', 1)], 0.9493, 6),
+        ],
+        'persona': [
+            (0.9583, 0.9583, 0.0, True, 'history', [('persona', 2)], 0.9493, 3),
+            (0.0318, 0.0318, 0.0, False, 'none', [], 0.9493, 3),
+            (0.979, 0.979, 0.0, True, 'history', [('persona', 2)], 0.9493, 3),
+        ],
+        'intra': [
+            (0.9936, 0.0071, 0.9936, True, 'intra', [('intra', 1)], 0.9493, 9),
+            (0.0047, 0.0047, 0.0, False, 'none', [], 0.9493, 3),
+        ],
+        'answer': [
+            (0.0699, 0.0699, 0.0, False, 'none', [], 0.9493, 3),
+            (0.0075, 0.0075, 0.0, False, 'none', [], 0.9493, 3),
+        ],
+        'own_question': [
+            (0.8967, 0.8967, 0.0, True, 'role', [('history', 1)], 0.9493, 4),
+            (0.0, 0.0, 0.0, False, 'none', [], 0.9493, 0),
+        ],
+        'long': [
+            (0.9916, 0.9916, 0.1871, True, 'history', [('history', 7)], 0.9493, 12),
+            (0.8056, 0.8056, 0.0, False, 'none', [], 0.9493, 11),
+            (0.0603, 0.0603, 0.0, False, 'none', [], 0.9493, 11),
+        ],
+    },
+    'embedded-cascade': {
+        'history': [
+            (0.9578, 0.9578, 0.0, True, 'history', [('history', 1), ('persona', 0)], 0.8899, 5),
+            (0.0102, 0.0102, 0.0, False, 'none', [], 0.8899, 5),
+            (0.9483, 0.9483, 0.0423, True, 'history', [('history', 1)], 0.8899, 6),
+        ],
+        'persona': [
+            (0.949, 0.949, 0.0, True, 'history', [('persona', 2)], 0.8899, 3),
+            (0.0318, 0.0318, 0.0, False, 'none', [], 0.8899, 3),
+            (0.9372, 0.9372, 0.0, True, 'history', [('persona', 2)], 0.8899, 3),
+        ],
+        'intra': [
+            (0.9545, 0.0071, 0.9545, True, 'intra', [('intra', 1)], 0.8899, 9),
+            (0.0047, 0.0047, 0.0, False, 'none', [], 0.8899, 3),
+        ],
+        'answer': [
+            (0.0699, 0.0699, 0.0, False, 'none', [], 0.8899, 3),
+            (0.0075, 0.0075, 0.0, False, 'none', [], 0.8899, 3),
+        ],
+        'own_question': [
+            (0.8943, 0.8943, 0.0, True, 'role', [('history', 1)], 0.8899, 4),
+            (0.0, 0.0, 0.0, False, 'none', [], 0.8899, 0),
+        ],
+        'long': [
+            (0.9573, 0.9573, 0.1871, True, 'history', [('history', 7)], 0.8899, 12),
+            (0.955, 0.955, 0.0, True, 'history', [('history', 5), ('persona', 1)], 0.8899, 11),
+            (0.0603, 0.0603, 0.0, False, 'none', [], 0.8899, 11),
+        ],
+    },
+}
+
+
+def _available(name: str) -> bool:
+    folders = [DETECTOR_DIR] + ([MPNET_DIR] if name == "embedded-cascade" else [])
+    return all(any((f / w).exists() for w in ("model.safetensors", "trained.safetensors")) for f in folders)
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_shipped_detectors_verdicts_are_what_they_were_before_the_guard_object(name):
+    if not _available(name):
+        pytest.skip(f"the weights of {name} are not in this checkout")
+    from guard.pipeline import load_guard
+
+    guard = load_guard(name)
+    detector = guard.detector()
+    for probe, (turns, candidates) in PROBES.items():
+        history = [Turn(i, speaker, text) for i, (speaker, text) in enumerate(turns)]
+        verdicts = guard.verdicts(history, candidates, speaker="bot", persona=PERSONA)
+        for candidate, verdict, pinned in zip(candidates, verdicts, PINNED[name][probe], strict=True):
+            score, history_score, intra, contradiction, category, evidence, tau, pairs = pinned
+            where = f"{name} / {probe} / {candidate!r}"
+            assert verdict.score == pytest.approx(score, abs=TOLERANCE), where
+            assert verdict.details.history_score == pytest.approx(history_score, abs=TOLERANCE), where
+            assert verdict.details.intra.score == pytest.approx(intra, abs=TOLERANCE), where
+            assert (round(verdict.details.threshold, 4), verdict.details.n_pairs) == (tau, pairs), where
+            margins = [abs(history_score - detector.threshold), abs(intra - detector.intra_threshold)]
+            if verdict.details.own_question_turn is not None:
+                margins.append(abs(history_score - detector.own_question_threshold))
+            if min(margins) < TOLERANCE:
+                continue  # another CPU's int8 kernels may tip it either way
+            assert (bool(verdict.contradiction), str(verdict.category)) == (contradiction, category), where
+            assert sorted({(str(e.source), e.turn_id) for e in verdict.evidence}) == evidence, where

@@ -1,0 +1,87 @@
+"""The app's default chat settings, read from the environment once per process, and this browser session's
+settings over them.
+
+Settings the tests (and `make run` users) control come from environment variables:
+
+* ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
+* ``GUARD_APP_SCRIPT``     a JSON script for the "scripted" bot (bots/scripted.py) instead of its
+                           built-in demo; makes "scripted" the default bot
+* ``GUARD_APP_DETECTOR``   default detector: "embedded" (models/detector), a local folder or hub name
+* ``GUARD_APP_MODE``       default guard mode (off | flag | rerank | penalty | block)
+* ``GUARD_APP_CANDIDATES`` default number of candidates
+* ``GUARD_APP_PRESET``     default decoding preset (bots.base.PRESETS)
+* ``GUARD_ENGINE``         the local bots' inference engine: auto (default: CTranslate2 int8 where it converts
+                           the model, else transformers), ctranslate2 or transformers (bots.engines)
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+
+import streamlit as st
+
+from conversation.records import ChatSettings
+from ui import chat_state
+from ui.errors import LOAD_ERRORS
+
+#: the environment variables the defaults are read from (module docstring)
+ENVIRONMENT = ("GUARD_APP_BOT", "GUARD_APP_SCRIPT", "GUARD_APP_DETECTOR", "GUARD_APP_MODE", "GUARD_APP_CANDIDATES",
+               "GUARD_APP_PRESET")
+
+
+def default_script() -> str | None:
+    """The scripted bot's script file (``GUARD_APP_SCRIPT``), or None for its built-in demo."""
+    return os.environ.get("GUARD_APP_SCRIPT") or None
+
+
+def defaults() -> ChatSettings:
+    """The app's default chat settings: the settings record, filled from the environment (module docstring). Worked
+    out once per process and environment (the sidebar, the warm-up and every page ask for them each run)."""
+    return copy.deepcopy(_defaults(tuple(os.environ.get(name) or "" for name in ENVIRONMENT)))
+
+
+@functools.lru_cache(maxsize=4)
+def _defaults(environment: tuple[str, ...]) -> ChatSettings:
+    from bots.base import DEFAULT_PRESET, PRESETS
+
+    env = dict(zip(ENVIRONMENT, environment))
+    preset_name = env["GUARD_APP_PRESET"] or DEFAULT_PRESET
+    detector = env["GUARD_APP_DETECTOR"] or "embedded"
+    try:
+        threshold = round(calibrated_threshold(detector), 4)
+    except LOAD_ERRORS:
+        threshold = 0.5
+    decoding = PRESETS.get(preset_name) or {}
+    bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] else "embedded")
+    return ChatSettings(
+        bot=bot, preset=preset_name, decoding=decoding, guard_mode=env["GUARD_APP_MODE"] or "rerank",
+        detector=detector, threshold=threshold, num_candidates=int(env["GUARD_APP_CANDIDATES"] or 4),
+        persona=_default_persona(bot))
+
+
+def _default_persona(bot: str) -> list[str]:
+    """The persona the sidebar starts with: the embedded bot's own (it plays one when given none), so the guard
+    checks its replies against who it says it is and the page shows it; other bots start without one."""
+    if bot != "embedded":
+        return []
+    from bots.embedded import EMBEDDED_PERSONA  # light: no model code is imported
+
+    return list(EMBEDDED_PERSONA)
+
+
+def calibrated_threshold(name: str) -> float:
+    """The detector's calibrated τ (its guard_config.json), or DECODE's 0.5 for a checkpoint without one.
+
+    A broken guard_config.json raises guard.config.ConfigError: its τ is unknown, and 0.5 in its place would judge
+    with a threshold nobody chose.
+    """
+    from guard.registry import read_config
+
+    return float(read_config(name).threshold)
+
+
+def current_settings() -> ChatSettings:
+    """The chat settings this browser session holds (``ui.chat_state``), the app's defaults for the rest."""
+    return chat_state.read_settings(st.session_state, defaults())

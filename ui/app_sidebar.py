@@ -1,0 +1,109 @@
+"""What app.py draws in the sidebar of every page: presentation mode, and the detector with its threshold τ (they
+live in the chat settings, ``chat::detector`` and ``chat::threshold``, so every page judges with the same ones)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import chat_state
+from ui.app_defaults import calibrated_threshold, defaults
+from ui.errors import LOAD_ERRORS, short_error, show_error
+
+#: set while the run that refilled an empty detector box is repeated
+_REFILLED_KEY = "chat_view_refilled_detector"
+
+
+def presentation_toggle() -> bool:
+    """The sidebar's presentation-mode toggle (kept in the session): large type and high-contrast
+    highlights for a projector; the sidebar starts collapsed. Rendered by app.py on every page."""
+    from ui.render import PRESENTATION_CSS
+
+    on = st.sidebar.toggle("Presentation mode", key="presentation",
+                           help="For a projector: large type, high-contrast highlights and badges, "
+                                "sidebar collapsed (open it with the arrow at the top left).")
+    if on:
+        st.html(PRESENTATION_CSS)
+    return on
+
+
+def _detector_changed() -> None:
+    """A new detector name: τ goes to that detector's calibrated value (another detector's τ means nothing)."""
+    name = (st.session_state.get(chat_state.key("detector")) or "").strip() or "embedded"
+    try:
+        st.session_state[chat_state.key("threshold")] = round(calibrated_threshold(name), 4)
+    except LOAD_ERRORS:
+        pass  # the sidebar says why under the box
+
+
+def sidebar_detector_settings() -> tuple[str, float]:
+    """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
+    app_defaults = defaults()
+    chat_state.ensure_defaults(app_defaults, st.session_state)
+    detector_key = chat_state.key("detector")
+    if not str(st.session_state.get(detector_key) or "").strip():
+        # an empty box means the default; it also comes back empty when the first run of a new tab is cut short
+        # by a click on another page (Streamlit then takes the half-drawn box's value, "")
+        st.session_state[detector_key] = app_defaults.detector
+    typed = st.sidebar.text_input(
+        "Detector", key=detector_key, on_change=_detector_changed,
+        help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
+             "every pair and the larger mpnet detector on the suspicious ones (docs/detector.md); or a local "
+             "checkpoint folder or a hub name already in the local cache (the app runs offline). Empty = the default.",
+    )
+    if not typed.strip() and not st.session_state.get(_REFILLED_KEY):
+        st.session_state[_REFILLED_KEY] = True  # once: a browser that keeps sending "" cannot loop
+        del st.session_state[detector_key]
+        st.rerun()  # the box is drawn again with the default, and the page reads it
+    st.session_state[_REFILLED_KEY] = False
+    name = typed.strip() or app_defaults.detector
+    try:
+        default = calibrated_threshold(name)
+    except LOAD_ERRORS as exc:
+        from guard.config import FALLBACK_THRESHOLD
+
+        with st.sidebar:
+            show_error(f"The detector '{name}' has no usable threshold: {short_error(exc)}. Fix its guard_config.json "
+                       f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
+                       "calibrated for it.", str(exc))
+        default = FALLBACK_THRESHOLD
+    low, high = chat_state.THRESHOLD_RANGE
+    tau_key = chat_state.key("threshold")
+    if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
+        st.session_state[tau_key] = round(default, 4)
+    st.session_state[tau_key] = round(float(st.session_state[tau_key]), 4)
+    threshold = st.sidebar.select_slider(
+        "Contradiction threshold τ", options=chat_state.tau_options(default, st.session_state[tau_key]),
+        format_func=chat_state.tau_label, key=tau_key,
+        help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.4f}.",
+    )
+    st.sidebar.caption(operating_point_caption(name, float(threshold)))
+    return name, float(threshold)
+
+
+def operating_point_caption(name: str, threshold: float) -> str:
+    """One line saying which operating point τ is: the calibrated one (and what it was set for) or a custom one."""
+    from guard.config import STREAM_RULE
+    from guard.registry import read_config
+
+    try:
+        point = read_config(name).operating_point
+    except LOAD_ERRORS:
+        point = None
+    if point is None:
+        return "Operating point: not recorded for this detector (τ is not calibrated by a stated rule)."
+    if abs(threshold - round(point.threshold, 4)) > 1e-9:
+        return (f"Operating point: custom τ = {threshold:.4f} (calibrated τ = {point.threshold:.4f}); its "
+                "false-alarm rate and recall are not measured.")
+    if point.rule == STREAM_RULE and point.false_alarm_target is not None:
+        text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent real bot turns "
+                f"(τ = {point.threshold:.4f}")
+        if point.recall is not None:
+            text += f"; catches {point.recall:.0%} of the labelled bot-turn contradictions it was set on"
+        return text + ")."
+    if point.rule == "false-alarm" and point.false_alarm_target is not None:
+        text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent dialogues "
+                f"(τ = {point.threshold:.4f}")
+        if point.recall is not None:
+            text += f"; catches {point.recall:.0%} of DECODE dev contradiction dialogues"
+        return text + ")."
+    return f"Operating point: τ = {point.threshold:.4f}, the accuracy-best τ on DECODE dev's balanced pairs."

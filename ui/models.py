@@ -1,0 +1,134 @@
+"""The models the pages use, loaded once per server process, with progress while they load and an error that says
+what to do when they do not.
+
+Each is loaded once per process (``embedded.once.LoadedOnce``: the bots here, the guard by
+``guard.pipeline.load_guard``), so every page, every browser session and the start-up warm-up (``ui.startup``) share
+one copy, and a page that asks for a model the warm-up is still loading waits for that load. Sessions that compute
+with a model at once take turns on it inside the model (``embedded.turns``): nothing here locks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from bots import registry
+from bots.base import Bot
+from embedded.once import LoadedOnce
+from ui.app_defaults import default_script
+from ui.errors import LOAD_ERRORS, detector_problem, kept_note, short_error, show_error
+
+if TYPE_CHECKING:  # loads torch
+    from guard.pipeline import Guard
+
+#: where ``python -m bots`` runs from (the app's checkout)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: bots that run no local model: nothing to convert, no engine to pick
+NO_LOCAL_MODEL = ("scripted", "remote")
+#: what a local bot's first load on the default engine does, said while it loads
+CONVERTS_ONCE = "its first use on this machine converts it to CTranslate2 int8 once"
+
+
+_bots = LoadedOnce()  # the guards are kept by guard.pipeline.load_guard, loaded once the same way
+
+
+def _bot_key(name: str, engine: str) -> tuple:
+    """The bot's key in this process's model cache, shared by every page and the start-up warm-up."""
+    return ("bot", name, default_script() if name == "scripted" else None, engine)
+
+
+def load_bot(name: str, engine: str = "auto", convert_apart: bool = False) -> Bot:
+    """The bot, loaded once per process. ``convert_apart``: have ``python -m bots prepare`` convert it first, in a
+    process of its own (``_convert_bot_apart``)."""
+    def load():
+        if convert_apart:
+            _convert_bot_apart(name)
+        if name == "scripted":
+            return registry.make_bot(name, script=default_script())
+        return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
+
+    return _bots.get(_bot_key(name, engine), load)
+
+
+def _convert_bot_apart(name: str) -> None:
+    """Have ``python -m bots prepare`` load the bot once in a process of its own, which converts it on a new machine
+    (about 25 s for the embedded bot, mostly Python: de-quantizing its GGUF, then CTranslate2 int8) and caches the
+    result. Apart, that work has the second core to itself instead of sharing this process's interpreter lock with
+    the detector, spaCy and the page; on a filled cache it takes a fraction of a second. Whatever goes wrong there
+    is left to the in-process load that follows, which shows it where the bot is used."""
+    if name in NO_LOCAL_MODEL:
+        return
+    try:
+        subprocess.run([sys.executable, "-m", "bots", "prepare", "--bot", name], cwd=REPO_ROOT, capture_output=True,
+                       timeout=900, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+def _with_status(loaded: bool, label: str, loader):
+    """Call ``loader()``; while its model is not ``loaded`` in this process yet (by a page or the start-up
+    warm-up), inside an st.status box with timing."""
+    if loaded:
+        return loader()
+    with st.status(label, expanded=False) as status:
+        started = time.perf_counter()
+        try:
+            value = loader()
+        except LOAD_ERRORS:
+            status.update(label=f"{label} failed", state="error")
+            raise
+        status.update(label=f"{label} done in {time.perf_counter() - started:.1f} s", state="complete")
+    return value
+
+
+def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
+    """The bot, or None after an st.error that says what to do. ``engine`` (local bots): auto, ctranslate2 or
+    transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so. ``kept``:
+    what the calling page keeps meanwhile, said in the error ("the conversation is kept")."""
+    try:
+        label = f"Loading bot '{name}'…"
+        if name not in NO_LOCAL_MODEL and engine != "transformers":
+            label = f"Loading bot '{name}' ({CONVERTS_ONCE})…"
+        return _with_status(_bots.has(_bot_key(name, engine)), label, lambda: load_bot(name, engine))
+    except LOAD_ERRORS as exc:
+        show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
+                   f"sidebar{kept_note(kept)}.", str(exc))
+        return None
+
+
+def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
+    """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
+    if not _bots.has(_bot_key(name, engine)):
+        return None
+    return load_bot(name, engine)
+
+
+def engine_caption(name: str, engine: str = "auto") -> None:
+    """One sidebar caption saying what runs the bot: its engine once loaded, else what will be chosen."""
+    bot = loaded_bot(name, engine)
+    if bot is not None:
+        if bot.engine_label:
+            st.caption(f"Engine: {bot.engine_label}")
+    elif name not in NO_LOCAL_MODEL:
+        st.caption("Engine: CTranslate2 int8 where it converts the model, else transformers (loads on the first reply)"
+                   if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
+
+
+def get_guard(name: str, kept: str = "") -> Guard | None:
+    """The guard (``guard.pipeline.Guard``), or None after an st.error that says what to do (and what the page keeps:
+    ``kept``). Pages judge through it: ``guard.judge`` for a chat turn, ``guard.detector(τ, method)`` for the
+    playground's verdicts."""
+    try:
+        from guard.pipeline import guard_loaded, load_guard
+
+        return _with_status(guard_loaded(name), f"Loading detector '{name}'…", lambda: load_guard(name))
+    except LOAD_ERRORS as exc:
+        show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
+                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
+                   f"{kept_note(kept)}.", str(exc))
+        return None
