@@ -114,7 +114,7 @@ def say(at, text: str):
 
 
 def html_tables(at, css_class: str = "cg-table"):
-    """The pandas frames of the page's HTML tables (ui.render.table_html) whose class list holds ``css_class``."""
+    """The pandas frames of the page's HTML tables (ui.tables.table_html) whose class list holds ``css_class``."""
     from html.parser import HTMLParser
 
     import pandas as pd

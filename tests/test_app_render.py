@@ -17,15 +17,8 @@ from guard.records import Turn
 from guard.report import BotTurnReport, TurnStatus
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
-from ui.render import (
-    Mark,
-    escape_markdown,
-    evidence_marks,
-    highlight_html,
-    locate,
-    pair_score_frame,
-    pair_score_matrix,
-)
+from ui.render import Mark, escape_markdown, evidence_marks, highlight_html, locate
+from ui.tables import pair_score_frame, pair_score_matrix
 from ui.transcript import candidate_marks, evidence_context_html, evidence_rows, transcript_marks, turn_scores
 
 
@@ -503,7 +496,7 @@ def test_charts_grow_their_text_in_presentation_mode_and_headings_keep_their_wid
 
 
 def test_table_html_wraps_text_keeps_numbers_whole_and_escapes():
-    from ui.render import table_html
+    from ui.tables import table_html
 
     body = table_html([{"#": 1, "candidate": "<b>I have never had a dog</b> " * 3, "contradiction score": 0.984},
                        {"#": 2, "candidate": "Max", "contradiction score": None}])

@@ -83,7 +83,7 @@ def heading_lines(scale: float) -> tuple[int, int, int]:
 
 
 def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: float = 1.0) -> alt.LayerChart:
-    """Heatmap of a ``ui.render.pair_score_frame`` (judged sentences × earlier utterances).
+    """Heatmap of a ``ui.tables.pair_score_frame`` (judged sentences × earlier utterances).
 
     Every column and row has a heading (text marks rather than axis labels, which Vega drops when they
     overlap and cuts at a fixed width): the earlier utterance abbreviated on up to three lines above its

@@ -1,4 +1,5 @@
-"""Pure rendering helpers: escaping, evidence highlighting, dialogue text parsing, heatmap frames.
+"""Pure rendering helpers: escaping, evidence highlighting, a turn as HTML (tables and heatmap frames:
+``ui.tables``).
 
 Everything the app shows that came from a user or a model passes through ``html.escape`` (HTML)
 or ``escape_markdown`` (Markdown) here, so the pages never build markup from raw text.
@@ -12,8 +13,6 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-import pandas as pd
 
 from guard.verdicts import PairScore
 from guard.vocabulary import PremiseSource, describe_source
@@ -170,20 +169,21 @@ def highlight_html(text: str, marks: Iterable[Mark]) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, kind, labels in merged:
-        out.append(_escape_text(text[cursor:start]))
+        out.append(escape_text(text[cursor:start]))
         title = html.escape("; ".join(labels), quote=True)
         out.append(
             f'<mark class="cg-{kind}" style="{STYLES.get(kind, STYLES["evidence"])}" title="{title}">'
-            f"{_escape_text(text[start:end])}</mark>"
+            f"{escape_text(text[start:end])}</mark>"
         )
         for label in labels:
             out.append(f'<span class="cg-badge" style="{BADGE_STYLE}">{html.escape(label)}</span>')
         cursor = end
-    out.append(_escape_text(text[cursor:]))
+    out.append(escape_text(text[cursor:]))
     return "".join(out)
 
 
-def _escape_text(text: str) -> str:
+def escape_text(text: str) -> str:
+    """Text as HTML: escaped, its line breaks kept."""
     return html.escape(text).replace("\n", "<br>")
 
 
@@ -206,100 +206,6 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
         body = (f'<div class="cg-turn-label" style="{TURN_LABEL_STYLE}">'
                 f"{html.escape(speaker)} · {html.escape(describe_source(source, turn_id))}</div>" + body)
     return body
-
-
-# ---------------------------------------------------------------- small tables
-
-#: A small table as HTML (ui.widgets.show_table): long text wraps inside its cell, numbers never do, and
-#: the type is in rem, so presentation mode's larger root size enlarges it like the rest of the page.
-TABLE_STYLE = "width:100%;border-collapse:collapse;font-size:0.85rem;line-height:1.4;margin:0.25rem 0 0.75rem"
-TABLE_HEAD_STYLE = ("text-align:left;vertical-align:bottom;font-weight:600;padding:4px 8px;"
-                    "border-bottom:2px solid #ccc;color:#333")
-TABLE_CELL_STYLE = "vertical-align:top;padding:4px 8px;border-bottom:1px solid #e6e6e6"
-TEXT_CELL_STYLE = "white-space:normal;overflow-wrap:anywhere;min-width:8em"
-NUMBER_CELL_STYLE = "white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums;width:1%"
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def table_html(rows: Sequence[dict], columns: Sequence[str] | None = None, css_class: str = "") -> str:
-    """``rows`` (dicts of plain values) as an escaped HTML table (class ``cg-table``): text columns wrap,
-    number columns keep one line and stay whole, so no column is cut at any width. None shows as empty."""
-    columns = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
-    numeric = {c for c in columns if any(_is_number(r.get(c)) for r in rows)
-               and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)}
-    head = "".join(f'<th style="{TABLE_HEAD_STYLE}{";text-align:right" if c in numeric else ""}" '
-                   f'data-column="{html.escape(str(c), quote=True)}">{html.escape(str(c))}</th>' for c in columns)
-    body = []
-    for row in rows:
-        cells = []
-        for c in columns:
-            value = row.get(c)
-            text = "" if value is None or (isinstance(value, float) and value != value) else str(value)
-            style = NUMBER_CELL_STYLE if c in numeric else (TEXT_CELL_STYLE if len(text) > 12 else "")
-            cells.append(f'<td style="{TABLE_CELL_STYLE};{style}">{_escape_text(text)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    classes = " ".join(["cg-table", css_class]).strip()
-    return (f'<div class="cg-table-wrap" style="max-width:100%;overflow-x:auto">'
-            f'<table class="{classes}" style="{TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>')
-
-
-# ---------------------------------------------------------------- pair-score heatmap
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-#: The order of premises along the heatmap's axis: persona lines, then turns, then anything else.
-_SOURCE_ORDER = (PremiseSource.PERSONA, PremiseSource.HISTORY, PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)
-
-
-def _premise_key(pair: PairScore) -> tuple[int, int]:
-    return _SOURCE_ORDER.index(PremiseSource(pair.source)), (-1 if pair.turn_id is None else int(pair.turn_id))
-
-
-def pair_score_frame(pair_scores: Sequence[PairScore]) -> pd.DataFrame:
-    """Long-format frame (one row per scored pair) for the heatmap.
-
-    Columns: ``candidate`` (the candidate sentence/clause, shortened for an axis label), ``earlier``
-    (where it comes from and the earlier sentence, shortened), ``source`` (guard.vocabulary.PremiseSource),
-    ``order`` (the earlier text's place on the axis: persona lines first, then turns in order), the full
-    texts for tooltips (``judged``, ``earlier_text``, ``where``) and ``score``. Duplicate cells keep
-    their maximum, as the detector does.
-    """
-    ranks = {key: rank for rank, key in enumerate(sorted({_premise_key(p) for p in pair_scores}))}
-    rows = []
-    for pair in pair_scores:
-        where = describe_source(pair)
-        rows.append({
-            "candidate": _short(pair.hypothesis, 80),
-            "earlier": f"{where}: {_short(pair.premise, 40)}",
-            "source": PremiseSource(pair.source).value,
-            "order": ranks[_premise_key(pair)],
-            "judged": pair.hypothesis,
-            "earlier_text": pair.premise,
-            "where": where,
-            "score": float(pair.score),
-        })
-    keys = ["candidate", "earlier", "source", "order", "judged", "earlier_text", "where"]
-    frame = pd.DataFrame(rows, columns=keys + ["score"])
-    if frame.empty:
-        return frame
-    return frame.groupby(keys, as_index=False, sort=False)["score"].max()
-
-
-def pair_score_matrix(pair_scores: Sequence[PairScore]) -> pd.DataFrame:
-    """Candidate sentences (rows) x earlier utterances (columns) matrix of contradiction scores."""
-    frame = pair_score_frame(pair_scores)
-    if frame.empty:
-        return pd.DataFrame()
-    order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
-    matrix = frame.pivot_table(index="candidate", columns="earlier", values="score", aggfunc="max", sort=False)
-    return matrix.reindex(columns=order)
 
 
 def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "the last turn") -> DialogueMarks:

@@ -15,7 +15,8 @@ from guard.records import Dialogue
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
-from ui.render import escape_markdown, evidence_marks, pair_score_frame, table_html, turn_html
+from ui.render import escape_markdown, evidence_marks, turn_html
+from ui.tables import pair_score_frame, table_html
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
@@ -31,7 +32,7 @@ def presentation_on() -> bool:
 
 def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | None = None,
                interactive: bool = False, css_class: str = "") -> None:
-    """A small table as wrapping HTML (ui.render.table_html): every column whole at any width, text wrapped,
+    """A small table as wrapping HTML (ui.tables.table_html): every column whole at any width, text wrapped,
     and larger in presentation mode. ``interactive``: a long table (the Review page's) stays a sortable
     st.dataframe, except in presentation mode, where its type must grow with the page's."""
     if isinstance(rows, pd.DataFrame):
