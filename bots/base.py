@@ -104,7 +104,7 @@ class DecodingConfig:
 #: first 32 tokens hold one in 31 of 32 sampled replies, its first 40 in all 32 (docs/app.md), so
 #: "fast" stays at 32 for the latency goal and the one-reply greedy preset gets 48. "fast" also bans every
 #: 4-token run of an earlier turn (``history_ngram_size``): without it the embedded bot, once it had said
-#: "I'm Sophie, a no-nonsense AI chatbot ...", sampled that sentence again for every question (issue 19).
+#: "I'm Sophie, a no-nonsense AI chatbot ...", sampled that sentence again for every question.
 PRESETS: dict[str, DecodingConfig] = {
     "fast": DecodingConfig(method="top_k", top_k=40, temperature=0.8, max_new_tokens=32, history_ngram_size=4),
     "greedy": DecodingConfig(method="greedy", max_new_tokens=48),

@@ -1,7 +1,7 @@
 """The int8 inference engine under the local bots: CTranslate2, converted once per model and cached.
 
 Why: on a CPU without native bfloat16 (most laptops) transformers' float32 decode loop ran at a
-fifth of CTranslate2's int8 speed on the same two cores (tracker issue 20; docs/bots.md has the
+fifth of CTranslate2's int8 speed on the same two cores (docs/bots.md has the
 side-by-side table). The converter runs once per model; its output lives in
 ``embedded.cache_dir()/ct2/<name>-<key>-int8/``, keyed by the source folder's files and the
 CTranslate2 version, written into a temporary folder and renamed into place, so a failed or
@@ -24,7 +24,7 @@ more than ``CACHE_BUDGET_TOKENS`` tokens.
 Loading without transformers: the conversion also keeps the tokenizer as transformers set it up and the few
 model settings the engine reads (``snapshot_tokenizer``: bots.tokenizer), so a later process builds the
 engine from the cache alone (``CTranslate2Engine.from_cache``) and never imports torch or transformers,
-whose import took most of a ``python -m bots generate`` (issue 24). Only the first conversion needs them.
+whose import took most of a ``python -m bots generate``. Only the first conversion needs them.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MAX_PROMPT_TOKENS = 1024
 #: ChatML's end-of-turn token (SmolLM2, Qwen, ...): a reply ends there even where it is not the eos.
 CHATML_END = "<|im_end|>"
-#: Who the embedded bot is when the caller gives no persona (issue 19). Without one, SmolLM2-135M invents an
+#: Who the embedded bot is when the caller gives no persona. Without one, SmolLM2-135M invents an
 #: "AI chatbot" and answers "Do you have any pets?" with its self-introduction; with one it has a home, a job
 #: and a pet to talk about (docs/bots.md, "Holding a conversation"). Any persona the caller passes replaces it.
 EMBEDDED_PERSONA = (

@@ -280,7 +280,7 @@ def _reply_key(text: str) -> str:
 def distinct_replies(candidates: Sequence[Candidate], earlier_replies: Sequence[str] = ()) -> list[Candidate]:
     """The candidates without copies: of replies with the same words only the best-scored stays, and a reply
     the bot already sent (same words) is dropped while another candidate remains. Samples of a small model
-    repeat (three of four were one sentence in issue 19's chat); the guard has nothing to choose among copies.
+    repeat (three of four were one sentence in one ten-turn chat); the guard has nothing to choose among copies.
     Order: best score first."""
     ordered = sorted(candidates, key=lambda c: c.score, reverse=True)
     seen: set[str] = set()

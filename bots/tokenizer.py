@@ -1,7 +1,7 @@
 """The tokenizer of a CTranslate2 bot without transformers: the ``tokenizers`` backend and the chat template.
 
 Why: importing transformers' tokenizer classes loads its model code (about 4 s of a 10 s ``python -m bots
-generate`` here, 9 s on a slower laptop; issue 24), which the int8 engine never runs. What the engine and
+generate`` here, 9 s on a slower laptop), which the int8 engine never runs. What the engine and
 the local bots ask of a tokenizer is small: encode a text, render the chat template and encode it, decode
 ids, map tokens to ids and back.
 

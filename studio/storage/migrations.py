@@ -111,7 +111,7 @@ def _legacy_sessions():
 
 
 def _schema_6(conn: Connection) -> None:
-    """One settings record (issue 24): a session's chat settings become one JSON value (``sessions.settings``,
+    """One settings record: a session's chat settings become one JSON value (``sessions.settings``,
     ``conversation.records.ChatSettings``'s fields), taken from the columns of their own, which go; every stored
     guard report takes today's shape (a candidate embeds its verdict instead of copying it field by field)."""
     from guard.report import upgrade_report_json
