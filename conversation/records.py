@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from conversation.jsonform import jsonable
 from guard.datasets import decode_record
-from guard.policies import REPAIR_FALLBACKS, Repair
+from guard.policies import REPAIR_FALLBACKS, Repair, deciding_score
 from guard.records import Turn
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
@@ -97,6 +97,12 @@ class CandidateReport:
     @property
     def contradiction_score(self) -> float | None:
         return None if self.verdict is None else float(self.verdict.score)
+
+    @property
+    def deciding(self) -> tuple[float, float] | None:
+        """The score of the check that decided the verdict and its threshold (``guard.policies.deciding_score``):
+        what a caption quotes, the same number as the deciding evidence row; None when the guard was off."""
+        return None if self.verdict is None else deciding_score(self.verdict)
 
     @property
     def contradicts(self) -> bool:
@@ -204,7 +210,7 @@ class BotTurnReport:
         if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
             return ""
         cand = self.candidates[self.would_send]
-        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
+        how = (f"which contradicts too (p={cand.deciding[0]:.2f})" if cand.contradicts
                else "which does not contradict")
         return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
@@ -231,12 +237,12 @@ class BotTurnReport:
         listed = ", ".join(f"#{i}" for i in others)
         several = "s" if len(others) > 1 else ""
         if chosen.repair is not None:
-            what = (f"{contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})" if chosen.contradicts
+            what = (f"{contradiction_phrase(chosen)} (p={chosen.deciding[0]:.2f})" if chosen.contradicts
                     else "contradicted when the turn was judged")  # a re-judge at a higher τ may clear it
             return (f'repaired: candidate #{chosen.index + 1} {what} in "{chosen.repair.removed}"; that sentence '
                     "was removed and the rest sent")
         if chosen.contradicts:
-            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
+            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.deciding[0]:.2f})"
             if mode == GuardMode.FLAG:
                 return f"flagged: {what}; flag mode shows it without preventing it"
             if mode == GuardMode.PENALTY:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, BotTurnReport, CandidateReport, ChatSettings, ChatTurn, Conversation
-from guard.policies import PolicyDecision, score_and_threshold
+from guard.policies import PolicyDecision, deciding_score, score_and_threshold
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
 from ui.render import escape_markdown, turn_html
@@ -54,8 +54,8 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             if cand.repair is not None:
                 state = "sent repaired" if cand.chosen else "repaired, not sent"
             what = escape_markdown(category_name(cand.category))
-            if cand.contradiction_score is not None:
-                shown, _ = score_and_threshold(cand.contradiction_score, report.threshold)
+            if cand.deciding is not None:  # the deciding check's score, as the reason and the evidence rows say
+                shown, _ = score_and_threshold(*cand.deciding)
                 what += f", p = {shown}"
             st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {what} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
@@ -124,6 +124,8 @@ def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> s
     """One candidate's verdict as the guard reaches it, for the live view."""
     verdict = step.verdict
     shown, limit = score_and_threshold(verdict.score, threshold)
+    if verdict.contradiction:  # the check that decided, at its own threshold (the reason says the same number)
+        shown, limit = score_and_threshold(*deciding_score(verdict))
     quote = escape_markdown(text if len(text) <= 90 else text[:87] + "…")
     if not verdict.contradiction:
         return f"✅ #{index + 1} “{quote}” — p = {shown} < τ = {limit}: no contradiction"

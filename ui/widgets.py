@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from guard.examples import ExampleJudgement, agreement_line, judge_examples
+from guard.policies import deciding_score
 from guard.records import Dialogue
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
@@ -47,10 +48,11 @@ def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | Non
 
 
 def verdict_line(verdict: Verdict) -> str:
-    """'⚠️ history contradiction · p = 0.93' or '✅ no contradiction · p = 0.12' (markdown-safe)."""
+    """'⚠️ history contradiction · p = 0.93' or '✅ no contradiction · p = 0.12' (markdown-safe); p is the score of
+    the check that decided (an intra-sentence contradiction's clause pair, not a higher pair under τ)."""
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
-    return f"{icon} **{escape_markdown(name)}** · p = {verdict.score:.2f}"
+    return f"{icon} **{escape_markdown(name)}** · p = {deciding_score(verdict)[0]:.2f}"
 
 
 def show_dialogue(dialogue: Dialogue, verdict: Verdict | None = None, who: str = "the last turn") -> None:
