@@ -13,7 +13,7 @@ from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, BotTurnReport, CandidateReport, ChatSettings, ChatTurn, Conversation
 from guard.policies import PolicyDecision, deciding_score, score_and_threshold
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
+from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.render import escape_markdown, turn_html
 from ui.transcript import (
     STATUS_ICONS,
@@ -89,15 +89,25 @@ def show_repair(cand: CandidateReport) -> None:
 
 
 def show_turn_chart(conversation: Conversation, threshold: float) -> None:
-    """The highest contradiction score per bot turn, sent reply vs the candidates not sent, τ as a rule."""
+    """The highest contradiction score per bot turn, sent reply vs the candidates not sent, each turn against the τ it
+    was judged at (its report's); the caption says when that is not the sidebar's τ (``threshold``)."""
     rows = turn_scores(conversation)
     if not rows:
         return
     st.markdown("**Contradiction score per bot turn**")
     scale = PRESENTATION_SCALE if presentation_on() else 1.0
     st.altair_chart(turn_score_chart(rows, threshold, scale), width="stretch", height=round(TURN_CHART_HEIGHT * scale))
-    st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
-               "is the guard at work: a contradicting candidate was not sent.")
+    taus = judged_taus(rows)
+    if len(taus) > 1:
+        line = ("Each turn was judged at its own τ, the red dash over it (" + ", ".join(f"{t:.4g}" for t in taus)
+                + "): a point above its turn's dash is a contradiction.")
+    else:
+        line = "Points above the dashed τ line are contradictions."
+    if any(round(t, 4) != round(float(threshold), 4) for t in taus):
+        line += (f" The sidebar's τ = {threshold:.4g} judges the next turn; re-judge the conversation to see the "
+                 "earlier turns at it.")
+    st.caption(line + " A high orange point under a low blue one is the guard at work: a contradicting candidate "
+                      "was not sent.")
 
 
 def rejudge_controls(conversation: Conversation, settings: ChatSettings,
