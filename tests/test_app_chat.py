@@ -97,6 +97,9 @@ def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_
     retry[0].click().run()
     assert not at.exception
     assert [t.agent_id for t in at.session_state["chat::conversation"].turns] == ["user", "bot", "user", "bot"]
+    # issue 32: once the reply is in, neither the warning nor the button stays above it
+    assert not [w.value for w in at.warning if "no reply yet" in w.value]
+    assert not [b for b in at.button if b.label == "Retry reply"]
 
 
 def test_detector_failure_is_an_actionable_error(monkeypatch, tmp_path):
