@@ -63,6 +63,37 @@ def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
     assert at.session_state["pg_text"].count("\n") + 1 < before + 2  # evidence turns removed
 
 
+def test_playground_a2t_result_numbers_the_turns_as_the_editor_does(monkeypatch, flagging_detector):
+    """Issue 32: after A2T the result listed the turns as 0, 1, 2, 4, 5, 3 (the probe's ids)."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()
+    _button(at, "Apply A2T").click().run()
+    assert not at.exception, at.exception
+    result = at.session_state["pg_result"]["dialogue"]
+    lines = at.session_state["pg_text"].splitlines()
+    assert [t.turn_id for t in result.turns] == list(range(len(lines))) and len(lines) == 6
+    assert [f"{t.agent_id}: {t.text}" for t in result.turns] == lines
+    [dialogue] = [h.proto.body for h in at.html if 'class="cg-dialogue"' in h.proto.body][:1]
+    import re
+    assert [int(i) for i in re.findall(r'data-turn-id="(\d+)"', dialogue)] == list(range(6))
+
+
+def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_detector):
+    """Issue 32: RCT on an example, then a new dialogue typed and judged: the example's RCT row was still there."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()
+    _button(at, "Apply RCT").click().run()
+    assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
+    _button(at, "Detect").click().run()  # the dialogue RCT left, judged again: still its log
+    assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
+    at.text_area(key="pg_text").set_value("A: I love tea.\nB: Me too.\nA: I never drink tea.").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    assert _probe_log(at) == [] and "Probe log" not in [s.value for s in at.subheader]
+    _button(at, "Apply A2T").click().run()  # a probe on the new dialogue starts a log of its own
+    assert [e["probe"] for e in _probe_log(at)] == ["A2T"]
+
+
 def test_playground_reports_unreadable_dialogue(monkeypatch, flagging_detector):
     at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.text_area(key="pg_text").set_value("A: hello\nthis line has no speaker").run()
