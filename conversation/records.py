@@ -152,6 +152,9 @@ class BotTurnReport:
     # policy, ``decided_by``, then chose the reply); "" otherwise
     repair_declined: str = ""
     decided_by: GuardMode | None = None
+    # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
+    # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptReading)
+    prompt_note: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> BotTurnReport:

@@ -34,6 +34,8 @@ def turn_caption(report: BotTurnReport) -> None:
     """What the guard did this turn, one line with its icon (⚠️ only when the sent reply is flagged)."""
     icon = STATUS_ICONS[report.status]
     st.caption((icon + " " if icon else "") + escape_markdown(report.summary()))
+    if report.prompt_note:
+        st.caption("✂️ " + escape_markdown(report.prompt_note))
     if report.rejudge_note:
         st.caption("🔁 " + escape_markdown(report.rejudge_note))
 
@@ -127,7 +129,11 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if detector is None:
         return None
     with st.spinner("Judging every turn again…"):
-        return rejudge(conversation, detector, settings)
+        judged = rejudge(conversation, detector, settings)
+    for again, turn in zip(judged.turns, conversation.turns):  # what the bot read stays what it read
+        if again.report is not None and turn.report is not None:
+            again.report.prompt_note = turn.report.prompt_note
+    return judged
 
 
 def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> str:
@@ -188,6 +194,11 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, detector: Contradict
         except Exception:
             status.update(label="The turn failed", state="error", expanded=False)
             raise
+        # a message longer than the bot's prompt: say that the bot read only its end
+        reading = bot.reading(conversation.turns[:-1], conversation.persona)
+        if reading is not None and reading.cut:
+            turn.report.prompt_note = reading.note("Your message")
+            status.write("✂️ " + escape_markdown(turn.report.prompt_note))
         total = sum(turn.report.timings.values())
         status.update(label=f"{STATUS_ICONS[turn.report.status]} {turn.report.summary()} · {total:.1f} s".strip(),
                       state="complete", expanded=False)
