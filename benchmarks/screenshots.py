@@ -130,8 +130,8 @@ def _shoot_page(browser, url: str, path: Path, ready_text: str, height: int) -> 
 
 
 def learn(browser, url: str, out: Path) -> int:
-    return _shoot_page(browser, f"{url}/learn", out / "screenshot-learn.png", "Why the structured method is more robust",
-                       2600)
+    return _shoot_page(browser, f"{url}/learn", out / "screenshot-learn.png",
+                       "Why checking one turn at a time works better", 2600)
 
 
 def review(browser, url: str, out: Path) -> int:

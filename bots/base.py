@@ -209,6 +209,39 @@ def check_history(history: Sequence[Turn]) -> list[Turn]:
     return checked
 
 
+@dataclass(frozen=True)
+class PromptReading:
+    """What a bot's prompt held of the conversation for its reply to the last turn: whether the last turn was cut to
+    fit its token budget (its end kept), and how many earlier turns were left out (``LocalTransformersBot.reading``).
+
+    ``budget``: the prompt tokens the bot keeps; ``last_chars`` / ``last_chars_read``: the last turn's length and how
+    much of its end the prompt holds; ``earlier`` / ``earlier_read``: the turns before it and how many (the newest)
+    the prompt holds."""
+
+    budget: int
+    last_chars: int
+    last_chars_read: int
+    earlier: int
+    earlier_read: int
+
+    @property
+    def cut(self) -> bool:
+        """The bot read only the end of the last turn."""
+        return self.last_chars_read < self.last_chars
+
+    def note(self, subject: str = "The message") -> str:
+        """What to tell the user when the last turn was cut ("" when it was read whole): in plain words, with the
+        numbers. Earlier turns left out of a long conversation are the prompt's normal course and not said unless
+        the cut message took their place."""
+        if not self.cut:
+            return ""
+        said = (f"{subject} was too long for the bot: it read only the last {self.last_chars_read:,} of its "
+                f"{self.last_chars:,} characters (its prompt holds {self.budget:,} tokens)")
+        if self.earlier and not self.earlier_read:
+            said += ", and none of the conversation before it"
+        return said + "."
+
+
 class Bot(ABC):
     """A generator of candidate replies. Implementations load their model in ``__init__``."""
 
@@ -227,3 +260,8 @@ class Bot(ABC):
         persona: Sequence[str] = (),
     ) -> list[Candidate]:
         """Return ``num_candidates`` replies to the last user turn, best generator score first."""
+
+    def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading | None:
+        """What the bot's prompt holds of ``history`` when it answers its last turn; None when the bot reads it
+        whole (a script) or cannot tell (a remote server fits the prompt itself)."""
+        return None

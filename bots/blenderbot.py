@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bots.base import BotError, persona_lines
-from bots.local import LocalTransformersBot
+from bots.local import LocalTransformersBot, PromptFit
 from guard.records import Turn
 
 if TYPE_CHECKING:
@@ -61,16 +61,24 @@ class BlenderBot(LocalTransformersBot):
     def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
         return list(self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)))["input_ids"])
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
         """Persona lines first, then the newest whole turns that fit the context.
 
-        When even the persona and the last turn overflow, persona lines are dropped before the turn;
-        a single turn longer than the context keeps its end.
+        When even the persona and the last turn overflow, persona lines are dropped before the turn; a single turn
+        longer than the context keeps its end (``cut_to_fit``).
         """
+        history = list(history)
         persona = persona_lines(persona)
-        ids = super().prompt_ids(history, persona)
-        last_turn = list(history[-1:])  # all that is left of the history when the prompt still overflows
-        while len(ids) > self.max_prompt_tokens and len(persona) + len(last_turn) > 1:
+        fit = super().fit_prompt(history, persona)
+        if not history or fit.last_text == history[-1].text or not persona:
+            return fit
+        last = history[-1]  # cut with the persona: drop persona lines, oldest first, before cutting the turn
+        while persona:
             persona = persona[1:]
-            ids = self.encode_prompt(last_turn, persona)
-        return ids[-self.max_prompt_tokens:]
+            ids = self.encode_prompt([last], persona)
+            if len(ids) <= self.max_prompt_tokens:
+                return PromptFit(ids, len(history) - 1, last.text)
+        return self.cut_to_fit(last, persona, len(history) - 1)
+
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        return super().prompt_ids(history, persona)[-self.max_prompt_tokens:]  # a turn too long even to cut

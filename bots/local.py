@@ -15,11 +15,12 @@ import re
 from abc import abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import embedded
-from bots.base import Bot, BotError, Candidate, DecodingConfig, check_history, first_line
+from bots.base import Bot, BotError, Candidate, DecodingConfig, PromptReading, check_history, first_line
 from bots.candidates import common_prefix_length
 from bots.engines import (
     CT2_ENGINE,
@@ -43,6 +44,22 @@ def check_dtype(dtype: str) -> str:
     if dtype not in DTYPES:
         raise BotError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     return dtype
+
+
+#: Put in front of a turn cut to its end to fit the prompt (``LocalTransformersBot.cut_to_fit``).
+ELLIPSIS = "… "
+#: Fewest tokens of a cut turn worth sending; with less room the turn goes whole and the backend's own limit applies.
+MIN_CUT_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class PromptFit:
+    """A prompt fitted to the budget: its ids, the first turn of the history it holds, and the last turn's text as
+    it holds it (its end when it was cut)."""
+
+    ids: list[int]
+    start: int
+    last_text: str
 
 
 class LocalTransformersBot(Bot):
@@ -184,6 +201,20 @@ class LocalTransformersBot(Bot):
         return text.strip()
 
     def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+        """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays, cut to its end
+        when it alone is longer than the budget (``fit_prompt``)."""
+        return self.fit_prompt(history, persona).ids
+
+    def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading:
+        """What the prompt for a reply to ``history`` holds of it: how much of the last turn, how many earlier turns."""
+        history = list(history)
+        fit = self.fit_prompt(history, persona)
+        last = history[-1].text if history else ""
+        return PromptReading(budget=self.max_prompt_tokens, last_chars=len(last),
+                             last_chars_read=len(last) if fit.last_text == last else len(fit.last_text),
+                             earlier=max(len(history) - 1, 0), earlier_read=max(len(history) - 1 - fit.start, 0))
+
+    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
@@ -191,7 +222,9 @@ class LocalTransformersBot(Bot):
         engine that keeps the prompt's state across turns (``drop_block`` > 1: transformers) drops them
         ``drop_block`` at a time, so the start moves once every few turns instead of every turn and
         the cached state stays valid in between (otherwise a conversation past the budget would
-        re-encode its whole prompt each turn).
+        re-encode its whole prompt each turn). When the last turn alone does not fit, its text is cut
+        to its end (``cut_to_fit``): a reply to a very long message answers what it ends with, and
+        ``reading`` says so.
         """
         history = list(history)
         encoded: dict[int, list[int]] = {}
@@ -204,15 +237,37 @@ class LocalTransformersBot(Bot):
         def fits(start: int) -> bool:
             return len(encode(start)) <= self.max_prompt_tokens
 
+        last = history[-1].text if history else ""
         if len(history) <= 1 or fits(0):
-            return encode(0)
+            if history and not fits(0):
+                return self.cut_to_fit(history[-1], persona, len(history) - 1)
+            return PromptFit(encode(0), 0, last)
         start = bisect_left(range(len(history) - 1), True, lo=1, key=fits)
+        if not fits(start):  # even the last turn alone is too long
+            return self.cut_to_fit(history[-1], persona, start)
         block = 1 if self.is_encoder_decoder else getattr(self.engine, "drop_block", 1)  # no cached prefix to keep
         if block > 1:  # drop turns a block at a time: the prompt's start, and so its cached state, stays put
             blocked = -(-start // block) * block
             if blocked < len(history) and fits(blocked):
                 start = blocked
-        return encode(start)
+        return PromptFit(encode(start), start, last)
+
+    def cut_to_fit(self, turn: Turn, persona: Sequence[str], start: int) -> PromptFit:
+        """The prompt of ``turn`` alone with its text cut to its end, whole words after an ellipsis, so that it fits
+        ``max_prompt_tokens``; as long as it is when even the ellipsis leaves no room (a persona or system prompt
+        over the budget: the backend's own limits then apply)."""
+        room = self.max_prompt_tokens - len(self.encode_prompt([replace(turn, text=ELLIPSIS)], persona))
+        tokens = list(self.tokenizer(turn.text, add_special_tokens=False)["input_ids"])
+        keep = min(room, len(tokens))
+        while keep >= MIN_CUT_TOKENS:
+            tail = self.tokenizer.decode(tokens[-keep:], skip_special_tokens=True)
+            words = tail.split(maxsplit=1)  # the first word may be cut in the middle: it goes
+            text = ELLIPSIS + (words[1] if len(words) > 1 else tail.strip())
+            ids = self.encode_prompt([replace(turn, text=text)], persona)
+            if len(ids) <= self.max_prompt_tokens:
+                return PromptFit(ids, start, text[len(ELLIPSIS):])
+            keep -= len(ids) - self.max_prompt_tokens
+        return PromptFit(self.encode_prompt([turn], persona), start, turn.text)
 
     def head_ids(self, persona: Sequence[str]) -> list[int]:
         """The fixed start of every prompt for this persona (system prompt, preamble): the CTranslate2 engine

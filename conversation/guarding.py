@@ -71,6 +71,9 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
     step("candidates", candidates=list(candidates))
     report = _guard(conversation.history(), list(conversation.persona), candidates, guard, settings, step)
+    reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
+    if reading is not None and reading.cut:
+        report.prompt_note = reading.note("Your message")
     reply = report.sent_reply(settings.fallback or DEFAULT_SAFE_REPLY)
     report.timings = {"generate_s": round(generated - started, 4),
                       "guard_s": round(time.perf_counter() - generated, 4)}
@@ -109,6 +112,7 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
             cand.repair = was.repair  # the reply that was sent, as it was sent (repaired or not)
         report.chosen_index, report.used_fallback = sent, old.used_fallback
         report.repair_declined, report.decided_by = old.repair_declined, old.decided_by
+        report.prompt_note = old.prompt_note  # what the bot read stays what it read
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
         # the note says who judged; what the policy would now send is the report's own (its summary says it)
         report.rejudge_note = (f"re-judged by {settings.detector or 'the detector'} at τ = "

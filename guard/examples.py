@@ -25,6 +25,10 @@ class Example:
     text: str  # 'Speaker: text' lines; the last line is judged
     expected: Category
     note: str = ""
+    # the same for a class (the Learn page): a title, a source and a note without the papers' vocabulary
+    plain_title: str = ""
+    plain_source: str = ""
+    plain_note: str = ""
 
 
 EXAMPLES: tuple[Example, ...] = (
@@ -42,6 +46,7 @@ EXAMPLES: tuple[Example, ...] = (
         ),
         expected=Category.HISTORY,
         note="The last bot turn contradicts 'I am a stay at home mom' (turn 3).",
+        plain_title="The stay-at-home mom without kids",
     ),
     Example(
         key="decode_a2t",
@@ -59,6 +64,7 @@ EXAMPLES: tuple[Example, ...] = (
         ),
         expected=Category.HISTORY,
         note="Turns 4-5 were inserted from another dialogue; the contradiction with turns 1/3 must survive.",
+        plain_title="Ash stains, with two unrelated turns slipped in",
     ),
     Example(
         key="decode_human_human",
@@ -74,6 +80,7 @@ EXAMPLES: tuple[Example, ...] = (
         ),
         expected=Category.HISTORY,
         note="Human2 first hopes they stay in touch, then says to forget them.",
+        plain_title="Friends growing apart",
     ),
     Example(
         key="dnli_job",
@@ -86,6 +93,8 @@ EXAMPLES: tuple[Example, ...] = (
             "Bot: i'm a doctor."
         ),
         expected=Category.HISTORY,
+        plain_title="Lawyer, then doctor",
+        plain_source="Li et al. 2016, quoted by Welleck et al. 2019",
     ),
     Example(
         key="dnli_dog",
@@ -98,6 +107,8 @@ EXAMPLES: tuple[Example, ...] = (
             "Bot: I go hiking. I do not have a dog."
         ),
         expected=Category.HISTORY,
+        plain_title="I have a dog / I do not have a dog",
+        plain_source="Welleck et al. 2019",
     ),
     Example(
         key="cdconv_animals",
@@ -112,6 +123,13 @@ EXAMPLES: tuple[Example, ...] = (
         expected=Category.HISTORY,
         note="The paper's b1 is just 'Dogs, cats'; it means 'I like dogs and cats' only in context, so the "
              "gloss spells it out. The unspelled version is the paper's point: the bot's turns alone are not enough.",
+        plain_title="Dogs and cats (a contradiction)",
+        plain_source="Zheng et al. 2022, translated from Chinese",
+        plain_note=(
+            "In the paper the bot only says “Dogs, cats”, which means “I like dogs and cats” because of the "
+            "question before it; here it is spelled out. The paper's point: the bot's own turns are not enough, "
+            "the user's questions matter too."
+        ),
     ),
     Example(
         key="cdconv_noodles",
@@ -125,6 +143,11 @@ EXAMPLES: tuple[Example, ...] = (
         ),
         expected=Category.NONE,
         note="'love' vs 'dislike' look opposed, but they are about different foods.",
+        plain_title="Noodles (no contradiction)",
+        plain_source="Zheng et al. 2022, translated from Chinese",
+        plain_note=(
+            "“love” and “dislike” look opposite, but they are about different foods."
+        ),
     ),
     Example(
         key="decode_title",
@@ -137,6 +160,7 @@ EXAMPLES: tuple[Example, ...] = (
         expected=Category.INTRA,
         note="A contradiction inside one sentence that needs world knowledge; NLI models trained on "
              "SNLI-style data usually miss it.",
+        plain_title="I like fish, especially dolphins",
     ),
     Example(
         key="intra_written",
@@ -150,6 +174,13 @@ EXAMPLES: tuple[Example, ...] = (
         note="The two clauses cannot both hold. Compare 'I am a vegetarian, but I eat chicken every day': "
              "just as contradictory, but only with the world knowledge that chicken is meat, which a small "
              "NLI model trained on sentence pairs mostly lacks.",
+        plain_title="Two cats and no pets",
+        plain_source="written for this app",
+        plain_note=(
+            "The two parts cannot both be true. Compare “I am a vegetarian, but I eat chicken every day”: just as "
+            "contradictory, but only if you know that chicken is meat, which a small detector trained on pairs of "
+            "sentences mostly does not."
+        ),
     ),
     Example(
         key="role_written",
@@ -165,6 +196,12 @@ EXAMPLES: tuple[Example, ...] = (
         note="The last bot turn contradicts 'I am a teacher' because it answers as if it were the user: the "
              "user's own words entail it. The detector calls a history contradiction role confusion when that "
              "user reading wins.",
+        plain_title="The bot takes over the user's job",
+        plain_source="written for this app",
+        plain_note=(
+            "The last bot turn clashes with “I am a teacher” because the bot answers as if it were the user: what "
+            "it says follows from the user's own words."
+        ),
     ),
     Example(
         key="long_history",
@@ -186,6 +223,12 @@ EXAMPLES: tuple[Example, ...] = (
         ),
         expected=Category.HISTORY,
         note="The contradicted fact is ten turns back; the whole-history (unstructured) pair dilutes it.",
+        plain_title="A fact from the start of a long chat",
+        plain_source="written for this app",
+        plain_note=(
+            "The fact it contradicts was said ten turns earlier. Read all at once, that turn is a small part of a "
+            "long text, and its clash gets lost."
+        ),
     ),
     Example(
         key="consistent_written",
@@ -198,6 +241,7 @@ EXAMPLES: tuple[Example, ...] = (
             "Bot: I like reading with my two cats on my lap."
         ),
         expected=Category.NONE,
+        plain_title="Saying the same thing again",
     ),
 )
 

@@ -81,8 +81,36 @@ def score_and_threshold(score: float, threshold: float) -> tuple[str, str]:
     return f"{score:.4f}", f"{threshold:.4f}"
 
 
+def deciding_score(verdict: Verdict) -> tuple[float, float]:
+    """The score of the check that decided ``verdict`` and the threshold that check compared it with.
+
+    ``verdict.score`` is the highest of the checks that fired (or the history score when none did), so it can come
+    from another check than the one that named the category: a candidate whose two clauses clash at 0.72 (the
+    intra-sentence check, at its own threshold) may also score 0.99 against an earlier turn. What is said about the
+    decision quotes the deciding check's own number, the one of its evidence row: the intra check's best clause pair
+    for an intra-sentence contradiction, the pair against the turn that asked the user back for a bot answering its
+    own question, the strongest evidence pair for a history contradiction, and the highest pair at τ when nothing
+    fired."""
+    tau = verdict.details.threshold
+    top = verdict.evidence[0] if verdict.evidence else None
+    if not verdict.contradiction:
+        return verdict.score, tau
+    if verdict.category == Category.INTRA:
+        intra = verdict.details.intra
+        if intra is not None:
+            return intra.score, intra.threshold
+        return (top.score if top is not None else verdict.score), tau
+    if top is None:
+        return verdict.score, tau
+    role = verdict.details.role
+    if verdict.category == Category.ROLE and role is not None and role.signal == "answers-own-question":
+        return top.score, role.role_threshold
+    return top.score, tau
+
+
 def describe_verdict(verdict: Verdict) -> str:
-    """One plain sentence on what the detector found, with the strongest evidence."""
+    """One plain sentence on what the detector found, with the strongest evidence; the score quoted is the deciding
+    check's (``deciding_score``), the same number as its evidence row."""
     def probability(score: float, threshold: float) -> str:
         shown, limit = score_and_threshold(score, threshold)
         return f"probability {shown} (threshold {limit})"
@@ -90,20 +118,23 @@ def describe_verdict(verdict: Verdict) -> str:
     tau = verdict.details.threshold
     if not verdict.contradiction:
         return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}"
+    score, limit = deciding_score(verdict)
     top = verdict.evidence[0] if verdict.evidence else None
     if verdict.category == Category.INTRA:
-        intra = verdict.details.intra.threshold if verdict.details.intra is not None else tau
-        where = f': "{top.premise}" vs "{top.hypothesis}"' if top else ""
-        return f"contradicts itself with {probability(verdict.score, intra)}{where}"
+        where = f': "{top.premise}" vs "{top.hypothesis}"' if top and top.source == PremiseSource.INTRA else ""
+        said = f"contradicts itself with {probability(score, limit)}{where}"
+        # the history or persona pairs that reached τ too: named with their own scores
+        outside = [e for e in verdict.evidence if e.source in (PremiseSource.HISTORY, PremiseSource.PERSONA)]
+        if outside:
+            said += (f'; it also contradicts {describe_source(outside[0])} ("{outside[0].premise}") with '
+                     f"{probability(outside[0].score, tau)}"
+                     + (f", and {len(outside) - 1} more" if len(outside) > 1 else ""))
+        return said
     if top is None:
-        return f"contradicts the conversation with {probability(verdict.score, tau)}"
+        return f"contradicts the conversation with {probability(score, limit)}"
     what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
-    limit = tau
-    if verdict.category == Category.ROLE and verdict.details.role is not None \
-            and verdict.details.role.signal == "answers-own-question":
-        limit = verdict.details.role.role_threshold
-    return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(top.score, limit)}'
+    return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(score, limit)}'
             + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
 
 

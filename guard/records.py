@@ -6,7 +6,7 @@ and the guard never imports the generators; ``bots.base`` takes it from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -40,6 +40,14 @@ class Dialogue:
     @property
     def history(self) -> list[Turn]:
         return self.turns[:-1]
+
+    def renumbered(self) -> Dialogue:
+        """The same dialogue with its turns numbered 0..n-1 in order (the evidence follows its turns), as a person
+        reads it and as the playground's editor writes it back: a probe's variant keeps the original's ids for its
+        evidence and gives inserted turns fresh ones (A2T: 0, 1, 2, 4, 5, 3)."""
+        new_id = {t.turn_id: i for i, t in enumerate(self.turns)}
+        return replace(self, turns=[replace(t, turn_id=i) for i, t in enumerate(self.turns)],
+                       evidence=None if self.evidence is None else [new_id[e] for e in self.evidence if e in new_id])
 
 
 @dataclass

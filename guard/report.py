@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from guard.jsonform import from_jsonable, jsonable
-from guard.policies import DEFAULT_SAFE_REPLY, PolicyDecision, Repair, choose
+from guard.policies import DEFAULT_SAFE_REPLY, PolicyDecision, Repair, choose, deciding_score
 from guard.records import Candidate
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
@@ -40,6 +40,12 @@ class CandidateReport:
     @property
     def contradiction_score(self) -> float | None:
         return None if self.verdict is None else float(self.verdict.score)
+
+    @property
+    def deciding(self) -> tuple[float, float] | None:
+        """The score of the check that decided the verdict and its threshold (``guard.policies.deciding_score``):
+        what a caption quotes, the same number as the deciding evidence row; None when the guard was off."""
+        return None if self.verdict is None else deciding_score(self.verdict)
 
     @property
     def contradicts(self) -> bool:
@@ -89,6 +95,9 @@ class BotTurnReport:
     # policy, ``decided_by``, then chose the reply); "" otherwise
     repair_declined: str = ""
     decided_by: GuardMode | None = None
+    # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
+    # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptReading)
+    prompt_note: str = ""
 
     def to_json(self) -> dict:
         """The report's one JSON form: what the studio stores, the transcript download carries and the guard
@@ -158,7 +167,7 @@ class BotTurnReport:
         if self.would_send is None or not 0 <= self.would_send < len(self.candidates):
             return ""
         cand = self.candidates[self.would_send]
-        how = (f"which contradicts too (p={cand.contradiction_score:.2f})" if cand.contradicts
+        how = (f"which contradicts too (p={cand.deciding[0]:.2f})" if cand.contradicts
                else "which does not contradict")
         return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
@@ -185,12 +194,12 @@ class BotTurnReport:
         listed = ", ".join(f"#{i}" for i in others)
         several = "s" if len(others) > 1 else ""
         if chosen.repair is not None:
-            what = (f"{contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})" if chosen.contradicts
+            what = (f"{contradiction_phrase(chosen)} (p={chosen.deciding[0]:.2f})" if chosen.contradicts
                     else "contradicted when the turn was judged")  # a re-judge at a higher τ may clear it
             return (f'repaired: candidate #{chosen.index + 1} {what} in "{chosen.repair.removed}"; that sentence '
                     "was removed and the rest sent")
         if chosen.contradicts:
-            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.contradiction_score:.2f})"
+            what = f"the sent reply {contradiction_phrase(chosen)} (p={chosen.deciding[0]:.2f})"
             if mode == GuardMode.FLAG:
                 return f"flagged: {what}; flag mode shows it without preventing it"
             if mode == GuardMode.PENALTY:

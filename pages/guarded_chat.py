@@ -99,16 +99,17 @@ if not conversation.turns and prompt is None:
 
 
 # ---------------------------------------------------------------- one guarded turn, answered in place
-def answer() -> bool:
+def answer(live=None, slot=None) -> bool:
     """Generate and guard the bot's reply to the last user turn, showing the guard at work; False (with an error
-    that says what is kept) on failure."""
+    that says what is kept) on failure. ``live``: where the steps go (a new slot by default); ``slot``: what is
+    emptied once the reply is in (``live`` by default; the Retry's slot, with its warning and button, on a retry)."""
     # One slot, right under the user's message, for everything transient: a model's first load, the guard's steps, an
     # error that stops the turn. The finished turn goes under it once it is emptied, and later runs draw an empty slot
     # before every bot turn (draw_transcript), so each turn keeps its place from one run to the next: Streamlit leaves
     # the last run's elements on screen, faded, until this run draws over them, and a turn drawn lower down last time
     # would show as a second copy while the bot writes, or lend its caption and candidates to the user's new message.
     # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
-    live = st.empty()
+    live = st.empty() if live is None else live
     with live.container():
         guard = None
         if settings.mode != GuardMode.OFF:
@@ -127,7 +128,7 @@ def answer() -> bool:
         except (RuntimeError, ValueError, OSError) as exc:
             st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
             return False
-    live.empty()
+    (live if slot is None else slot).empty()
     chat_session.save_turns(conversation, settings)
     draw_turn(turn)
     redraw_marked()
@@ -147,9 +148,15 @@ if prompt is not None:
         draw_turn(conversation.turns[-1])
         answer()
 elif conversation.awaiting_reply:
-    st.warning("The last message has no reply yet (the previous attempt failed or was interrupted).", icon="↩️")
-    if st.button("Retry reply", icon="🔁"):
-        answer()
+    # the warning, the button and the retried turn's steps share the one slot a bot turn has before it: a successful
+    # retry empties it, so neither stays above the reply, and the turn keeps its place in the next run
+    retry_slot = st.empty()
+    with retry_slot.container():
+        st.warning("The last message has no reply yet (the previous attempt failed or was interrupted).", icon="↩️")
+        retry = st.button("Retry reply", icon="🔁")
+        retry_live = st.empty() if retry else None
+    if retry:
+        answer(retry_live, retry_slot)  # a failure leaves the warning and the button above its error
 
 
 # ---------------------------------------------------------------- after the transcript

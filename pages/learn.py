@@ -1,30 +1,36 @@
-"""Learn: a short guided page for classes — what a dialogue contradiction is, CDConv's three
-categories, and why the structured detector is more robust, each with a live example."""
+"""Learn: a short guided page for classes, in a class's words — what a contradiction in a conversation is, the three
+ways a bot can contradict itself, and why checking one earlier turn at a time works better than reading the whole
+conversation at once, each with a live example. The papers' terms (CDConv's categories, DECODE's structured and
+unstructured methods, NLI, τ) stay on the playground; here each is said in plain words."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from guard.dialogue_text import parse_dialogue_text
-from guard.examples import BY_KEY
+from guard.examples import BY_KEY, EXAMPLES
 from guard.vocabulary import Method
 from ui.app_defaults import current_settings
 from ui.models import get_guard
+from ui.render import escape_markdown
 from ui.widgets import (
     example_judgements,
     judgement_text,
+    plain_verdict_line,
     show_agreement,
     show_category_checks,
     show_dialogue,
-    verdict_line,
 )
 
 settings = current_settings()
 detector_name, threshold = settings.detector, settings.threshold
 
 st.title("Learn: contradictions in dialogue")
-st.caption(f"Every example below is judged live by the detector '{detector_name}' at τ = {threshold:.2f}. "
-           "The detector is small and trained on CPU; where it is wrong, that is part of the lesson.")
+st.caption(escape_markdown(
+    f"Every example below is checked live by the app's contradiction detector ('{detector_name}'), a small program "
+    f"trained on an ordinary computer. It calls something a contradiction when it is at least {threshold * 100:.0f}% "
+    "sure: that is its line, and the sidebar's threshold slider moves it. Where the detector gets an example wrong, "
+    "that is part of the lesson."))
 
 guard = get_guard(detector_name, kept="the explanations below still read without it")
 detectors = {} if guard is None else {method: guard.detector(threshold, method, prefilter=False)
@@ -33,77 +39,85 @@ structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Metho
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
               if structured is not None else {})
 if judgements:
-    show_agreement(list(judgements.values()))
+    show_agreement(list(judgements.values()), plain=True,
+                   titles={e.key: e.plain_title or e.title for e in EXAMPLES})
 
 
 def live(example_key: str, method_detector=None) -> None:
-    """Show one built-in example with the detector's verdict and highlighted evidence."""
+    """Show one built-in example with the detector's verdict and highlighted reasons, in a class's words."""
     example = BY_KEY[example_key]
     dialogue = parse_dialogue_text(example.text, record_id=example.key)
     with st.container(border=True):
-        st.markdown(f"**{example.title}**  \n*{example.source}*")
+        st.markdown(f"**{escape_markdown(example.plain_title or example.title)}**  \n"
+                    f"*{escape_markdown(example.plain_source or example.source)}*")
         detector = method_detector or structured
         verdict = detector.detect(dialogue) if detector is not None else None
-        show_dialogue(dialogue, verdict)
+        show_dialogue(dialogue, verdict, plain=True)
         if verdict is not None:
-            st.markdown(verdict_line(verdict) + f" · a person would say: **{example.expected}**")
+            st.markdown(plain_verdict_line(verdict, example.expected))
             if detector is structured and example.key in judgements:
-                st.markdown(judgement_text(judgements[example.key]))
-            show_category_checks(verdict)
-        if example.note:
-            st.caption(example.note)
+                st.markdown(judgement_text(judgements[example.key], plain=True))
+            if detector is structured:
+                show_category_checks(verdict, plain=True)
+        if example.plain_note or example.note:
+            st.caption(escape_markdown(example.plain_note or example.note))
 
 
-st.header("1. What is a dialogue contradiction?")
+st.header("1. What is a contradiction in a conversation?")
 st.markdown(
-    "A speaker contradicts themselves when their latest turn cannot be true together with something they "
-    "said earlier (DECODE, Nie et al. 2021). The task: given the dialogue so far, does the **last turn** "
-    "contradict it, and **which earlier turns** (the evidence)? A guard runs this check on every candidate "
-    "reply before the bot speaks, and re-ranks or blocks the ones that contradict."
+    "A speaker contradicts themselves when what they say now cannot be true together with something they said "
+    "before: *“I have a dog.”* … *“I do not have a dog.”* The detector's question is: does the **last turn** clash "
+    "with the conversation so far, and if so, **with which earlier turn**? That turn is the reason, and it is marked "
+    "in red. A chatbot's guard asks this about every reply the bot is about to send, and sends another reply, or "
+    "none, when it clashes. (The idea comes from researchers Nie et al. 2021.)"
 )
 live("dnli_dog")
 
-st.header("2. Three kinds of contradiction (CDConv)")
+st.header("2. Three ways a bot can contradict itself")
 st.markdown(
-    "CDConv (Zheng et al. 2022) sorts a bot's contradictions by **what** the reply contradicts, and decides "
-    "in this order:\n"
-    "1. **Intra-sentence**: the reply contradicts *itself* — two of its clauses cannot both hold.\n"
-    "2. **Role confusion**: the reply reads like the *user's* answer to the bot, not the bot's answer to the "
-    "user — the bot takes over the user's story.\n"
-    "3. **History**: the reply contradicts what the bot said *earlier* in the conversation."
+    "Researchers (Zheng et al. 2022) sort a bot's contradictions by **what** its reply clashes with, and check in "
+    "this order:\n"
+    "1. **With itself**: two parts of the same reply cannot both be true.\n"
+    "2. **Mixing up who is who**: the bot answers as if it were the user and takes over the user's story.\n"
+    "3. **With something it said earlier**: the reply clashes with an earlier turn of the bot."
 )
-tabs = st.tabs(["Intra-sentence", "Role confusion", "History"])
+tabs = st.tabs(["With itself", "Who is who", "Something said earlier"])
 with tabs[0]:
-    st.markdown("The detector splits the reply into clauses (spaCy parse) and scores every pair of clauses.")
+    st.markdown("The detector cuts the reply into short statements (*“I have two cats”*, *“I have no pets”*) and "
+                "checks every pair of them against each other.")
     live("intra_written")
 with tabs[1]:
-    st.markdown("The detector reads the reply two ways: as entailed by the *user's* earlier words, or by the "
-                "*bot's*. If it contradicts the bot but follows from the user, it is role confusion.")
+    st.markdown("The detector reads the reply two ways: as following from what the *user* said earlier, or from "
+                "what the *bot* said. If it clashes with the bot's earlier words but follows from the user's, the "
+                "bot has mixed up who is who.")
     live("role_written")
 with tabs[2]:
-    st.markdown("The reply is paired with every earlier turn of the same speaker; the highest pair score "
-                "decides, and every pair above τ is evidence.")
+    st.markdown("The detector compares the reply with every earlier turn of the same speaker, one at a time. The "
+                "strongest clash decides, and every earlier turn it clashes with strongly enough is marked as a "
+                "reason.")
     live("dnli_job")
 
-st.header("3. Why the structured method is more robust")
+st.header("3. Why checking one turn at a time works better")
 st.markdown(
-    "The **unstructured** baseline feeds the whole history as one text against the last turn. A long "
-    "history, or two harmless turns inserted in between (DECODE's *Add Two Turns*, A2T, in the playground), "
-    "dilutes the signal, and truncation can cut the very turn that is contradicted. The **structured** method pairs the last turn "
-    "with each earlier utterance of the same speaker and takes the maximum, so unrelated turns cannot hide "
-    "the contradicting one, and the pair that fired *is* the evidence. DECODE reports the structured "
-    "detector as markedly more robust on its A2T and RCT checklists and on human-bot chats."
+    "There are two ways to check a reply. **All at once**: give the detector the whole conversation as one long "
+    "text, next to the last turn. In a long conversation the one earlier turn that matters is a small part of that "
+    "text, and its clash gets lost among the rest; two harmless turns slipped in between can be enough, and a text "
+    "too long for the detector may even be cut, losing that very turn. **One turn at a time**: compare the last "
+    "turn with each earlier turn of the same speaker on its own and keep the strongest clash. Other turns cannot "
+    "hide the one that clashes, and the pair that clashed shows the reason. The researchers (Nie et al. 2021) found "
+    "the one-at-a-time way much more reliable, also when turns were slipped in or taken out on purpose."
 )
 cols = st.columns(2)
 with cols[0]:
-    st.subheader("Structured")
+    st.subheader("One turn at a time")
     live("long_history", structured)
 with cols[1]:
-    st.subheader("Unstructured")
+    st.subheader("All at once")
     live("long_history", unstructured)
 
-st.header("4. Context matters")
-st.markdown("CDConv's Figure 1: the same words can contradict or not, depending on what the user asked.")
+st.header("4. What was asked matters")
+st.markdown("The same words can clash or not, depending on what the user asked (an example from Zheng et al. 2022, "
+            "translated from Chinese).")
 cols = st.columns(2)
 with cols[0]:
     live("cdconv_animals")

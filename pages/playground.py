@@ -122,7 +122,10 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
                    "RCT needs some history left after removing the evidence).", icon="ℹ️")
         return
     case = cases[0]
-    after = analyse(case.variant)
+    # judged as the editor will show it: turns numbered 0..n-1 in order (the probe's own ids put A2T's inserted turns
+    # after the judged one: 0, 1, 2, 4, 5, 3)
+    variant = case.variant.renumbered()
+    after = analyse(variant)
     if after is None:
         return
     expected = case.variant.label
@@ -132,11 +135,11 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
         "before": {m: before[m].score for m in held}, "after": {m: after[m].score for m in held},
         "held": held, "meta": {k: v for k, v in case.variant.meta.items() if k in ("inserted_at", "removed_turn_ids")},
         "inserted": inserted_turns_note(case.variant, seed) if kind == "a2t" else "",
+        "text": after["text"],  # the dialogue the probe left: the log goes on only from it
     })
     if kind == "a2t":
         state["pg_a2t_seed_next"] = seed + 1  # the next A2T draws another pair; the seed box shows which
-    # Renumber turns 0..n-1 in the editor (they are re-parsed from text); the result keeps the probe's ids.
-    state["pg_text_next"] = dialogue_to_text(case.variant)
+    state["pg_text_next"] = after["text"]
     state["pg_result"] = after
 
 
@@ -146,6 +149,9 @@ if run_detect or run_a2t or run_rct:
     except DialogueTextError as exc:
         st.error(f"Cannot read the dialogue: {exc}", icon="✍️")
     else:
+        log = state["pg_log"]
+        if log and state["pg_text"].strip() != log[-1].get("text", "").strip():
+            state["pg_log"] = []  # another dialogue than the one the last probe left: its log was about that one
         current = analyse(dialogue)
         if current is not None:
             state["pg_result"] = current

@@ -97,6 +97,34 @@ def test_bot_failure_keeps_the_conversation_and_retry_recovers(monkeypatch, tmp_
     retry[0].click().run()
     assert not at.exception
     assert [t.agent_id for t in at.session_state["chat::conversation"].turns] == ["user", "bot", "user", "bot"]
+    # issue 32: once the reply is in, neither the warning nor the button stays above it
+    assert not [w.value for w in at.warning if "no reply yet" in w.value]
+    assert not [b for b in at.button if b.label == "Retry reply"]
+
+
+def test_a_message_longer_than_the_bots_prompt_says_what_the_bot_read(monkeypatch, tmp_path, flagging_detector,
+                                                                        llama_dir):
+    """Issue 32: a message longer than a local bot's prompt budget got a reply with no word that the bot saw only
+    its end (a tiny chat-template bot with a small budget stands in for the embedded one)."""
+    from bots.embedded import ChatTemplateBot
+    from bots.registry import register_bot
+    from guard.records import Turn
+
+    bot = ChatTemplateBot.from_pretrained(llama_dir, engine="transformers")
+    bot.max_prompt_tokens = len(bot.encode_prompt([Turn(0, "user", "")], ())) + 60
+    register_bot("tiny-chat", lambda **_: bot)
+    monkeypatch.setenv("GUARD_APP_BOT", "tiny-chat")
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    say(at, "Hi there.")
+    assert not [c.value for c in at.caption if "read only the last" in c.value]  # a short message is read whole
+    long = " ".join(f"word{k} i like dogs and cats." for k in range(100))
+    say(at, long)
+    report = at.session_state["chat::conversation"].turns[3].report
+    read = bot.reading(at.session_state["chat::conversation"].turns[:3], ())
+    assert read.cut and report.prompt_note == read.note("Your message")
+    assert f"it read only the last {read.last_chars_read:,} of its {len(long):,} characters" in report.prompt_note
+    assert any(c.value.startswith("✂️ Your message was too long") and "read only the last" in c.value
+               for c in at.caption), [c.value for c in at.caption]
 
 
 def test_detector_failure_is_an_actionable_error(monkeypatch, tmp_path):

@@ -6,6 +6,9 @@ verdicts should be on the papers' examples is checked with the embedded detector
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from conftest import APP, html_tables
 
@@ -63,6 +66,37 @@ def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
     assert at.session_state["pg_text"].count("\n") + 1 < before + 2  # evidence turns removed
 
 
+def test_playground_a2t_result_numbers_the_turns_as_the_editor_does(monkeypatch, flagging_detector):
+    """Issue 32: after A2T the result listed the turns as 0, 1, 2, 4, 5, 3 (the probe's ids)."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()
+    _button(at, "Apply A2T").click().run()
+    assert not at.exception, at.exception
+    result = at.session_state["pg_result"]["dialogue"]
+    lines = at.session_state["pg_text"].splitlines()
+    assert [t.turn_id for t in result.turns] == list(range(len(lines))) and len(lines) == 6
+    assert [f"{t.agent_id}: {t.text}" for t in result.turns] == lines
+    [dialogue] = [h.proto.body for h in at.html if 'class="cg-dialogue"' in h.proto.body][:1]
+    import re
+    assert [int(i) for i in re.findall(r'data-turn-id="(\d+)"', dialogue)] == list(range(6))
+
+
+def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_detector):
+    """Issue 32: RCT on an example, then a new dialogue typed and judged: the example's RCT row was still there."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()
+    _button(at, "Apply RCT").click().run()
+    assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
+    _button(at, "Detect").click().run()  # the dialogue RCT left, judged again: still its log
+    assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
+    at.text_area(key="pg_text").set_value("A: I love tea.\nB: Me too.\nA: I never drink tea.").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    assert _probe_log(at) == [] and "Probe log" not in [s.value for s in at.subheader]
+    _button(at, "Apply A2T").click().run()  # a probe on the new dialogue starts a log of its own
+    assert [e["probe"] for e in _probe_log(at)] == ["A2T"]
+
+
 def test_playground_reports_unreadable_dialogue(monkeypatch, flagging_detector):
     at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.text_area(key="pg_text").set_value("A: hello\nthis line has no speaker").run()
@@ -73,11 +107,28 @@ def test_playground_reports_unreadable_dialogue(monkeypatch, flagging_detector):
 def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
     at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     headers = [h.value for h in at.header]
-    assert headers[0].startswith("1. What is a dialogue contradiction")
+    assert headers[0].startswith("1. What is a contradiction in a conversation")
     assert len(headers) == 4
-    verdicts = [m.value for m in at.markdown if "p = " in m.value]
+    verdicts = [m.value for m in at.markdown if m.value.startswith(("⚠️ Detector:", "✅ Detector:"))]
     assert len(verdicts) >= 8  # every live example was judged
-    assert {t.label for t in at.tabs} == {"Intra-sentence", "Role confusion", "History"}
+    assert {t.label for t in at.tabs} == {"With itself", "Who is who", "Something said earlier"}
+
+
+#: the papers' words a class does not know (issue 32: "clauses of one human message clash that often only 1% of the
+#: time"); the Learn page says each in plain words, the playground keeps them
+JARGON = ("τ", "p =", "p=", "NLI", "spaCy", "clause", "entail", "intra", "of the time", "unstructured", "baseline",
+          "A2T", "RCT", "checklist", "truncat", "gloss", "dilute", "premise", "categor", "history contradiction",
+          "CDConv", "DECODE", "DNLI")
+
+
+def test_learn_page_speaks_a_class_s_words(monkeypatch, flagging_detector):
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    texts = ([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.value for h in at.header]
+             + [h.value for h in at.title] + [s.value for s in at.subheader] + [t.label for t in at.tabs]
+             + [e.label for e in at.expander]
+             + [html.unescape(re.sub(r"<[^>]+>", " ", h.proto.body)) for h in at.html])  # the text, not the markup
+    found = {word: [t for t in texts if word in t][:2] for word in JARGON if any(word in t for t in texts)}
+    assert not found, found
 
 
 @needs_embedded
@@ -92,8 +143,8 @@ def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
     assert entry["structured held"] == "✔ held"  # the contradiction disappears with its evidence
 
 
-LEARN_CATEGORIES = (("intra", "intra\\-sentence contradiction"), ("history", "history contradiction"),
-                    pytest.param("role", "role confusion", marks=pytest.mark.xfail(strict=True, reason=(
+LEARN_CATEGORIES = (("intra", "contradicts itself"), ("history", "contradicts something said earlier"),
+                    pytest.param("role", "mixes up who is who", marks=pytest.mark.xfail(strict=True, reason=(
                         "detector v4 scores the role tab's 'I work as a nurse' against 'I am a teacher' under τ: "
                         "its same-bot training pairs read job-vs-job clashes as consistent (docs/detector.md, "
                         "known weaknesses)"))))
@@ -103,9 +154,10 @@ LEARN_CATEGORIES = (("intra", "intra\\-sentence contradiction"), ("history", "hi
 @pytest.mark.parametrize("category,shown", LEARN_CATEGORIES)
 def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch, category, shown):
     at = _page(monkeypatch, "embedded", "pages/learn.py")
-    lines = [m.value for m in at.markdown if "a person would say" in m.value]
-    # each category tab's example is judged as the category it teaches
-    assert any(shown in line and line.endswith(f"**{category}**") for line in lines), (category, lines)
+    lines = [m.value for m in at.markdown if "people say:" in m.value]
+    # each category tab's example is judged as the category it teaches (people's word last, the detector's first)
+    assert any(line.startswith(f"⚠️ Detector: **{shown}**") and line.endswith(f"people say: **{shown}**")
+               for line in lines), (category, lines)
 
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):

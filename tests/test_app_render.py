@@ -524,6 +524,34 @@ def test_turn_score_chart_draws_tau_as_a_rule():
     assert any(row.get("tau") == 0.5 for rows in spec["datasets"].values() for row in rows)
 
 
+def test_turn_score_chart_draws_each_turn_against_the_tau_it_was_judged_at():
+    """Issue 32: turns judged at τ 0.9493 stay under their own τ after the sidebar moves to 0.8899; turns judged at
+    different τ get a dash each, labelled where τ changes."""
+    from ui.charts import SENT, judged_taus, turn_score_chart
+
+    def data(spec, layer):
+        return spec["datasets"][spec["layer"][layer]["data"]["name"]]
+
+    same = [{"turn": 1, "series": SENT, "score": 0.2, "text": "a", "tau": 0.9493},
+            {"turn": 3, "series": SENT, "score": 0.93, "text": "b", "tau": 0.9493}]
+    spec = turn_score_chart(same, threshold=0.8899).to_dict()
+    assert spec["layer"][2]["mark"]["type"] == "rule"
+    assert [r["tau"] for r in data(spec, 2)] == [0.9493] and data(spec, 3)[0]["label"] == "τ = 0.9493"
+    mixed = same + [{"turn": 5, "series": SENT, "score": 0.95, "text": "c", "tau": 0.8899},
+                    {"turn": 7, "series": SENT, "score": 0.1, "text": "d", "tau": 0.8899}]
+    spec = turn_score_chart(mixed, threshold=0.8899).to_dict()
+    ticks, labels = spec["layer"][2], spec["layer"][3]
+    assert ticks["mark"]["type"] == "tick" and ticks["encoding"]["x"]["field"] == "turn"
+    assert [(r["turn"], r["tau"]) for r in data(spec, 2)] == [(1, 0.9493), (3, 0.9493), (5, 0.8899), (7, 0.8899)]
+    assert [(r["turn"], r["label"]) for r in data(spec, 3)] == [(1, "τ = 0.9493"), (5, "τ = 0.8899")]
+    assert labels["encoding"]["x"]["field"] == "turn"
+    assert any(t["field"] == "tau" for t in spec["layer"][0]["encoding"]["tooltip"])  # each point says its τ
+    assert judged_taus(mixed) == [0.9493, 0.8899]
+    # the rows carry their report's τ
+    rows = turn_scores(_chat("rerank", SCRIPT))
+    assert {r["tau"] for r in rows} == {0.5}
+
+
 def test_example_agreement_is_counted_from_live_verdicts():
     from guard.examples import EXAMPLES, agreement_line, judge_examples
 

@@ -213,8 +213,43 @@ def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
     for budget in range(lengths[-1] - 3, lengths[0] + 3):
         bot.max_prompt_tokens = budget
         fitting = [start for start, length in enumerate(lengths) if length <= budget]
-        expected = fitting[0] if fitting else len(history) - 1  # the last turn stays even when too long
-        assert bot.prompt_ids(history, ()) == bot.encode_prompt(history[expected:], ()), budget
+        if fitting:
+            assert bot.prompt_ids(history, ()) == bot.encode_prompt(history[fitting[0]:], ()), budget
+        else:  # the last turn alone is too long: it stays, cut to its end within the budget
+            assert len(bot.prompt_ids(history, ())) <= budget and bot.reading(history, ()).cut, budget
+
+
+def test_a_message_longer_than_the_budget_is_cut_to_its_end_and_the_bot_says_so(llama_dir):
+    """Issue 32: a 5,000-character message went whole into the embedded bot's prompt, over its 1,024-token budget,
+    and pushed every earlier turn out, with no word of it; now the prompt keeps the message's end within the budget
+    (whole words after an ellipsis) and ``reading`` says how much the bot read."""
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    long = " ".join(f"word{k} i like dogs and cats." for k in range(200))
+    history = HISTORY[:2] + [Turn(2, "user", long)]
+    # room for about 80 tokens of the message (the tiny tokenizer spells the system prompt out nearly byte by byte)
+    bot.max_prompt_tokens = len(bot.encode_prompt([Turn(2, "user", "")], ["i am a teacher"])) + 80
+    ids = bot.prompt_ids(history, ["i am a teacher"])
+    prompt = bot.tokenizer.decode(ids)
+    assert len(ids) <= bot.max_prompt_tokens
+    assert "Your persona: i am a teacher" in prompt and prompt.endswith("<|im_start|>assistant\n")
+    kept = prompt.split("<|im_start|>user\n")[-1].split("<|im_end|>")[0]
+    assert kept.startswith("… ") and long.endswith(" " + kept[2:]) and len(kept) < len(long)  # whole words
+    reading = bot.reading(history, ["i am a teacher"])
+    assert reading.cut and reading.last_chars == len(long) and reading.last_chars_read == len(kept) - 2
+    assert (reading.earlier, reading.earlier_read) == (2, 0)
+    note = reading.note("Your message")
+    assert note == (f"Your message was too long for the bot: it read only the last {len(kept) - 2:,} of its "
+                    f"{len(long):,} characters (its prompt holds {bot.max_prompt_tokens:,} tokens), and none of the "
+                    "conversation before it.")
+    # a message that fits is read whole, and there is nothing to say
+    short = bot.reading(HISTORY, ())
+    assert not short.cut and short.note() == "" and short.earlier_read == 2
+    # the causal bot keeps its preamble and the message's end as well
+    causal = TranscriptBot.from_pretrained(llama_dir)
+    causal.max_prompt_tokens = len(causal.encode_prompt([Turn(2, "user", "")], ())) + 80
+    assert len(causal.prompt_ids(history, ())) <= causal.max_prompt_tokens and causal.reading(history, ()).cut
+    assert causal.tokenizer.decode(causal.prompt_ids(history, ())).startswith(
+        causal.tokenizer.decode(causal.encode_prompt([], ()))[:40])  # the preamble stays
 
 
 def test_blenderbot_drops_persona_lines_before_the_last_turn(blenderbot_dir, tokenizer):

@@ -138,6 +138,6 @@ def test_presentation_mode_enlarges_the_type_and_collapses_the_sidebar(server, b
     # remembered for the session: another page keeps it (the sidebar opens with its arrow)
     page.get_by_role("button", name="Expand sidebar").click()
     page.get_by_role("link", name="Learn").click()
-    page.get_by_text("Why the structured method is more robust").wait_for(timeout=180_000)
+    page.get_by_text("Why checking one turn at a time works better").wait_for(timeout=180_000)
     assert page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)") == PRESENTATION_FONT_PX
     page.close()

@@ -93,7 +93,7 @@ def test_a_first_start_on_an_empty_cache_chats_suggests_and_shows_no_error(fresh
     _no_problems(page, "probe playground")
 
     page.get_by_role("link", name="Learn").click()
-    page.get_by_text("Why the structured method is more robust").wait_for(timeout=180_000)
+    page.get_by_text("Why checking one turn at a time works better").wait_for(timeout=180_000)
     _no_problems(page, "learn")
 
     page.get_by_role("link", name="Review sessions").click()

@@ -170,21 +170,21 @@ def test_learn_tables_fit_with_the_sidebar_open_in_presentation_mode(server, bro
     page.locator(CHAT_INPUT).wait_for(timeout=180_000)  # the app's first run is over: its navigation is there
     _presentation_with_the_sidebar_open(page)
     page.get_by_role("link", name="Learn").click()
-    page.get_by_text("Why the structured method is more robust").wait_for(timeout=180_000)
-    page.get_by_text("Right and wrong per example").click()
+    page.get_by_text("Why checking one turn at a time works better").wait_for(timeout=180_000)
+    page.get_by_text("Right and wrong, example by example").click()
     tables = page.locator("table.cg-table")
     sync_api.expect(tables.first).to_be_visible(timeout=60_000)
     page.wait_for_timeout(1000)
     shown = [tables.nth(k) for k in range(tables.count()) if tables.nth(k).is_visible()]  # not those in other tabs
     widths = sorted(t.evaluate("e => e.closest('.cg-table-wrap').clientWidth") for t in shown)
-    assert len(shown) >= 3 and widths[0] < 450, widths  # the right/wrong table and section 3's two narrow columns
+    assert len(shown) >= 3 and widths[0] < 450, widths  # the right/wrong table and the narrow columns of sections 3-4
     assert page.locator("[data-testid='stSidebar']").evaluate("e => e.getBoundingClientRect().width") > 200
     cut = [cell for table in shown for cell in _columns_whole(page, table)]
     assert not cut, cut
     overflowing = [t.evaluate("e => [e.closest('.cg-table-wrap').clientWidth, e.closest('.cg-table-wrap').scrollWidth]")
                    for t in shown]
     assert all(scroll <= width + 1 for width, scroll in overflowing), overflowing  # no scroll bar: the scores in view
-    assert sum(t.locator("th[data-column='score']").count() for t in shown) >= 2
+    assert sum(t.locator("th[data-column='clash']").count() for t in shown) >= 2
     page.close()
 
 

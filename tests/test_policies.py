@@ -6,9 +6,9 @@ import pytest
 
 from guard.detector import ContradictionDetector
 from guard.nli import NLIScorer
-from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, describe_verdict
+from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, deciding_score, describe_verdict
 from guard.records import Candidate, Turn
-from guard.verdicts import PairScore, Verdict, VerdictDetails
+from guard.verdicts import IntraCheck, PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
 
 
@@ -76,6 +76,29 @@ def test_reasons_name_the_premise_the_way_people_read_it():
     intra = describe_verdict(_verdict(0.9, category=Category.INTRA, turn_id=3, source=PremiseSource.INTRA))
     assert intra.startswith("contradicts itself") and '"I have two dogs." vs "I have no pets."' in intra
     assert describe_verdict(_verdict(0.2)).startswith("no contradiction found")
+
+
+def test_the_reason_quotes_the_score_of_the_check_that_decided():
+    """Issue 32: a candidate whose clauses clash at 0.878 (the intra check, threshold 0.71) and which scores 0.93
+    against an earlier turn (under τ 0.95) contradicts itself with probability 0.878, not 0.93; a history pair that
+    reaches τ as well is named with its own score."""
+    clash = PairScore(PremiseSource.INTRA, 7, "I have no pets", "my cat sleeps a lot.", 0.878)
+    details = VerdictDetails(Method.STRUCTURED, turn_id=7, threshold=0.95, n_pairs=4, history_score=0.93,
+                             intra=IntraCheck(["I have no pets", "my cat sleeps a lot."], [clash], 0.878, 0.71))
+    verdict = Verdict(True, 0.93, Category.INTRA, [clash], [], details)
+    assert deciding_score(verdict) == (0.878, 0.71)
+    why = describe_verdict(verdict)
+    assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
+    assert "0.93" not in why
+    persona = PairScore(PremiseSource.PERSONA, 1, "I have a cat.", "I have no pets", 0.97)
+    details.history_score = 0.97
+    both = Verdict(True, 0.97, Category.INTRA, [clash, persona], [persona], details)
+    why = describe_verdict(both)
+    assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
+    assert 'also contradicts persona line 2 ("I have a cat.") with probability 0.97 (threshold 0.95)' in why, why
+    # a history contradiction quotes its strongest pair, as before
+    assert deciding_score(_verdict(0.9)) == (0.9, 0.5)
+    assert deciding_score(_verdict(0.2)) == (0.2, 0.5)
 
 
 def test_bad_input_is_refused_with_a_clear_message():

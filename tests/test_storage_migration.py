@@ -41,8 +41,10 @@ def store(tmp_path):
 
 
 #: report fields added since that code (issue 19: what a re-judge would now send; issue 25: why the repair mode did
-#: not repair, and the policy that decided instead), at their defaults in old reports
-NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None}
+#: not repair, and the policy that decided instead; issue 32: what the bot did not read of a long message), at their
+#: defaults in old reports
+NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None,
+                     "prompt_note": ""}
 #: fields added to a verdict's details since (issue 23: the own-question role check), None in old reports
 NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None}
 #: fields added to a candidate's report since (issue 25: the repair mode's removed sentence), None in old reports

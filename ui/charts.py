@@ -4,8 +4,9 @@
   the earlier utterances they were compared with — coloured by P(contradiction), with the threshold
   τ as a break in the colour scale and an outline on the cells at or over it (the evidence).
 * ``turn_score_chart``: per bot turn of a chat, the highest contradiction score of the sent reply and
-  of the candidates that were not sent, with τ as a rule; after a re-judge, a ring on the candidate the
-  guard would now send where that is not the sent reply.
+  of the candidates that were not sent, against the τ each turn was judged at (one rule, or a dash per turn
+  when they differ); after a re-judge, a ring on the candidate the guard would now send where that is not
+  the sent reply.
 
 Both render as SVG (a few hundred marks at most), so their cells, points and legends are elements of
 the page a browser test can find.
@@ -144,9 +145,12 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
 
 
 def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0) -> alt.LayerChart:
-    """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text) with τ as a dashed rule."""
-    frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text"]).dropna(subset=["score"])
-    frame["flagged"] = frame["score"] >= threshold
+    """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text, tau) with τ drawn as each turn was
+    judged at it: one dashed rule when every turn had the same τ, else a dash over each turn at its own τ, labelled
+    where it changes. A point is a contradiction when it reaches its own turn's τ, whatever the sidebar says now.
+    ``threshold`` (today's τ) stands in for rows that carry no τ."""
+    frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text", "tau"]).dropna(subset=["score"])
+    frame["tau"] = frame["tau"].astype(float).fillna(float(threshold))
     axis = {"labelFontSize": font_px(SMALL_FONT, scale), "titleFontSize": font_px(SMALL_FONT, scale)}
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0, **axis))
     y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(**axis))
@@ -156,15 +160,39 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
                        legend=alt.Legend(orient="bottom", labelLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
                                          symbolSize=round(100 * scale)))
     tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
-               alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"), alt.Tooltip("text:N", title="text")]
+               alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"),
+               alt.Tooltip("tau:Q", format=".4g", title="judged at τ"), alt.Tooltip("text:N", title="text")]
     lines = alt.Chart(frame[frame["series"] != WOULD_SEND]).mark_line(
         point=alt.OverlayMarkDef(size=round(80 * scale * scale), filled=True)).encode(x=x, y=y, color=colour, tooltip=tooltip)
     # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line
     picks = alt.Chart(frame[frame["series"] == WOULD_SEND]).mark_point(
         shape="diamond", size=round(320 * scale * scale), filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    rule_frame = pd.DataFrame({"tau": [threshold], "label": [f"τ = {threshold:.4g}"]})  # 0.9493, not 0.95
-    rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color="#b00000", strokeWidth=2).encode(y="tau:Q")
-    label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color="#b00000",
-                                            fontSize=font_px(LARGE_FONT, scale)).encode(
-        y="tau:Q", text="label:N", x=alt.value(0))
+    taus = frame.sort_values("turn").drop_duplicates("turn")[["turn", "tau"]].reset_index(drop=True)
+    taus["label"] = [f"τ = {t:.4g}" for t in taus["tau"]]  # 0.9493, not 0.95
+    label_font = font_px(LARGE_FONT, scale)
+    if taus["tau"].nunique() <= 1:  # one τ judged every turn: a dashed rule across the chart
+        rule_frame = taus.head(1) if len(taus) else pd.DataFrame({"tau": [float(threshold)],
+                                                                  "label": [f"τ = {threshold:.4g}"]})
+        rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color=TAU_COLOUR, strokeWidth=2).encode(y="tau:Q")
+        label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color=TAU_COLOUR,
+                                                fontSize=label_font).encode(y="tau:Q", text="label:N", x=alt.value(0))
+    else:  # turns judged at different τ (another detector or threshold since): each turn's own, labelled on change
+        rule = alt.Chart(taus).mark_tick(color=TAU_COLOUR, thickness=3, size=round(TAU_TICK_PX * scale)).encode(
+            x=x, y="tau:Q",
+            tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("tau:Q", format=".4g", title="judged at τ")])
+        changed = taus[taus["tau"].ne(taus["tau"].shift())]
+        label = alt.Chart(changed).mark_text(align="left", baseline="middle", dx=round((TAU_TICK_PX / 2 + 4) * scale),
+                                             color=TAU_COLOUR, fontSize=label_font).encode(x=x, y="tau:Q",
+                                                                                           text="label:N")
     return alt.layer(lines, picks, rule, label).properties(height=round(TURN_CHART_HEIGHT * scale), usermeta=SVG)
+
+
+#: τ's colour, and the length of the dash over each turn when the turns were judged at different τ
+TAU_COLOUR = "#b00000"
+TAU_TICK_PX = 40
+
+
+def judged_taus(rows: Sequence[dict]) -> list[float]:
+    """The distinct τ the chart's turns were judged at, in turn order."""
+    return list(dict.fromkeys(float(r["tau"]) for r in sorted(rows, key=lambda r: r["turn"])
+                              if r.get("tau") is not None))

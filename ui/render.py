@@ -208,21 +208,26 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
     return body
 
 
-def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "the last turn") -> DialogueMarks:
+def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "the last turn",
+                   plain: bool = False) -> DialogueMarks:
     """Marks for a dialogue from a verdict's evidence pairs (source, turn_id, premise,
     hypothesis, score): earlier turns and persona lines get ``evidence`` marks, the judged turn its
-    contradicting clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``)."""
+    contradicting clause (``clause``) or, for pairs inside itself, both clashing clauses (``intra``).
+    ``plain``: badges in a class's words ("98% sure: the last turn contradicts this") instead of scores."""
     marks = DialogueMarks()
     for ev in evidence:
+        sure = f"{ev.score * 100:.0f}% sure"
         if ev.source == PremiseSource.INTRA:
-            label = f"clashes inside {who} (p={ev.score:.2f})"
+            label = (f"clashes with another part of {who} ({sure})" if plain
+                     else f"clashes inside {who} (p={ev.score:.2f})")
             marks.on_turn(own_turn_id, Mark(ev.premise, label, "intra"), Mark(ev.hypothesis, label, "intra"))
             continue
         if ev.source == PremiseSource.WHOLE_HISTORY:  # the unstructured baseline's pair has no single turn
             continue
-        marks.on_premise(ev.source, ev.turn_id, Mark(ev.premise, f"p={ev.score:.2f} · contradicted by {who}"))
-        marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})",
-                                        "clause"))
+        marks.on_premise(ev.source, ev.turn_id, Mark(ev.premise, f"{sure}: {who} contradicts this" if plain
+                                                     else f"p={ev.score:.2f} · contradicted by {who}"))
+        marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} ({sure})" if plain
+                                        else f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
     return marks
 
 

@@ -100,13 +100,14 @@ class TurnScore:
     series: str  # ui.charts.SENT, NOT_SENT or WOULD_SEND
     score: float
     text: str
+    tau: float | None = None  # the threshold the turn was judged at (its report's), drawn over it
 
 
 def turn_scores(conversation: Conversation) -> list[dict]:
     """Per guarded bot turn: the sent reply's contradiction score, the highest among the candidates
     not sent and, after a re-judge, the candidate the guard would now send when that is not the sent reply
-    (rows for ui.charts.turn_score_chart). The safe reply is never judged, so a blocked turn
-    has only the candidates' point."""
+    (rows for ui.charts.turn_score_chart), each with the τ its turn was judged at. The safe reply is never judged,
+    so a blocked turn has only the candidates' point."""
     from ui.charts import NOT_SENT, SENT, WOULD_SEND
 
     rows = []
@@ -114,9 +115,9 @@ def turn_scores(conversation: Conversation) -> list[dict]:
         report = turn.report
         if report is None or report.mode == GuardMode.OFF:
             continue
-        chosen = report.chosen
+        chosen, tau = report.chosen, float(report.threshold)
         if chosen is not None and chosen.repair is None and chosen.contradiction_score is not None:
-            rows.append(asdict(TurnScore(turn.turn_id, SENT, chosen.contradiction_score, chosen.text)))
+            rows.append(asdict(TurnScore(turn.turn_id, SENT, chosen.contradiction_score, chosen.text, tau)))
         # a repaired candidate was not sent as scored: its score is the removed sentence's, the text sent was cut
         unsent = [c for c in report.candidates
                   if (not c.chosen or c.repair is not None) and c.contradiction_score is not None]
@@ -124,12 +125,12 @@ def turn_scores(conversation: Conversation) -> list[dict]:
             best = max(unsent, key=lambda c: c.contradiction_score)
             repaired = " (repaired before sending)" if best.repair is not None else ""
             rows.append(asdict(TurnScore(turn.turn_id, NOT_SENT, best.contradiction_score,
-                                         f"#{best.index + 1}{repaired}: {best.text}")))
+                                         f"#{best.index + 1}{repaired}: {best.text}", tau)))
         if report.would_send is not None and 0 <= report.would_send < len(report.candidates):
             pick = report.candidates[report.would_send]
             if pick.contradiction_score is not None:
                 rows.append(asdict(TurnScore(turn.turn_id, WOULD_SEND, pick.contradiction_score,
-                                             f"#{pick.index + 1}: {pick.text}")))
+                                             f"#{pick.index + 1}: {pick.text}", tau)))
     return rows
 
 

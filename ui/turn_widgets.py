@@ -11,10 +11,10 @@ import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.policies import score_and_threshold
+from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui.charts import TURN_CHART_HEIGHT, turn_score_chart
+from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.render import escape_markdown, turn_html
 from ui.transcript import (
     STATUS_ICONS,
@@ -35,6 +35,8 @@ def turn_caption(report: BotTurnReport) -> None:
     """What the guard did this turn, one line with its icon (⚠️ only when the sent reply is flagged)."""
     icon = STATUS_ICONS[report.status]
     st.caption((icon + " " if icon else "") + escape_markdown(report.summary()))
+    if report.prompt_note:
+        st.caption("✂️ " + escape_markdown(report.prompt_note))
     if report.rejudge_note:
         st.caption("🔁 " + escape_markdown(report.rejudge_note))
 
@@ -55,8 +57,8 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             if cand.repair is not None:
                 state = "sent repaired" if cand.chosen else "repaired, not sent"
             what = escape_markdown(category_name(cand.category))
-            if cand.contradiction_score is not None:
-                shown, _ = score_and_threshold(cand.contradiction_score, report.threshold)
+            if cand.deciding is not None:  # the deciding check's score, as the reason and the evidence rows say
+                shown, _ = score_and_threshold(*cand.deciding)
                 what += f", p = {shown}"
             st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {what} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
@@ -90,15 +92,25 @@ def show_repair(cand: CandidateReport) -> None:
 
 
 def show_turn_chart(conversation: Conversation, threshold: float) -> None:
-    """The highest contradiction score per bot turn, sent reply vs the candidates not sent, τ as a rule."""
+    """The highest contradiction score per bot turn, sent reply vs the candidates not sent, each turn against the τ it
+    was judged at (its report's); the caption says when that is not the sidebar's τ (``threshold``)."""
     rows = turn_scores(conversation)
     if not rows:
         return
     st.markdown("**Contradiction score per bot turn**")
     scale = PRESENTATION_SCALE if presentation_on() else 1.0
     st.altair_chart(turn_score_chart(rows, threshold, scale), width="stretch", height=round(TURN_CHART_HEIGHT * scale))
-    st.caption("Points above the dashed τ line are contradictions. A high orange point under a low blue one "
-               "is the guard at work: a contradicting candidate was not sent.")
+    taus = judged_taus(rows)
+    if len(taus) > 1:
+        line = ("Each turn was judged at its own τ, the red dash over it (" + ", ".join(f"{t:.4g}" for t in taus)
+                + "): a point above its turn's dash is a contradiction.")
+    else:
+        line = "Points above the dashed τ line are contradictions."
+    if any(round(t, 4) != round(float(threshold), 4) for t in taus):
+        line += (f" The sidebar's τ = {threshold:.4g} judges the next turn; re-judge the conversation to see the "
+                 "earlier turns at it.")
+    st.caption(line + " A high orange point under a low blue one is the guard at work: a contradicting candidate "
+                      "was not sent.")
 
 
 def rejudge_controls(conversation: Conversation, settings: ChatSettings,
@@ -125,6 +137,8 @@ def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> s
     """One candidate's verdict as the guard reaches it, for the live view."""
     verdict = step.verdict
     shown, limit = score_and_threshold(verdict.score, threshold)
+    if verdict.contradiction:  # the check that decided, at its own threshold (the reason says the same number)
+        shown, limit = score_and_threshold(*deciding_score(verdict))
     quote = escape_markdown(text if len(text) <= 90 else text[:87] + "…")
     if not verdict.contradiction:
         return f"✅ #{index + 1} “{quote}” — p = {shown} < τ = {limit}: no contradiction"
@@ -177,6 +191,8 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         except Exception:
             status.update(label="The turn failed", state="error", expanded=False)
             raise
+        if turn.report.prompt_note:  # a message longer than the bot's prompt: the bot read only its end
+            status.write("✂️ " + escape_markdown(turn.report.prompt_note))
         total = sum(turn.report.timings.values())
         status.update(label=f"{STATUS_ICONS[turn.report.status]} {turn.report.summary()} · {total:.1f} s".strip(),
                       state="complete", expanded=False)

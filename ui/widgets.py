@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from guard.examples import ExampleJudgement, agreement_line, judge_examples
+from guard.policies import deciding_score, score_and_threshold
 from guard.records import Dialogue
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
@@ -48,15 +49,58 @@ def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | Non
 
 
 def verdict_line(verdict: Verdict) -> str:
-    """'⚠️ history contradiction · p = 0.93' or '✅ no contradiction · p = 0.12' (markdown-safe)."""
+    """'⚠️ history contradiction · p = 0.93' or '✅ no contradiction · p = 0.12' (markdown-safe); p is the score of
+    the check that decided (an intra-sentence contradiction's clause pair, not a higher pair under τ)."""
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
-    return f"{icon} **{escape_markdown(name)}** · p = {verdict.score:.2f}"
+    return f"{icon} **{escape_markdown(name)}** · p = {deciding_score(verdict)[0]:.2f}"
 
 
-def show_dialogue(dialogue: Dialogue, verdict: Verdict | None = None, who: str = "the last turn") -> None:
-    """The dialogue with the verdict's evidence highlighted (earlier turns and the judged turn)."""
-    marks = evidence_marks(verdict.evidence, dialogue.last.turn_id, who).turns if verdict is not None else {}
+#: The kinds of contradiction in a class's words (the Learn page); the papers' names are guard.vocabulary's.
+PLAIN_CATEGORY_NAMES: dict[Category, str] = {
+    Category.NONE: "no contradiction",
+    Category.INTRA: "contradicts itself",
+    Category.ROLE: "mixes up who is who",
+    Category.HISTORY: "contradicts something said earlier",
+}
+
+
+def plain_category(category: str) -> str:
+    """A kind of contradiction in a class's words ("contradicts something said earlier")."""
+    return PLAIN_CATEGORY_NAMES.get(category, category_name(category))
+
+
+def percents(score: float, threshold: float) -> tuple[str, str]:
+    """A score and its threshold as percentages, with the digits they need to compare the way the numbers do
+    (94.7% under 94.9%, never "95% sure" beside "its line is 95%" and no contradiction)."""
+    shown, limit = score_and_threshold(score, threshold)
+    digits = max(len(shown.split(".")[1]) - 2, 0)
+    return f"{float(shown) * 100:.{digits}f}%", f"{float(limit) * 100:.{digits}f}%"
+
+
+def plain_verdict_line(verdict: Verdict, expected: str | None = None) -> str:
+    """The verdict in a class's words, and what people say (markdown-safe): '⚠️ Detector: **contradicts something
+    said earlier**, 98% sure · people say: **contradicts something said earlier**'."""
+    tau = verdict.details.threshold
+    if verdict.contradiction:
+        score, limit = deciding_score(verdict)
+        sure, line = percents(score, limit)
+        said = f"⚠️ Detector: **{plain_category(verdict.category)}**, {sure} sure"
+        if round(limit, 4) != round(tau, 4):
+            said += f" (its line for this kind is {line})"
+    else:
+        strongest, line = percents(verdict.score, tau)
+        said = f"✅ Detector: **no contradiction**: the strongest clash it found is {strongest}, under its {line} line"
+    if expected is not None:
+        said += f" · people say: **{plain_category(expected)}**"
+    return said
+
+
+def show_dialogue(dialogue: Dialogue, verdict: Verdict | None = None, who: str = "the last turn",
+                  plain: bool = False) -> None:
+    """The dialogue with the verdict's evidence highlighted (earlier turns and the judged turn); ``plain``: badges in
+    a class's words."""
+    marks = evidence_marks(verdict.evidence, dialogue.last.turn_id, who, plain).turns if verdict is not None else {}
     parts = []
     for turn in dialogue.turns:
         body = turn_html(turn.agent_id, turn.text, marks.get(turn.turn_id, ()), turn_id=turn.turn_id)
@@ -83,13 +127,15 @@ def show_evidence_table(verdict: Verdict) -> None:
         show_table(rows, css_class="cg-evidence-table")
 
 
-def show_category_checks(verdict: Verdict) -> None:
-    """What the intra-sentence and role-confusion checks compared."""
+def show_category_checks(verdict: Verdict, plain: bool = False) -> None:
+    """What the intra-sentence and role-confusion checks compared; ``plain``: in a class's words."""
+    if plain:
+        _plain_category_checks(verdict)
+        return
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
         st.markdown(f"**Intra-sentence check** · {len(intra.clauses)} clause(s), best clash p = {intra.score:.2f}"
-                    f" (flags at ≥ {intra.threshold:.3f}: clauses of one human message clash that often only 1% "
-                    "of the time)")
+                    f" (flags at ≥ {intra.threshold:.3f}, the detector's own threshold for clauses of one turn)")
         if intra.pairs:
             show_table([{"clause A": p.premise, "clause B": p.hypothesis, "score": round(p.score, 3)}
                         for p in intra.pairs])
@@ -108,6 +154,31 @@ def show_category_checks(verdict: Verdict) -> None:
             st.caption(escape_markdown(f"role check not run: {role.why}"))
     elif verdict.contradiction and verdict.category == Category.HISTORY:
         st.caption("role-confusion check: not applicable")
+
+
+def _plain_category_checks(verdict: Verdict) -> None:
+    """The two checks of section 2 of the Learn page, as a class reads them: the last turn's parts compared with
+    each other, and who the last turn sounds like."""
+    intra, role = verdict.details.intra, verdict.details.role
+    if intra is not None:
+        if intra.pairs:
+            strongest, line = percents(intra.score, intra.threshold)
+            st.markdown(f"**Inside the last turn**: the detector cut it into {len(intra.clauses)} short statements "
+                        f"and compared each pair. The strongest clash is {strongest}; it calls a clash inside one "
+                        f"turn from {line} on.")
+            show_table([{"statement A": p.premise, "statement B": p.hypothesis,
+                         "clash": percents(p.score, intra.threshold)[0]} for p in intra.pairs])
+        else:
+            st.caption("Inside the last turn: one statement only, so nothing in it to compare.")
+    if role is not None and role.decided:
+        user, bot = percents(role.user_reading, role.role_threshold)[0], f"{role.bot_reading * 100:.0f}%"
+        st.markdown(f"**Who is speaking?** How well the last turn follows from what the user said: {user}; from "
+                    f"what the bot said: {bot}. The detector calls it a mix-up of who is who only when the user's side "
+                    f"reaches {role.role_threshold * 100:.0f}% and wins.")
+        pair = role.user_pair
+        if pair is not None:
+            st.caption(escape_markdown(f'Closest words of the user ({describe_source(pair)}): "{pair.premise}" → '
+                                       f'"{pair.hypothesis}"'))
 
 
 def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "") -> None:
@@ -134,18 +205,43 @@ def example_judgements(detector_name: str, threshold: float,
     return cached[1]
 
 
-def show_agreement(judgements: list[ExampleJudgement]) -> None:
-    """One summary line and, on demand, the right/wrong table of every built-in example."""
-    st.markdown(f"**{escape_markdown(agreement_line(judgements).capitalize())}.**")
-    with st.expander("Right and wrong per example"):
+def show_agreement(judgements: list[ExampleJudgement], plain: bool = False,
+                   titles: dict[str, str] | None = None) -> None:
+    """One summary line and, on demand, the right/wrong table of every built-in example; ``plain``: in a class's
+    words, with ``titles`` (example key -> title) in place of the papers' titles."""
+    if not plain:
+        st.markdown(f"**{escape_markdown(agreement_line(judgements).capitalize())}.**")
+        with st.expander("Right and wrong per example"):
+            show_table([{
+                "example": j.title, "people say": category_name(j.expected), "detector says": category_name(j.said),
+                "p": round(j.score, 2), "": j.mark(),
+            } for j in judgements])
+        return
+    agree = sum(j.agrees for j in judgements)
+    same = sum(j.agrees and j.same_category for j in judgements)
+    line = f"The detector agrees with people on {agree} of the {len(judgements)} examples"
+    if same != agree:
+        line += f" (on {same} of them it also names the same kind of contradiction)"
+    st.markdown(f"**{line}.**")
+    with st.expander("Right and wrong, example by example"):
         show_table([{
-            "example": j.title, "people say": category_name(j.expected), "detector says": category_name(j.said),
-            "p": round(j.score, 2), "": j.mark(),
+            "example": (titles or {}).get(j.key, j.title), "people say": plain_category(j.expected),
+            "the detector says": plain_category(j.said), "": "✔ right" if j.agrees else "✘ wrong",
         } for j in judgements])
 
 
-def judgement_text(judgement: ExampleJudgement) -> str:
-    """'✔ right: …' in green or '✘ wrong: …' in red (markdown-safe), for under one example."""
+def judgement_text(judgement: ExampleJudgement, plain: bool = False) -> str:
+    """'✔ right: …' in green or '✘ wrong: …' in red (markdown-safe), for under one example; ``plain``: in a class's
+    words."""
+    if plain:
+        if not judgement.agrees:
+            return (f":red[**✘ wrong**: the detector says: {escape_markdown(plain_category(judgement.said))}; "
+                    f"people say: {escape_markdown(plain_category(judgement.expected))}]")
+        if not judgement.same_category:
+            return (f":green[**✔ right** that something clashes, though the detector says it "
+                    f"{escape_markdown(plain_category(judgement.said))} and people say it "
+                    f"{escape_markdown(plain_category(judgement.expected))}]")
+        return ":green[**✔ right**: the detector agrees with people here]"
     if judgement.agrees:
         return f":green[**{escape_markdown(judgement.mark())}**: the detector agrees with people on this example]"
     return (f":red[**✘ wrong**: the detector says {escape_markdown(category_name(judgement.said))} "
