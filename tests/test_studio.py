@@ -567,12 +567,12 @@ def test_redteam_self_play_with_the_scripted_bot(tmp_path, flagging_detector):
 def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
     from fake_nli import ScriptedScorer
 
-    from bots.base import Candidate
+    from bots.base import Bot, Candidate
     from guard.config import GuardConfig
     from guard.pipeline import Guard
     from studio.redteam import Judge, RedteamSettings, run_redteam
 
-    class TiredBot:
+    class TiredBot(Bot):
         name = "tired"
         calls = 0
 
