@@ -97,6 +97,35 @@ def send(page, text: str, ready_timeout_ms: int = 180_000) -> None:
     box.press("Enter")
 
 
+def set_tau(page, value: float) -> None:
+    """Move the sidebar's τ slider with the keyboard, one stop per arrow (0.01, plus the detector's calibrated τ where
+    it lies off that grid), towards ``value`` from wherever it is, until the slider shows it and the server has run
+    with it (the page's header line says the new τ: a message sent sooner could be judged and stored with the old one
+    on a loaded machine).
+
+    It steers by what the slider shows after each key rather than counting keys from Home: on a loaded machine a rerun
+    started by an earlier click can redraw the slider with the old value after a key was pressed (CI lost a Home that
+    way, and the loop then stopped at once, at 0.95)."""
+    from playwright.sync_api import expect
+
+    thumb = page.get_by_test_id("stSidebar").get_by_role("slider")
+    wanted = f"{value:.2f}"
+    header = page.get_by_text(f"τ = {value:.4f}").first
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        shown = float(thumb.get_attribute("aria-valuetext"))
+        if f"{shown:.2f}" == wanted:
+            if header.is_visible():
+                return
+            page.wait_for_timeout(250)
+            continue
+        thumb.focus()  # a rerun started by the last key may have redrawn the slider and taken the focus
+        thumb.press("ArrowRight" if shown < value else "ArrowLeft")
+        page.wait_for_timeout(30)
+    expect(thumb).to_have_attribute("aria-valuetext", wanted)
+    expect(header).to_be_visible()
+
+
 def turn(page, turn_id: int):
     """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
     return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")

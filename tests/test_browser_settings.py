@@ -10,13 +10,12 @@ Skipped without Debian's /usr/bin/chromium.
 from __future__ import annotations
 
 import re
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from embedded import DETECTOR_DIR
-from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, scripted_app_env, send, set_tau, streamlit_server, turn
 from studio.storage import Store
 
 pytestmark = [
@@ -60,33 +59,6 @@ def _tau(page):
     return _sidebar(page).get_by_role("slider")
 
 
-def _set_tau(page, value: float) -> None:
-    """Move the τ slider with the keyboard, one stop per arrow (0.01, plus the detector's calibrated τ where it lies
-    off that grid), towards ``value`` from wherever it is, until the slider shows it and the server has run with it.
-
-    It steers by what the slider shows after each key rather than counting keys from Home: on a loaded machine a rerun
-    started by an earlier click can redraw the slider with the old value after a key was pressed (CI lost a Home that
-    way, and the loop then stopped at once, at 0.95)."""
-    thumb = _tau(page)
-    wanted = f"{value:.2f}"
-    header = page.get_by_text(f"τ = {value:.4f}").first
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        shown = float(thumb.get_attribute("aria-valuetext"))
-        if f"{shown:.2f}" == wanted:
-            # the server has run with it: the page's header line says the new τ (a message sent sooner could be
-            # judged and stored with the old one on a loaded machine)
-            if header.is_visible():
-                return
-            page.wait_for_timeout(250)
-            continue
-        thumb.focus()  # a rerun started by the last key may have redrawn the slider and taken the focus
-        thumb.press("ArrowRight" if shown < value else "ArrowLeft")
-        page.wait_for_timeout(30)
-    sync_api.expect(thumb).to_have_attribute("aria-valuetext", wanted)
-    sync_api.expect(header).to_be_visible()
-
-
 def _scripted_session(page, url: str) -> None:
     page.goto(url)
     send_ready = page.locator("textarea[data-testid='stChatInputTextArea']")
@@ -101,7 +73,7 @@ def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     _scripted_session(page, url)
     _pick(page, "Decoding preset", "greedy")
     _sidebar(page).get_by_text("block", exact=True).click()
-    _set_tau(page, 0.3)
+    set_tau(page, 0.3)
     send(page, "Do you have any pets?")
     sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
     page.wait_for_function("() => window.location.search.includes('session=')", timeout=60_000)
@@ -139,7 +111,7 @@ def test_rejudge_moves_the_chart_and_its_captions_agree(app, browser):
     url, _ = app
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     _scripted_session(page, url)
-    _set_tau(page, 0.05)  # so low that "I have a cat named Luna." contradicts too: the generator's best is sent, flagged
+    set_tau(page, 0.05)  # so low that "I have a cat named Luna." contradicts too: the generator's best is sent, flagged
     send(page, "Do you have pets?")
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
     send(page, "Tell me about your pets")
@@ -147,7 +119,7 @@ def test_rejudge_moves_the_chart_and_its_captions_agree(app, browser):
     chat = page.get_by_test_id("stChatMessage").nth(3)
     sync_api.expect(chat).to_contain_text("every candidate contradicts, so the generator's best was sent")
     before = _points(page)
-    _set_tau(page, 0.5)
+    set_tau(page, 0.5)
     rejudge = page.get_by_role("button", name=re.compile(r"Re-judge the conversation"))
     sync_api.expect(rejudge).to_contain_text("τ = 0.50", timeout=60_000)
     rejudge.click()

@@ -19,12 +19,11 @@ Skipped without Debian's /usr/bin/chromium or without models/detector.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
 from embedded import DETECTOR_DIR
-from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, set_tau, streamlit_server, turn
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)"),
@@ -59,27 +58,6 @@ def _table(locator) -> list[dict[str, str]]:
 
 def _sidebar(page):
     return page.get_by_test_id("stSidebar")
-
-
-def _set_tau(page, value: float) -> None:
-    """Move the sidebar's τ slider with the keyboard until it shows ``value`` and the page has run with it (as
-    tests/test_browser_settings.py does: steered by what the slider shows after each key)."""
-    thumb = _sidebar(page).get_by_role("slider")
-    wanted = f"{value:.2f}"
-    header = page.get_by_text(f"τ = {value:.4f}").first
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        shown = float(thumb.get_attribute("aria-valuetext"))
-        if f"{shown:.2f}" == wanted:
-            if header.is_visible():
-                return
-            page.wait_for_timeout(250)
-            continue
-        thumb.focus()
-        thumb.press("ArrowRight" if shown < value else "ArrowLeft")
-        page.wait_for_timeout(30)
-    sync_api.expect(thumb).to_have_attribute("aria-valuetext", wanted)
-    sync_api.expect(header).to_be_visible()
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +113,7 @@ def _tau_marks_over(page, turn_id: int) -> list[float]:
 
 
 def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
-    _set_tau(chat, 0.5)  # today's τ: turn 3's reply (p ≈ 0.63) would contradict now, but was judged at 0.9493
+    set_tau(chat, 0.5)  # today's τ: turn 3's reply (p ≈ 0.63) would contradict now, but was judged at 0.9493
     chat.wait_for_timeout(1500)
     found = _tau_marks_over(chat, 3)
     assert found and len(found) >= 2, found

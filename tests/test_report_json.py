@@ -13,6 +13,7 @@ import json
 import sqlite3
 
 import pytest
+from demo_messages import DEMO
 
 from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
@@ -20,16 +21,6 @@ from guard.report import BotTurnReport
 from guard.vocabulary import GuardMode
 from serve.protocol import completion_body, parse_chat_request
 from serve.service import GuardService
-
-#: The scripted demo (bots/scripted.py): its third reply's candidates contradict the first reply.
-DEMO = [
-    {"role": "system", "content": "I love animals.\nI work in an office."},
-    {"role": "user", "content": "Hi! Tell me about yourself."},
-    {"role": "assistant", "content": "Hi! I'm Sam. I have two dogs, Max and Bella."},
-    {"role": "user", "content": "What do you do in the mornings?"},
-    {"role": "assistant", "content": "I walk Max and Bella in the park every morning before work."},
-    {"role": "user", "content": "Would you like another pet?"},
-]
 
 
 @pytest.fixture(scope="module")

@@ -15,21 +15,13 @@ import time
 import openai
 import pytest
 import requests
+from demo_messages import DEMO
 
 from harness.server import free_port, start_guard_server, stop, wait_for_health
 from harness.tiny_nli import build_flagging_detector
 
 KEY, UPSTREAM_KEY = "sk-test-key", "sk-upstream-key"
 LIMIT = 20_000  # the guarded server's --max-request-bytes
-#: The scripted demo (bots/scripted.py): its third reply's best candidate contradicts the first.
-DEMO = [
-    {"role": "system", "content": "I love animals.\nI work in an office."},
-    {"role": "user", "content": "Hi! Tell me about yourself."},
-    {"role": "assistant", "content": "Hi! I'm Sam. I have two dogs, Max and Bella."},
-    {"role": "user", "content": "What do you do in the mornings?"},
-    {"role": "assistant", "content": "I walk Max and Bella in the park every morning before work."},
-    {"role": "user", "content": "Would you like another pet?"},
-]
 #: The upstream's script: it echoes the user, so a reply shows which conversation it answers.
 ECHO = {"replies": [[{"text": "You said: {user}", "score": -0.2}]]}
 
