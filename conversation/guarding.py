@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from bots.base import Bot
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
+from guard.config import FALLBACK_THRESHOLD
 from guard.policies import DEFAULT_SAFE_REPLY
 from guard.records import Candidate, Turn
 from guard.report import BotTurnReport, decide
@@ -129,7 +130,8 @@ def _guard(history: list[Turn], persona: list[str], candidates: list[Candidate],
     options = {"mode": settings.mode, "persona": persona, "penalty_lambda": settings.penalty_lambda,
                "fallback": settings.fallback, "repair_fallback": settings.repair_fallback}
     if settings.mode == GuardMode.OFF:
-        report, _ = decide(candidates, None, threshold=float(settings.threshold or 0.5), detector=settings.detector,
+        report, _ = decide(candidates, None, threshold=float(settings.threshold or FALLBACK_THRESHOLD),
+                           detector=settings.detector,
                            **options)
     else:
         if step:

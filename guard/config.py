@@ -71,7 +71,6 @@ class GuardConfig:
     #: the category thresholds were calibrated on a bot-turn stream (not tied to τ)
     stream_calibrated: bool = False
     cascade: CascadeSettings = field(default_factory=CascadeSettings)
-    source: Path | None = None  # the file read, None when the checkpoint has none
 
     @classmethod
     def read(cls, folder: Path | None) -> GuardConfig:
@@ -90,6 +89,7 @@ class GuardConfig:
 
     @classmethod
     def from_dict(cls, data: dict, source: Path | None = None) -> GuardConfig:
+        """The config a ``guard_config.json`` holds (``source``: the file, named in errors)."""
         where = source or GUARD_CONFIG_NAME
         calibration = data.get("calibration") if isinstance(data.get("calibration"), dict) else {}
         pairing = data.get("pairing", Pairing.SENTENCE)
@@ -109,7 +109,6 @@ class GuardConfig:
             stream_calibrated=stream.get("rule") == STREAM_RULE,
             cascade=CascadeSettings(escalate_at=float(cascade.get("escalate_at", 0.1)),
                                     max_escalated=int(cascade.get("max_escalated", 24))),
-            source=source,
         )
 
     def threshold_for(self, pairing: Pairing | str | None = None) -> float:

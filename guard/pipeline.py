@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from embedded.once import LoadedOnce
 from guard.config import GuardConfig
 from guard.detector import ContradictionDetector
-from guard.records import Candidate, Dialogue, Turn
+from guard.records import Candidate, Turn
 from guard.report import BotTurnReport, decide
 from guard.verdicts import Verdict
 from guard.vocabulary import GuardMode, Method, Pairing
@@ -74,11 +74,6 @@ class Guard:
                 self._detectors.popitem(last=False)
             return detector
 
-    def prepare(self, turns: Sequence[Turn], persona: Sequence[str] = (), threshold: float | None = None) -> None:
-        """Split and embed a conversation's texts ahead of its next turn (cached by text): the next ``judge`` pays
-        only for the candidates."""
-        self.detector(threshold).prepare(turns, persona)
-
     def verdicts(self, turns: Sequence[Turn], candidates: Sequence[str], *, speaker: str,
                  persona: Sequence[str] = (), threshold: float | None = None, prefilter: bool = True
                  ) -> list[Verdict]:
@@ -86,12 +81,6 @@ class Guard:
         persona, every candidate's pairs in one batch."""
         return self.detector(threshold, prefilter=prefilter).detect_candidates(
             list(turns), [str(c) for c in candidates], speaker, persona=list(persona))
-
-    def detect(self, dialogue: Dialogue, threshold: float | None = None,
-               method: Method | str = Method.STRUCTURED, prefilter: bool = False) -> Verdict:
-        """The verdict on a dialogue's last turn against the turns before it (the playground's and the command
-        line's question; no prefilter by default: a pasted dialogue is short and every pair is shown)."""
-        return self.detector(threshold, method, prefilter=prefilter).detect(dialogue)
 
     def judge(self, turns: Sequence[Turn], candidates: Sequence[Candidate], *, speaker: str,
               persona: Sequence[str] = (), mode: GuardMode | str = GuardMode.RERANK, threshold: float | None = None,
@@ -118,15 +107,20 @@ def load_guard(name: str = "embedded", prefilter: bool = True) -> Guard:
     wait: the scorer (``load_scorer``), the prefilter's embedder (``prefilter``) and the settings of its
     ``guard_config.json``. Raises what loading raises (``MissingAssetError``, ``ModelLoadError``, ``ConfigError``),
     each with the fix in its message."""
-    from guard import registry
-
-    name = str(name).strip() or registry.DEFAULT_DETECTOR
-    return _GUARDS.get((name, bool(prefilter)), lambda: _load_guard(name, bool(prefilter)))
+    key = _key(name, prefilter)
+    return _GUARDS.get(key, lambda: _load_guard(*key))
 
 
 def guard_loaded(name: str, prefilter: bool = True) -> bool:
     """Whether ``load_guard(name, prefilter)`` would return at once (a page says "Loading..." only when not)."""
-    return _GUARDS.has((str(name).strip(), bool(prefilter)))
+    return _GUARDS.has(_key(name, prefilter))
+
+
+def _key(name: str, prefilter: bool) -> tuple[str, bool]:
+    """A guard's key among the loaded ones: the name as the registry reads it (empty: the default), the prefilter."""
+    from guard import registry
+
+    return str(name).strip() or registry.DEFAULT_DETECTOR, bool(prefilter)
 
 
 def _load_guard(name: str, prefilter: bool) -> Guard:

@@ -330,11 +330,13 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
                         "DECODE dev contradiction dialogues)."]
     # moved away from the calibrated τ, the caption says so (AppTest drops the entry file's sidebar on a rerun, so
     # the caption is read from the function the sidebar calls; tests/test_browser_settings.py moves the real slider)
+    from guard.registry import read_config
     from ui.app_sidebar import operating_point_caption
 
-    assert operating_point_caption(str(detector), 0.5).startswith(
+    point = read_config(str(detector)).operating_point
+    assert operating_point_caption(point, 0.5).startswith(
         "Operating point: custom τ = 0.5000 (calibrated τ = 0.9000); its false-alarm rate and recall are not measured")
-    assert operating_point_caption(str(detector), 0.9) == captions[0]
+    assert operating_point_caption(point, 0.9) == captions[0]
 
 
 def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatch, tmp_path, flagging_detector):

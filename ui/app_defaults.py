@@ -45,6 +45,7 @@ def defaults() -> ChatSettings:
 @functools.lru_cache(maxsize=4)
 def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     from bots.base import DEFAULT_PRESET, PRESETS
+    from guard.config import FALLBACK_THRESHOLD
 
     env = dict(zip(ENVIRONMENT, environment))
     preset_name = env["GUARD_APP_PRESET"] or DEFAULT_PRESET
@@ -52,7 +53,7 @@ def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     try:
         threshold = round(calibrated_threshold(detector), 4)
     except LOAD_ERRORS:
-        threshold = 0.5
+        threshold = FALLBACK_THRESHOLD
     decoding = PRESETS.get(preset_name) or {}
     bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] else "embedded")
     return ChatSettings(

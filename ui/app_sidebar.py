@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from guard.config import FALLBACK_THRESHOLD, STREAM_RULE, OperatingPoint
+from guard.registry import read_config
 from ui import chat_state
 from ui.app_defaults import calibrated_threshold, defaults
 from ui.errors import LOAD_ERRORS, short_error, show_error
@@ -57,15 +59,14 @@ def sidebar_detector_settings() -> tuple[str, float]:
     st.session_state[_REFILLED_KEY] = False
     name = typed.strip() or app_defaults.detector
     try:
-        default = calibrated_threshold(name)
+        config = read_config(name)  # read once a run: τ's default and the operating point below
     except LOAD_ERRORS as exc:
-        from guard.config import FALLBACK_THRESHOLD
-
         with st.sidebar:
             show_error(f"The detector '{name}' has no usable threshold: {short_error(exc)}. Fix its guard_config.json "
                        f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
                        "calibrated for it.", str(exc))
-        default = FALLBACK_THRESHOLD
+        config = None
+    default = FALLBACK_THRESHOLD if config is None else config.threshold
     low, high = chat_state.THRESHOLD_RANGE
     tau_key = chat_state.key("threshold")
     if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
@@ -76,19 +77,13 @@ def sidebar_detector_settings() -> tuple[str, float]:
         format_func=chat_state.tau_label, key=tau_key,
         help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.4f}.",
     )
-    st.sidebar.caption(operating_point_caption(name, float(threshold)))
+    st.sidebar.caption(operating_point_caption(None if config is None else config.operating_point, float(threshold)))
     return name, float(threshold)
 
 
-def operating_point_caption(name: str, threshold: float) -> str:
-    """One line saying which operating point τ is: the calibrated one (and what it was set for) or a custom one."""
-    from guard.config import STREAM_RULE
-    from guard.registry import read_config
-
-    try:
-        point = read_config(name).operating_point
-    except LOAD_ERRORS:
-        point = None
+def operating_point_caption(point: OperatingPoint | None, threshold: float) -> str:
+    """One line saying which operating point τ is: the calibrated one (``point``: what it was set for) or a custom
+    one."""
     if point is None:
         return "Operating point: not recorded for this detector (τ is not calibrated by a stated rule)."
     if abs(threshold - round(point.threshold, 4)) > 1e-9:
