@@ -126,6 +126,14 @@ def set_tau(page, value: float) -> None:
     expect(header).to_be_visible()
 
 
+def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
+    """Wait until the app's script run is over (Streamlit marks its root ``data-test-script-state="notRunning"``).
+
+    A click on a download button while a run is still drawing the page can lose the download: the button's file is
+    registered per run, and the run that replaces it drops the one the click asked for."""
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(timeout=timeout_ms)
+
+
 def turn(page, turn_id: int):
     """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
     return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
+from harness.server import (
+    CHAT_INPUT,
+    CHROMIUM,
+    chromium,
+    scripted_app_env,
+    send,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -86,6 +95,7 @@ def test_the_downloaded_transcript_has_the_reply_just_made(server):
         page.goto(server)
         send(page, "Do you have pets?")
         sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
+        wait_until_idle(page)  # the run that drew the reply is over: its download button is the one clicked
         with page.expect_download() as download:
             page.get_by_role("button", name="Download transcript (JSON)").click()
         record = json.loads(Path(download.value.path()).read_text())
