@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -82,7 +82,7 @@ def test_the_guards_steps_show_before_the_reply_and_the_turn_replaces_them(serve
     sync_api.expect(turn(page, 2)).to_have_text(SECOND)
     assert turn(page, 3).count() == 0
     sync_api.expect(turn(page, 3)).to_have_text(CONSISTENT, timeout=120_000)  # re-rank sends the consistent one
-    sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled(timeout=120_000)  # the run is over
+    wait_until_idle(page)  # the run is over
 
     states = page.evaluate("window.__cgStates")
     # drawn once: at no moment did the page hold two copies of a turn

@@ -17,7 +17,15 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn
+from harness.server import (
+    CHROMIUM,
+    chromium,
+    scripted_app_env,
+    send,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 from studio.storage import Store
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -57,7 +65,7 @@ def test_goading_session_suggestion_annotation_reload_export(studio_app):
         sync_api.expect(turn(page, 3)).to_be_visible(timeout=120_000)
         # the run that made the reply is over (the page is still drawing the chart and suggestions under it: a
         # click in the annotation box before then is lost to that run's redraw)
-        sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled(timeout=120_000)
+        wait_until_idle(page)
         # annotate the bot's answer to it
         box = page.get_by_test_id("stExpander").filter(has_text="Annotate turn 3")
         box.get_by_text("Annotate turn 3").click()

@@ -23,7 +23,15 @@ import re
 import pytest
 
 from embedded import DETECTOR_DIR
-from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, set_tau, streamlit_server, turn
+from harness.server import (
+    CHROMIUM,
+    scripted_app_env,
+    send,
+    set_tau,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)"),
@@ -125,7 +133,7 @@ def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
     # a turn judged at today's τ gets its own τ drawn over it, the earlier ones keep theirs
     send(chat, "Anything else?")
     sync_api.expect(turn(chat, 5)).to_be_visible(timeout=180_000)
-    sync_api.expect(chat.locator(CHAT_INPUT)).to_be_enabled(timeout=60_000)
+    wait_until_idle(chat)  # the run that drew turn 5 is over, its chart sent
     chat.wait_for_timeout(1500)
     *marks3, point3 = _tau_marks_over(chat, 3)
     *marks5, _ = _tau_marks_over(chat, 5)
@@ -147,7 +155,7 @@ def test_a_successful_retry_leaves_no_warning_above_the_reply(server, browser):
     retry = page.get_by_role("button", name=re.compile("Retry reply"))
     retry.click()
     sync_api.expect(turn(page, 1)).to_have_text("I have a dog named Max.", timeout=120_000)
-    sync_api.expect(page.locator(CHAT_INPUT)).to_be_enabled(timeout=60_000)
+    wait_until_idle(page)  # the retried run is over: what it leaves above the reply is final
     page.wait_for_timeout(1000)
     assert warning.count() == 0 or not warning.first.is_visible()
     assert retry.count() == 0 or not retry.first.is_visible()
