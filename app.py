@@ -18,7 +18,7 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import app_sidebar, chat_session, startup  # noqa: E402
+from ui import app_sidebar, chat_session, ownership, startup  # noqa: E402
 from ui.app_defaults import defaults  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
@@ -36,10 +36,12 @@ page = st.navigation([
 ])
 if page.url_path == chat_page.url_path:
     # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
-    # controls before they are drawn
+    # controls before they are drawn; a session of another browser is refused (ui.ownership)
     chat_session.resume()
 app_defaults = defaults()
 startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
 app_sidebar.presentation_toggle()
 app_sidebar.sidebar_detector_settings()
+with st.sidebar:
+    ownership.keep_cookie()  # this browser's token, which its sessions belong to, into its cookie (a first visit)
 page.run()

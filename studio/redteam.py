@@ -69,6 +69,7 @@ class RedteamSettings:
     seed: int = 0
     use_lm: bool = True
     player: str | None = None  # who started the run (the page's name); default "self-play:<method>"
+    owner: str | None = None  # the browser that started it (the Review page); the command line's runs belong to none
 
 
 @dataclass
@@ -128,7 +129,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard: Guard 
             conversation = Conversation(persona=list(chat.persona))
             conversation.record_id = f"redteam-{run.run_id}-{k:03d}"
             info = SessionInfo(id=conversation.record_id, settings=replace(chat),
-                               player=settings.player or f"self-play:{method}", source="redteam",
+                               player=settings.player or f"self-play:{method}", source="redteam", owner=settings.owner,
                                meta={"run_id": run.run_id, "method": method, "guard_judge": guard_judge.name,
                                      "judge": judge.name, "judgements": {}})
             store.save_session(info)

@@ -2,9 +2,11 @@
 
 A bot turn counts as a *guard flag* when the guard found a contradicting candidate, as a *flagged
 reply* when the reply actually sent contradicts (flag mode, or every candidate contradicted; a *repaired
-reply*, sent by the repair mode without its contradicting sentence, is counted apart, not as flagged), and
+reply*, sent by the repair mode without its contradicting sentence, is counted apart, not as flagged), as
+*caught* when the guard flagged a candidate and sent another reply (neither flagged nor repaired), and
 as *confirmed* when the people who annotated it say it contradicts (majority; a tie is not
-confirmed). The trigger method of a bot turn is how the user message before it was written.
+confirmed). A guard flag is so a flagged reply, a repaired reply or a caught one: sent and unsent contradictions
+are counted apart. The trigger method of a bot turn is how the user message before it was written.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class SessionScore:
     turns_to_first_confirmed: int | None  # bot turns until the first contradiction people confirmed
     triggers: dict[str, int] = field(default_factory=dict)  # method -> contradictions it provoked
     repaired_replies: int = 0  # replies sent with their contradicting sentence cut (repair mode; not flagged)
+    caught: int = 0  # bot turns whose contradicting candidates the guard did not send (another reply went out)
 
 
 def session_score(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> SessionScore:
@@ -120,7 +123,8 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
         turns_to_first_flag=flags[0].bot_turn_number if flags else None,
         turns_to_first_confirmed=confirmed[0].bot_turn_number if confirmed else None,
         triggers=dict(Counter(o.method for o in provoked)),
-        repaired_replies=sum(o.repaired for o in outcomes))
+        repaired_replies=sum(o.repaired for o in outcomes),
+        caught=sum(o.guard_flag and not o.reply_flagged and not o.repaired for o in outcomes))
 
 
 def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annotation]) -> pd.DataFrame:
@@ -142,41 +146,49 @@ def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annot
     return pd.DataFrame(rows, columns=columns)
 
 
+#: the scoreboard's counts per group: "guard flags" counts bot turns with a flagged candidate, sent or not; "flagged
+#: replies sent" those whose sent reply was flagged
+SCOREBOARD_COUNTS = ["sessions", "bot replies", "guard flags", "flagged replies sent", "flag rate", "annotated",
+                     "confirmed", "confirmed rate"]
+
+
 def scoreboard(outcomes: pd.DataFrame, by: Sequence[str] = ("bot", "preset", "guard_mode", "method")) -> pd.DataFrame:
-    """Bot replies, guard flags and confirmed contradictions per group, with their rates."""
+    """Bot replies, guard flags (sent or not), flagged replies sent and confirmed contradictions per group, with
+    their rates."""
     by = list(by)
     if outcomes.empty:
-        return pd.DataFrame(columns=by + ["sessions", "bot replies", "guard flags", "flag rate", "annotated",
-                                          "confirmed", "confirmed rate"])
+        return pd.DataFrame(columns=by + SCOREBOARD_COUNTS)
     frame = outcomes.assign(annotated=outcomes["confirmed"].notna(),
                             confirmed_yes=outcomes["confirmed"].fillna(False).astype(bool))
     table = frame.groupby(by, dropna=False).agg(
         sessions=("session", "nunique"), replies=("turn", "size"), flags=("guard_flag", "sum"),
-        annotated=("annotated", "sum"), confirmed=("confirmed_yes", "sum")).reset_index()
+        sent=("reply_flagged", "sum"), annotated=("annotated", "sum"), confirmed=("confirmed_yes", "sum")).reset_index()
     table["flag rate"] = (table["flags"] / table["replies"]).round(3)
     table["confirmed rate"] = [round(c / a, 3) if a else None for c, a in zip(table["confirmed"], table["annotated"])]
-    table = table.rename(columns={"replies": "bot replies", "flags": "guard flags"})
-    return table[by + ["sessions", "bot replies", "guard flags", "flag rate", "annotated", "confirmed",
-                       "confirmed rate"]].sort_values(by).reset_index(drop=True)
+    table = table.rename(columns={"replies": "bot replies", "flags": "guard flags", "sent": "flagged replies sent"})
+    return table[by + SCOREBOARD_COUNTS].sort_values(by).reset_index(drop=True)
 
 
 def player_board(scores: Sequence[SessionScore]) -> pd.DataFrame:
     """Who made the bot contradict itself soonest: per player, the fewest bot turns to a contradiction
-    (confirmed by people when annotated, else flagged by the guard)."""
+    (confirmed by people when annotated, else flagged by the guard), with the contradictions that were sent
+    (flagged replies), those the guard caught and did not send, and those people confirmed, each counted apart."""
+    columns = ["player", "sessions", "bot turns", "flagged replies sent", "caught, not sent", "confirmed", "fastest"]
     rows = []
     for s in scores:
         first = s.turns_to_first_confirmed if s.annotated_turns else s.turns_to_first_flag
-        rows.append({"player": s.player or "(anonymous)", "session": s.session_id, "bot": s.bot,
-                     "bot turns": s.bot_turns, "contradictions": s.confirmed if s.annotated_turns else s.guard_flags,
-                     "first contradiction at bot turn": first})
+        rows.append({"player": s.player or "(anonymous)", "session": s.session_id, "bot turns": s.bot_turns,
+                     "flagged replies sent": s.flagged_replies, "caught, not sent": s.caught,
+                     "confirmed": s.confirmed, "first contradiction at bot turn": first})
     if not rows:
-        return pd.DataFrame(columns=["player", "sessions", "bot turns", "contradictions", "fastest"])
+        return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(rows)
     board = frame.groupby("player").agg(sessions=("session", "nunique"), **{
-        "bot turns": ("bot turns", "sum"), "contradictions": ("contradictions", "sum"),
+        "bot turns": ("bot turns", "sum"), "flagged replies sent": ("flagged replies sent", "sum"),
+        "caught, not sent": ("caught, not sent", "sum"), "confirmed": ("confirmed", "sum"),
         "fastest": ("first contradiction at bot turn", "min")}).reset_index()
-    return board.sort_values(["fastest", "contradictions"], ascending=[True, False], na_position="last") \
-        .reset_index(drop=True)
+    return board.sort_values(["fastest", "flagged replies sent", "caught, not sent"], ascending=[True, False, False],
+                             na_position="last").reset_index(drop=True)[columns]
 
 
 # ---------------------------------------------------------------------------- agreement

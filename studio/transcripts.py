@@ -127,13 +127,15 @@ def read_transcripts(data: bytes | str, name: str = "transcript") -> list[Transc
 
 
 def import_transcript(store: Store, transcript: Transcript, info: SessionInfo | None = None) -> str:
-    """Store the transcript as a new session (source "import"); returns the new session id."""
+    """Store the transcript as a new session (source "import"); returns the new session id. ``info``: the player and
+    the browser it belongs to (the chat page's import); the command line's imports belong to no browser."""
     session_id = f"import-{uuid.uuid4().hex[:12]}"
     base = info or SessionInfo(id=session_id)
     meta = {**base.meta, "imported_from": transcript.name}
     if transcript.record_id:
         meta["original_record_id"] = transcript.record_id
     settings = replace(base.settings, persona=transcript.persona or list(base.settings.persona))
-    store.save_session(SessionInfo(id=session_id, settings=settings, player=base.player, source="import", meta=meta))
+    store.save_session(SessionInfo(id=session_id, settings=settings, player=base.player, source="import", meta=meta,
+                                   owner=base.owner))
     store.save_turns(session_id, transcript.turns)
     return session_id

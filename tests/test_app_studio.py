@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import APP, say, start_scripted_app
+from conftest import APP, html_tables, say, start_scripted_app
 
 from studio.storage import Store, forget_store
 
@@ -38,6 +38,16 @@ def _app(monkeypatch, tmp_path, detector: Path, mode: str = "flag") -> AppTest:
 
 def _suggestion_buttons(at: AppTest):
     return [b for b in at.button if b.key and "::send::" in b.key]
+
+
+def _same_browser(at: AppTest) -> AppTest:
+    """A new tab (or a reload) of the browser that ran ``at``: it sends the same cookie, so its token is the same
+    (AppTest has no cookies; the token is put where ui.ownership keeps what the cookie said)."""
+    from ui.ownership import TOKEN_KEY
+
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.session_state[TOKEN_KEY] = at.session_state[TOKEN_KEY]
+    return fresh
 
 
 def _shown(label: str) -> str:
@@ -98,8 +108,9 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
     [annotation] = Store(db_url).annotations(record_id)
     assert (annotation.annotator, annotation.contradiction, annotation.contradicted_turns, annotation.category,
             annotation.guard_right) == ("teacher", True, [1], "history", True)
-    # a new browser session (refresh, or a server restart) with ?session=ID gets the conversation back
-    fresh = AppTest.from_file(APP, default_timeout=120)
+    # a new browser session of the same browser (refresh, or a server restart) with ?session=ID gets the
+    # conversation back
+    fresh = _same_browser(at)
     fresh.query_params["session"] = record_id
     fresh.run()
     assert not fresh.exception, fresh.exception
@@ -158,8 +169,15 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     frames = [d.value for d in at.dataframe]
-    board = next(f for f in frames if "guard flags" in f.columns and "method" in f.columns)
+    board = next(f for f in frames if "message before the reply" in f.columns)
     assert board["bot replies"].sum() == 2
+    # headers in words, methods by their labels (issue 38: not guard_mode, guard_flag_rate, inquire_bot)
+    for frame in frames:
+        assert not [c for c in frame.columns if "_" in str(c)], frame.columns
+    assert set(board["message before the reply"]) == {"typed by the user"}
+    # sent and unsent contradictions counted apart: flag mode sent the flagged reply at turn 3 and at turn 1
+    players = next(f for f in frames if "caught by the guard, not sent" in f.columns)
+    assert players[["flagged and sent", "caught by the guard, not sent"]].values.tolist() == [[2, 0]]
     assert any("kappa" in f.columns for f in frames)
     [download] = at.get("download_button")
     assert "2 records" in download.proto.label
@@ -177,7 +195,10 @@ def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector
     assert any("4 bot replies in 2 sessions" in s.value for s in at.success)
     sessions = Store(db_url).list_sessions(source="redteam")
     assert len(sessions) == 2 and {s.settings.bot for s in sessions} == {"scripted"}
-    assert any("judge_rate" in d.value.columns for d in at.dataframe)
+    from ui.ownership import TOKEN_KEY, owner_key
+
+    assert {s.owner for s in sessions} == {owner_key(at.session_state[TOKEN_KEY])}  # this browser's self-play
+    assert any("the second judge flags the reply sent" in d.value.columns for d in at.dataframe)
 
 
 def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flagging_detector, db_url):
@@ -200,7 +221,7 @@ def test_a_reloaded_session_gets_its_settings_back(monkeypatch, tmp_path, flaggi
     store = Store(db_url)
     info = store.session_info(record_id)
     store.save_session(replace(info, settings=replace(info.settings, threshold=0.3)))
-    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh = _same_browser(at)
     fresh.query_params["session"] = record_id
     fresh.run()
     assert not fresh.exception, fresh.exception
@@ -237,3 +258,87 @@ def test_suggestion_labels_escape_markdown_and_send_the_raw_text(monkeypatch, tm
     assert button.label == r"What I'm saying is, I love \*\*cats\*\* and \_dogs\_ \[really\]\(x\)\."
     button.click().run()
     assert at.session_state["chat::conversation"].turns[2].text == "What I'm saying is, I love **cats** and _dogs_ [really](x)."
+
+
+# ---------------------------------------------------------------- sessions belong to their browser (issue 38)
+def _texts(at: AppTest) -> str:
+    """Everything the page shows as text: markdown, captions, HTML blocks, alerts."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html]
+    parts += [a.value for kind in ("warning", "error", "info", "success") for a in at.get(kind)]
+    return "\n".join(parts)
+
+
+def test_another_browsers_link_is_refused_with_a_new_chat_offered(monkeypatch, tmp_path, flagging_detector, db_url):
+    mine = _app(monkeypatch, tmp_path, flagging_detector)
+    say(mine, "Do you have any pets?")
+    record_id = mine.session_state["chat::conversation"].record_id
+    assert Store(db_url).session_info(record_id).owner  # the session belongs to the browser that made it
+    other = AppTest.from_file(APP, default_timeout=120)  # another browser: no cookie, a token of its own
+    other.query_params["session"] = record_id
+    other.run()
+    assert not other.exception, other.exception
+    assert other.session_state["chat::conversation"].turns == []  # neither opened ...
+    shown = _texts(other)
+    assert "started in another browser" in shown and "I have a dog named Max" not in shown
+    assert "Do you have any pets" not in shown
+    [new_chat] = [b for b in other.button if b.label == "Start a new chat"]
+    new_chat.click().run()
+    assert "session" not in other.query_params and "another browser" not in _texts(other)
+    say(other, "Hello there")  # ... nor continued: its own message starts its own session
+    assert other.session_state["chat::conversation"].record_id != record_id
+    assert len(Store(db_url).load_session(record_id).turns) == 2
+    # the Review page lists each browser's own sessions only
+    other.switch_page("pages/review.py").run()
+    assert not other.exception, other.exception
+    [sessions] = html_tables(other, "cg-sessions")
+    assert sessions["session"].tolist() == [other.session_state["chat::conversation"].record_id]
+
+
+def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monkeypatch, tmp_path,
+                                                                           flagging_detector, db_url):
+    from studio.storage import SessionInfo
+
+    monkeypatch.setenv("GUARD_TEACHER_PASSWORD", "owl-42")
+    first = _app(monkeypatch, tmp_path, flagging_detector)
+    say(first, "Do you have any pets?")
+    second = AppTest.from_file(APP, default_timeout=120).run()
+    say(second, "Where do you live?")
+    Store(db_url).save_session(SessionInfo("cli-session", player="script"))  # the command line's: no browser's
+    ids = {a.session_state["chat::conversation"].record_id for a in (first, second)} | {"cli-session"}
+    teacher = AppTest.from_file(APP, default_timeout=120).run()
+    teacher.switch_page("pages/review.py").run()
+    assert not teacher.exception, teacher.exception
+    assert not html_tables(teacher, "cg-sessions")  # a browser with no sessions of its own sees none
+    teacher.text_input(key="owner::password").set_value("owl")
+    [sign_in] = [b for b in teacher.button if b.label == "Sign in"]
+    sign_in.click().run()
+    assert any("Wrong password" in e.value for e in teacher.error)
+    teacher.text_input(key="owner::password").set_value("owl-42")
+    [sign_in] = [b for b in teacher.button if b.label == "Sign in"]
+    sign_in.click().run()
+    assert not teacher.exception, teacher.exception
+    assert "owl-42" not in _texts(teacher) and not [t for t in teacher.text_input if t.key == "owner::password"]
+    [sessions] = html_tables(teacher, "cg-sessions")
+    assert set(sessions["session"]) == ids
+    teacher.toggle(key="review_annotated_only").set_value(False).run()
+    [download] = teacher.get("download_button")
+    assert "2 records" in download.proto.label  # one bot reply in each browser's session
+    # the teacher opens the first browser's session on the chat page (the Review page's Open button is clicked in
+    # tests/test_browser_owners.py; AppTest runs app.py, which resumes ?session=, on a tab's first run only)
+    first_id = first.session_state["chat::conversation"].record_id
+    assert teacher.selectbox(key="review_open").options[0].startswith(first_id)
+    from ui.ownership import TEACHER_KEY, TOKEN_KEY
+
+    tab = AppTest.from_file(APP, default_timeout=120)
+    tab.session_state[TOKEN_KEY], tab.session_state[TEACHER_KEY] = teacher.session_state[TOKEN_KEY], True
+    tab.query_params["session"] = first_id
+    tab.run()
+    assert not tab.exception, tab.exception
+    opened = tab.session_state["chat::conversation"]
+    assert opened.record_id == first_id and len(opened.turns) == 2
+    monkeypatch.delenv("GUARD_TEACHER_PASSWORD")  # a server started without the password has no teacher
+    tab = AppTest.from_file(APP, default_timeout=120)
+    tab.session_state[TOKEN_KEY], tab.session_state[TEACHER_KEY] = teacher.session_state[TOKEN_KEY], True
+    tab.query_params["session"] = first_id
+    tab.run()
+    assert tab.session_state["chat::conversation"].turns == [] and "another browser" in _texts(tab)

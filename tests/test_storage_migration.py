@@ -86,8 +86,10 @@ LEGACY_SETTING_FIELDS = ("bot", "preset", "guard_mode", "detector", "threshold",
 
 
 def _info(session) -> dict:
-    """A session's info in the flat shape that code read (its settings fields beside id, player, source...)."""
+    """A session's info in the flat shape that code read (its settings fields beside id, player, source...); schema 7's
+    owner is not in it: a session stored before belongs to no browser (checked here)."""
     info = jsonable({**asdict(session.info), "created_at": None, "updated_at": None})
+    assert info.pop("owner") is None
     settings = info.pop("settings")
     return {**info, **{k: settings[k] for k in LEGACY_SETTING_FIELDS}}
 
@@ -241,12 +243,12 @@ def store4(tmp_path):
 
 def test_a_schema_4_database_is_upgraded_to_today(store4):
     assert READ_AT_SCHEMA4["schema_version"] == 4 and SCHEMA4_DB.stat().st_size < 200_000
-    assert store4.schema_version == SCHEMA_VERSION == 6
+    assert store4.schema_version == SCHEMA_VERSION == 7
     path = store4.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
         versions = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY version")]
         columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
-    assert versions == [1, 2, 3, 4, 5, 6]
+    assert versions == [1, 2, 3, 4, 5, 6, 7]
     assert "settings" in columns and not set(LEGACY_SETTING_FIELDS) & columns  # folded into one record
     assert store4.counts() == READ_AT_SCHEMA4["counts"]
 

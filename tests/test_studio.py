@@ -263,15 +263,17 @@ def test_upgrade_from_schema_1_keeps_old_sessions(tmp_path):
         conn.executescript(V1_DDL)
     store = Store(f"sqlite:///{path}")
     # 3: the guard report stored once (issue 18); 4: settings per turn (issue 19); 5: persona evidence (issue 23)
-    # 6: one settings record per session, reports embed their verdicts (issue 24)
-    assert store.schema_version == SCHEMA_VERSION == 6
+    # 6: one settings record per session, reports embed their verdicts (issue 24); 7: sessions belong to a browser
+    # (issue 38)
+    assert store.schema_version == SCHEMA_VERSION == 7
     old = store.load_session("old-session")
     assert old.info.player is None and old.info.persona == ["I have a dog."]
     assert [t.turn.text for t in old.turns] == ["Do you have pets?", "I have a dog."]
     assert old.turns[1].turn.report.candidates[0].reason == "sent"
     store.annotate(Annotation("old-session", 1, "teacher", False))  # schema 2 tables work on the old session
     versions = [v for (v,) in sqlite3.connect(path).execute("SELECT version FROM schema_version ORDER BY version")]
-    assert versions == [1, 2, 3, 4, 5, 6]
+    assert versions == [1, 2, 3, 4, 5, 6, 7]
+    assert old.info.owner is None  # stored before sessions had owners: no browser's
 
 
 def test_newer_schema_is_refused_and_left_alone(sqlite_url):
@@ -332,6 +334,86 @@ def test_postgres_roundtrip(postgres_url):
 def test_five_sessions_writing_at_once_lose_nothing_postgres(postgres_url):
     counts = _concurrent_sessions(_fresh_pg_database(postgres_url, "concurrent"))
     assert counts["sessions"] == 5 and counts["turns"] == 100 and counts["candidates"] == 100
+
+
+# ---------------------------------------------------------------------------- sessions belong to a browser
+def _schema_6_database(url: str) -> None:
+    """A studio database as schema 6 left it (before sessions had owners), with one chat session and its two turns:
+    today's tables less ``sessions.owner`` and its index, and versions 1-6 recorded."""
+    from sqlalchemy import create_engine, text
+
+    from studio.storage.tables import Base
+
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        Base.metadata.create_all(conn)
+        conn.execute(text("DROP INDEX ix_sessions_owner"))
+        conn.execute(text("ALTER TABLE sessions DROP COLUMN owner"))
+        for version in range(1, 7):
+            conn.execute(text("INSERT INTO schema_version (version, applied_at) VALUES (:v, :t)"),
+                         {"v": version, "t": "2026-11-20 10:00:00"})
+        conn.execute(text("INSERT INTO sessions (id, created_at, updated_at, source, meta, player, settings) VALUES "
+                          "('before-owners', :t, :t, 'chat', '{}', 'ann', :settings)"),
+                     {"t": "2026-11-20 10:00:00", "settings": json.dumps({"bot": "scripted", "persona": []})})
+        for index, speaker, said in ((0, "user", "Do you have pets?"), (1, "bot", "I have a dog.")):
+            conn.execute(text("INSERT INTO turns (session_id, turn_index, speaker, text, created_at, flagged, "
+                              "reply_flagged) VALUES ('before-owners', :i, :s, :x, :t, false, false)"),
+                         {"i": index, "s": speaker, "x": said, "t": "2026-11-20 10:00:00"})
+    engine.dispose()
+
+
+def _sessions_belong_to_their_browser(url: str) -> None:
+    """Schema 7 on a schema-6 database: the session stored before belongs to no browser (only the teacher lists it);
+    a browser lists its own sessions; a session's owner is written once and never taken over."""
+    from studio.storage import Viewer
+
+    _schema_6_database(url)
+    store = Store(url)
+    try:
+        assert store.schema_version == SCHEMA_VERSION == 7
+        old = store.load_session("before-owners")
+        assert old.info.owner is None and [t.turn.text for t in old.turns] == ["Do you have pets?", "I have a dog."]
+        ann, bob = "a" * 64, "b" * 64
+        store.save_session(SessionInfo("ann-chat", player="ann", owner=ann))
+        store.save_session(SessionInfo("bob-chat", player="bob", owner=bob))
+        store.save_session(SessionInfo("ann-chat", player="someone else", owner=bob))  # an update keeps the owner
+
+        def listed(viewer):
+            return [s.id for s in store.list_sessions(viewer=viewer)]
+
+        assert listed(Viewer(ann)) == ["ann-chat"] and listed(Viewer(bob)) == ["bob-chat"]
+        assert listed(Viewer(None)) == [] and listed(Viewer("c" * 64)) == []
+        assert listed(Viewer(ann, teacher=True)) == listed(None) == ["before-owners", "ann-chat", "bob-chat"]
+        assert store.session_info("ann-chat").owner == ann and store.session_info("ann-chat").player == "someone else"
+        assert Viewer(bob).sees(store.session_info("bob-chat")) and not Viewer(bob).sees(old.info)
+        assert Viewer(teacher=True).sees(old.info)
+    finally:
+        store.dispose()
+
+
+def test_sessions_belong_to_their_browser_sqlite(sqlite_url):
+    _sessions_belong_to_their_browser(sqlite_url)
+    path = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        indexes = {row[1] for row in conn.execute("PRAGMA index_list(sessions)")}
+    assert "ix_sessions_owner" in indexes
+
+
+def test_sessions_belong_to_their_browser_postgres(postgres_url):
+    _sessions_belong_to_their_browser(_fresh_pg_database(postgres_url, "owners"))
+
+
+def test_imports_and_self_play_belong_to_the_browser_that_made_them(sqlite_url):
+    from studio.transcripts import import_transcript, read_transcripts
+
+    store = Store(sqlite_url)
+    try:
+        [transcript] = read_transcripts(b"User: hi\nBot: I have a dog.", "chat.txt")
+        mine = import_transcript(store, transcript, SessionInfo(id="", player="ann", owner="a" * 64))
+        cli = import_transcript(store, transcript)  # the command line's import: no browser's
+        assert (store.session_info(mine).owner, store.session_info(cli).owner) == ("a" * 64, None)
+    finally:
+        store.dispose()
 
 
 # ---------------------------------------------------------------------------- scores and agreement

@@ -1,15 +1,18 @@
 """People's labels on the chat page: per bot turn, a contradiction or not, which earlier turns or persona lines it
-contradicts, the CDConv category, and whether the guard was right (stored as studio annotations)."""
+contradicts, what kind of contradiction (CDConv's category, in words), and whether the guard was right (stored as
+studio annotations)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from conversation.records import ChatTurn, Conversation
-from guard.vocabulary import CATEGORIES, Category, category_name
+from guard.vocabulary import CATEGORIES, Category
 from studio.storage import Annotation, Store, StoreError
 from ui.render import escape_markdown
+from ui.review_tables import first_words
 from ui.studio_store import not_stored, player_name, store
+from ui.widgets import plain_category
 
 
 def _cached(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
@@ -40,10 +43,12 @@ def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
         yes = st.radio("Does this reply contradict the conversation?", ["no", "yes"], horizontal=True,
                        key=f"{key}::yes", index=1 if previous and previous.contradiction else 0)
         earlier = [t.turn_id for t in conversation.turns if t.turn_id < turn.turn_id]
+        texts = {t.turn_id: t.text for t in conversation.turns}
         contradicted = st.multiselect("Turns it contradicts", earlier, key=f"{key}::turns",
                                       default=[i for i in (previous.contradicted_turns if previous else [])
                                                if i in earlier],
-                                      format_func=lambda i: f"turn {i}", disabled=yes == "no")
+                                      format_func=lambda i: f"turn {i}: {first_words(texts[i])}",
+                                      disabled=yes == "no")
         persona = (turn.report.persona if turn.report is not None and turn.report.persona
                    else list(conversation.persona))
         lines = list(range(len(persona)))
@@ -53,10 +58,13 @@ def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
             format_func=lambda i: f"persona line {i + 1}: {persona[i][:60]}", disabled=yes == "no" or not lines,
             help=None if lines else "This turn was made without a persona.")
         categories = [c for c in CATEGORIES if c != Category.NONE]
-        category = st.selectbox("CDConv category", categories, key=f"{key}::category",
+        category = st.selectbox("Kind of contradiction", categories, key=f"{key}::category",
                                 index=categories.index(previous.category)
                                 if previous and previous.category in categories else 2,
-                                format_func=category_name, disabled=yes == "no")
+                                format_func=plain_category, disabled=yes == "no",
+                                help="Itself (two parts of the reply clash), who is who (it answers as if it were "
+                                     "the user), or something said earlier. Technical: CDConv's categories intra, "
+                                     "role and history.")
         right = st.radio("Was the guard right?", ["yes", "no", "not sure"], horizontal=True, key=f"{key}::right",
                          index={True: 0, False: 1, None: 2}[previous.guard_right] if previous else 2)
         if st.button("Save annotation", key=f"{key}::save", icon="💾"):

@@ -2,7 +2,8 @@
 
 * ``resume`` (app.py, before any sidebar widget exists): the conversation named by ``?session=`` in the URL (a
   reload, a shared link, a server restart) comes back from the studio database with its settings, which go into the
-  sidebar's controls (``ui.chat_state``).
+  sidebar's controls (``ui.chat_state``) - when it belongs to this browser, or the teacher is signed in
+  (``ui.ownership``). Another browser's link is refused, with a new chat offered; nothing of it is shown.
 * ``current`` / ``reset``: the conversation of this browser session.
 * ``save_turns``: once per new turn - the session's settings (those of its newest turn) and the turns not stored
   yet; a rerun that added no turn writes nothing. The session id goes into the URL.
@@ -20,7 +21,7 @@ import streamlit as st
 
 from conversation.records import ChatSettings, Conversation
 from studio.storage import SessionInfo, StoreError
-from ui import chat_state
+from ui import chat_state, ownership
 from ui.studio_store import not_stored, player_name, store
 
 CONVERSATION_KEY = "chat::conversation"
@@ -64,6 +65,9 @@ def resume() -> Conversation:
         st.warning(f"Session {wanted} is not in {db.display_url}; starting a new conversation.", icon="🔎")
         del st.query_params["session"]
         return conversation
+    if not ownership.sees(stored.info):
+        refuse(wanted)
+        return conversation
     loaded = stored.conversation()
     methods(loaded.record_id).update(stored.methods)
     _saved()[loaded.record_id] = len(loaded.turns)
@@ -72,11 +76,24 @@ def resume() -> Conversation:
     return loaded
 
 
+def _leave_link() -> None:
+    if "session" in st.query_params:
+        del st.query_params["session"]
+
+
+def refuse(session_id: str) -> None:
+    """A ``?session=`` link this browser may not open: say so, offer a new chat, show nothing of the session."""
+    with st.container(border=True):
+        st.warning(f"The conversation {session_id} was started in another browser, so it is not shown here and "
+                   "cannot be continued: conversations belong to the browser that started them. A teacher signed "
+                   "in on the Review page can open it.", icon="🔒")
+        st.button("Start a new chat", icon="💬", key="owner::new_chat", on_click=_leave_link)
+
+
 def reset(persona: list[str]) -> Conversation:
     """A new, empty conversation; the next one gets its own id (and URL) once it has a turn."""
     conversation = st.session_state[CONVERSATION_KEY] = Conversation(persona=list(persona))
-    if "session" in st.query_params:
-        del st.query_params["session"]
+    _leave_link()
     return conversation
 
 
@@ -90,10 +107,15 @@ def save_turns(conversation: Conversation, settings: ChatSettings) -> bool:
     newest = next((t.settings for t in reversed(conversation.turns) if t.settings is not None), None)
     try:
         existing = db.session_info(conversation.record_id)
+        if existing is not None and not ownership.sees(existing):  # never write into another browser's session
+            st.error("Not saved: this conversation belongs to another browser. Reset the conversation to start your "
+                     "own.", icon="🔒")
+            return False
         db.save_session(SessionInfo(
             id=conversation.record_id, settings=replace(newest or settings, persona=list(conversation.persona)),
             player=existing.player if existing and existing.player else player_name(),
-            source=existing.source if existing else "chat", meta=existing.meta if existing else {}))
+            source=existing.source if existing else "chat", meta=existing.meta if existing else {},
+            owner=existing.owner if existing else ownership.owner_key()))
         db.save_turns(conversation.record_id, conversation.turns, methods(conversation.record_id),
                       suggestion_ids(conversation.record_id))
     except StoreError as exc:

@@ -10,6 +10,7 @@ from conversation.records import ChatSettings
 from guard.vocabulary import GuardMode
 from studio.goading import METHOD_LABELS
 from studio.storage import StoreError
+from ui import ownership
 from ui.render import escape_markdown
 from ui.studio_store import player_name, store
 
@@ -26,7 +27,8 @@ def self_play_form(settings: ChatSettings) -> None:
         left, right = st.columns(2)
         bot_name = left.selectbox("Bot", bots, index=bots.index(settings.bot) if settings.bot in bots else 0)
         mode = right.selectbox("Guard mode", SELF_PLAY_MODES, index=SELF_PLAY_MODES.index(GuardMode.RERANK))
-        methods = st.multiselect("Trigger methods (session k uses method k mod n)", list(METHODS),
+        methods = st.multiselect("How the assistant writes its messages (session k uses the k-th, in turn)",
+                                 list(METHODS),
                                  default=list(METHODS), format_func=lambda m: METHOD_LABELS.get(m, m))
         sessions = left.number_input("Sessions", 1, 200, 2)
         turns = right.number_input("Bot turns per session", 1, 10, 2)
@@ -34,7 +36,7 @@ def self_play_form(settings: ChatSettings) -> None:
     if not go:
         return
     if not methods:
-        st.warning("Pick at least one trigger method.")
+        st.warning("Pick at least one way of writing the messages.")
         return
     db = store()
     kept = "the stored sessions are kept; nothing was played"
@@ -44,7 +46,7 @@ def self_play_form(settings: ChatSettings) -> None:
     if db is None or bot is None or guard is None:
         return
     run_settings = RedteamSettings(chat=chat, methods=list(methods), sessions=int(sessions), turns=int(turns),
-                                   player=player_name())
+                                   player=player_name(), owner=ownership.owner_key())  # this browser's sessions
     bar = st.progress(0.0, text="self-play…")
     done = [0]
 
@@ -64,6 +66,7 @@ def self_play_form(settings: ChatSettings) -> None:
     st.success(f"{report['bot_replies']} bot replies in {report['sessions']} sessions ({report['seconds']} s), "
                f"stored with source 'redteam'.")
     st.caption(escape_markdown(f"judges: {report['guard_judge']} and {report['judge']}"))
+    from ui.review_tables import self_play_rows
     from ui.widgets import show_table
 
-    show_table(report["per_method"], interactive=True)
+    show_table(self_play_rows(report["per_method"]), interactive=True)

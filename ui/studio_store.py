@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from studio.storage import SessionInfo, Store, StoreError, default_url, open_store
+from ui import ownership
 
 __all__ = ["URL_KEY", "NAME_KEY", "SUGGEST_KEY", "database_url", "default_url", "store", "not_stored", "player_name",
            "sidebar", "import_upload"]
@@ -69,7 +70,8 @@ def import_upload(data: bytes, name: str) -> None:
     if db is None:
         return
     try:
-        ids = [import_transcript(db, t, SessionInfo(id="", player=player_name())) for t in transcripts]
+        owner = ownership.owner_key()  # an import belongs to the browser that imported it
+        ids = [import_transcript(db, t, SessionInfo(id="", player=player_name(), owner=owner)) for t in transcripts]
     except StoreError as exc:
         st.error(f"Cannot import: {exc}", icon="🗄️")
         return

@@ -29,22 +29,37 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def table_html(rows: Sequence[dict], columns: Sequence[str] | None = None, css_class: str = "") -> str:
+def table_html(rows: Sequence[dict], columns: Sequence[str] | None = None, css_class: str = "",
+               pinned: Sequence[float] = ()) -> str:
     """``rows`` (dicts of plain values) as an escaped HTML table (class ``cg-table``): text columns wrap,
-    number columns keep one line and stay whole, so no column is cut at any width. None shows as empty."""
+    number columns keep one line and stay whole, so no column is cut at any width. None shows as empty.
+
+    A table wider than its box scrolls sideways inside it; ``pinned``: the widths (em) of the leading columns that
+    stay in view meanwhile (``position: sticky``, class ``cg-pinned``), so each row keeps its name."""
     columns = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
     numeric = {c for c in columns if any(_is_number(r.get(c)) for r in rows)
                and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)}
-    head = "".join(f'<th style="{TABLE_HEAD_STYLE}{";text-align:right" if c in numeric else ""}" '
-                   f'data-column="{html.escape(str(c), quote=True)}">{html.escape(str(c))}</th>' for c in columns)
+    lefts = [sum(pinned[:k]) for k in range(len(pinned))]
+
+    def pin(k: int) -> tuple[str, str]:
+        if k >= len(pinned):
+            return "", ""
+        return (' class="cg-pinned"', f";position:sticky;left:{lefts[k]:g}em;z-index:1;background:#ffffff;"
+                f"box-sizing:border-box;width:{pinned[k]:g}em;min-width:{pinned[k]:g}em;max-width:{pinned[k]:g}em")
+
+    head = "".join(f'<th{pin(k)[0]} style="{TABLE_HEAD_STYLE}{";text-align:right" if c in numeric else ""}'
+                   f'{pin(k)[1]}" data-column="{html.escape(str(c), quote=True)}">{html.escape(str(c))}</th>'
+                   for k, c in enumerate(columns))
     body = []
     for row in rows:
         cells = []
-        for c in columns:
+        for k, c in enumerate(columns):
             value = row.get(c)
             text = "" if value is None or (isinstance(value, float) and value != value) else str(value)
             style = NUMBER_CELL_STYLE if c in numeric else (TEXT_CELL_STYLE if len(text) > 12 else "")
-            cells.append(f'<td style="{TABLE_CELL_STYLE};{style}">{escape_text(text)}</td>')
+            if k < len(pinned):
+                style = TEXT_CELL_STYLE.replace("min-width:8em", "") + pin(k)[1]
+            cells.append(f'<td{pin(k)[0]} style="{TABLE_CELL_STYLE};{style}">{escape_text(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     classes = " ".join(["cg-table", css_class]).strip()
     return (f'<div class="cg-table-wrap" style="max-width:100%;overflow-x:auto">'

@@ -32,10 +32,10 @@ def presentation_on() -> bool:
 
 
 def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | None = None,
-               interactive: bool = False, css_class: str = "") -> None:
-    """A small table as wrapping HTML (ui.tables.table_html): every column whole at any width, text wrapped,
-    and larger in presentation mode. ``interactive``: a long table (the Review page's) stays a sortable
-    st.dataframe, except in presentation mode, where its type must grow with the page's."""
+               interactive: bool = False, css_class: str = "", pinned: Sequence[float] = ()) -> None:
+    """A small table as wrapping HTML (ui.tables.table_html; ``pinned``: leading columns kept in view when it
+    scrolls): every column whole, text wrapped, larger in presentation mode. ``interactive``: a long table (the
+    Review page's) stays a sortable st.dataframe, except in presentation mode, where its type must grow."""
     if isinstance(rows, pd.DataFrame):
         rows = rows.astype(object).where(rows.notna(), None).to_dict("records")
     rows = list(rows)
@@ -45,7 +45,7 @@ def show_table(rows: Sequence[dict] | pd.DataFrame, columns: Sequence[str] | Non
     if not rows:
         st.caption("(nothing yet)")
         return
-    st.html(table_html(rows, columns, css_class))
+    st.html(table_html(rows, columns, css_class, pinned))
 
 
 def verdict_line(verdict: Verdict) -> str:

@@ -18,7 +18,7 @@ One module per job; callers import from the package:
 
 | module | what |
 |---|---|
-| ``studio.storage.records`` | what callers read and write: ``SessionInfo``, ``Annotation``, ``StoredTurn``, ``StoredSession``, ``TurnJudgement`` |
+| ``studio.storage.records`` | what callers read and write: ``SessionInfo``, ``Annotation``, ``StoredTurn``, ``StoredSession``, ``TurnJudgement``, and who may see a session (``Viewer``) |
 | ``studio.storage.tables`` | the SQLAlchemy tables, one class a table |
 | ``studio.storage.migrations`` | schema versions: ``MIGRATIONS`` (append a step to change the schema), ``migrate`` |
 | ``studio.storage.store`` | ``Store`` (one database), ``open_store`` / ``forget_store``, ``default_url`` |
@@ -29,11 +29,19 @@ from __future__ import annotations
 
 from studio.storage.errors import StoreError
 from studio.storage.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
-from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn, TurnJudgement
+from studio.storage.records import (
+    SOURCES,
+    Annotation,
+    SessionInfo,
+    StoredSession,
+    StoredTurn,
+    TurnJudgement,
+    Viewer,
+)
 from studio.storage.store import ENV_URL, Store, default_url, forget_store, iter_session_ids, open_store, safe_url
 
 __all__ = [
     "ENV_URL", "MIGRATIONS", "SCHEMA_VERSION", "SOURCES", "Annotation", "SessionInfo", "Store", "StoreError",
-    "StoredSession", "StoredTurn", "TurnJudgement", "default_url", "forget_store", "iter_session_ids", "migrate",
+    "StoredSession", "StoredTurn", "TurnJudgement", "Viewer", "default_url", "forget_store", "iter_session_ids", "migrate",
     "open_store", "safe_url",
 ]

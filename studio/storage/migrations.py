@@ -139,9 +139,16 @@ def _schema_6(conn: Connection) -> None:
             conn.execute(update(TurnRow).where(TurnRow.id == turn_id).values(guard=upgraded))
 
 
+def _schema_7(conn: Connection) -> None:
+    """Sessions belong to the browser that made them (``sessions.owner``, indexed: every browser lists its own). Sessions
+    stored before belong to no browser (NULL): only a signed-in teacher sees them, as those the command line writes."""
+    _add_column_if_missing(conn, "sessions", "owner", "VARCHAR(64)")
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_sessions_owner ON sessions (owner)"))  # SQLite and PostgreSQL
+
+
 #: version -> step that brings a database from version - 1 to it. Append only; never edit a released step.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3, 4: _schema_4,
-                                                         5: _schema_5, 6: _schema_6}
+                                                         5: _schema_5, 6: _schema_6, 7: _schema_7}
 SCHEMA_VERSION = max(MIGRATIONS)
 #: PostgreSQL advisory lock held while migrating, so browsers opening the store at once do not race.
 MIGRATION_LOCK_KEY = 0x5757D10

@@ -17,8 +17,12 @@ SOURCES = ("chat", "redteam", "import")
 @dataclass
 class SessionInfo:
     """A stored session: its chat settings (the one record the chat page and self-play use; the scoreboard
-    groups by them), who played it, where it came from and free metadata. An imported transcript's settings are
-    ``ChatSettings.unknown()``."""
+    groups by them), who played it, where it came from, free metadata and the browser it belongs to. An imported
+    transcript's settings are ``ChatSettings.unknown()``.
+
+    ``owner`` is a key derived from the browser's own token (``ui.ownership``), not the token: the database holds
+    nothing a reader could present as a browser. It is written when the session is created and never changed; None
+    (sessions from before schema 7, self-play and imports from the command line) belongs to no browser."""
 
     id: str
     settings: ChatSettings = field(default_factory=ChatSettings.unknown)
@@ -27,10 +31,24 @@ class SessionInfo:
     meta: dict = field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    owner: str | None = None
 
     @property
     def persona(self) -> list[str]:
         return self.settings.persona
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking at the studio's sessions: a browser (its ``owner`` key) sees the sessions it made; the teacher
+    sees every session, those of no browser included. Session ids travel in exports and transcript downloads, so
+    knowing an id grants nothing: what a viewer may open is decided here."""
+
+    owner: str | None = None
+    teacher: bool = False
+
+    def sees(self, info: SessionInfo) -> bool:
+        return self.teacher or (self.owner is not None and info.owner == self.owner)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, event, func, inspect, select
+from sqlalchemy import create_engine, event, false, func, inspect, select
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,7 +21,7 @@ from guard.jsonform import from_jsonable, jsonable
 from guard.report import BotTurnReport
 from studio.storage.errors import StoreError
 from studio.storage.migrations import migrate
-from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn
+from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn, Viewer
 from studio.storage.tables import TABLES, AnnotationRow, CandidateRow, SessionRow, SuggestionRow, TurnRow, now
 
 ENV_URL = "GUARD_STUDIO_DB"
@@ -134,7 +134,9 @@ class Store:
 
     # ------------------------------------------------------------------ sessions
     def save_session(self, info: SessionInfo) -> None:
-        """Create the session or update its settings (persona, mode...); turns are untouched."""
+        """Create the session or update its settings (persona, mode...); turns are untouched. Its ``owner`` is written
+        when it is created and never changed: a later save (a teacher continuing a student's chat, an import into an
+        existing id) cannot take a session from the browser it belongs to."""
         if info.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}")
         values = {"settings": jsonable(info.settings), "player": info.player, "source": info.source,
@@ -142,7 +144,7 @@ class Store:
         with self._session("saving the session") as session:
             row = session.get(SessionRow, info.id)
             if row is None:
-                session.add(SessionRow(id=info.id, created_at=now(), updated_at=now(), **values))
+                session.add(SessionRow(id=info.id, created_at=now(), updated_at=now(), owner=info.owner, **values))
             else:
                 for key, value in values.items():
                     setattr(row, key, value)
@@ -157,13 +159,18 @@ class Store:
     def _info(row: SessionRow) -> SessionInfo:
         settings = from_jsonable(ChatSettings, row.settings) if row.settings else ChatSettings.unknown()
         return SessionInfo(id=row.id, settings=settings, player=row.player, source=row.source,
-                           meta=dict(row.meta or {}), created_at=row.created_at, updated_at=row.updated_at)
+                           meta=dict(row.meta or {}), created_at=row.created_at, updated_at=row.updated_at,
+                           owner=row.owner)
 
-    def list_sessions(self, source: str | None = None) -> list[SessionInfo]:
+    def list_sessions(self, source: str | None = None, viewer: Viewer | None = None) -> list[SessionInfo]:
+        """The sessions, oldest first; ``viewer``: only those it may see (``Viewer.sees``, asked of the database);
+        None: every session (the command line reads the whole database)."""
         with self._session("listing sessions") as session:
             query = select(SessionRow).order_by(SessionRow.created_at)
             if source:
                 query = query.where(SessionRow.source == source)
+            if viewer is not None and not viewer.teacher:
+                query = query.where(SessionRow.owner == viewer.owner if viewer.owner is not None else false())
             return [self._info(row) for row in session.scalars(query)]
 
     # ------------------------------------------------------------------ turns

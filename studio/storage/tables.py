@@ -40,6 +40,10 @@ class SessionRow(Base):
     # in columns of their own (bot, preset, guard_mode, detector, threshold, num_candidates, persona,
     # penalty_lambda, prefilter), folded into this one by migration 6
     settings: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    # schema 7: the browser that made the session, as a key derived from that browser's own token (never the token,
+    # which is its credential; ui.ownership); None: made before schema 7, or by the command line (self-play, imports),
+    # so a browser never finds it and only a signed-in teacher sees it
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
 
 class TurnRow(Base):
