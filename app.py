@@ -18,7 +18,7 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import app_sidebar, chat_session, ownership, startup  # noqa: E402
+from ui import app_sidebar, chat_session, navigation, ownership, startup  # noqa: E402
 from ui.app_defaults import defaults  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
@@ -27,13 +27,8 @@ st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="
 
 startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
 
-chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
-page = st.navigation([
-    chat_page,
-    st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
-    st.Page("pages/learn.py", title="Learn", icon="🎓"),
-    st.Page("pages/review.py", title="Review sessions", icon="📋"),
-])
+chat_page = navigation.page(navigation.CHAT)
+page = st.navigation([chat_page] + [navigation.page(spec) for spec in navigation.PAGES[1:]])
 if page.url_path == chat_page.url_path:
     # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
     # controls before they are drawn; a session of another browser is refused (ui.ownership)

@@ -40,6 +40,9 @@ def _detector_changed() -> None:
 def sidebar_detector_settings() -> tuple[str, float]:
     """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
     app_defaults = defaults()
+    # the values a visit to another page made Streamlit forget (the chat sidebar's persona, mode...) come back before
+    # the defaults fill what is missing: app.py runs before every page
+    chat_state.restore_missing(st.session_state)
     chat_state.ensure_defaults(app_defaults, st.session_state)
     detector_key = chat_state.key("detector")
     if not str(st.session_state.get(detector_key) or "").strip():

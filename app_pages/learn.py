@@ -10,6 +10,7 @@ import streamlit as st
 from guard.dialogue_text import parse_dialogue_text
 from guard.examples import BY_KEY, EXAMPLES
 from guard.vocabulary import Method
+from ui import navigation
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.render import escape_markdown
@@ -124,5 +125,5 @@ with cols[0]:
 with cols[1]:
     live("cdconv_noodles")
 
-st.page_link("pages/playground.py", label="Try your own dialogues in the probe playground", icon="🧪")
-st.page_link("pages/guarded_chat.py", label="Chat with a guarded bot", icon="💬")
+st.page_link(navigation.page(navigation.PLAYGROUND), label="Try your own dialogues in the probe playground", icon="🧪")
+st.page_link(navigation.page(navigation.CHAT), label="Chat with a guarded bot", icon="💬")

@@ -11,7 +11,7 @@ import streamlit as st
 from studio.export import decode_records
 from studio.scores import agreement, by_turn, outcome_frame, player_board, scoreboard, session_score
 from studio.storage import StoreError
-from ui import ownership, studio_store
+from ui import navigation, ownership, studio_store
 from ui.app_defaults import current_settings
 from ui.render import escape_markdown
 from ui.review_tables import (
@@ -85,10 +85,11 @@ st.caption("Each bot reply keeps the detector and threshold it was judged with w
            "column lists them.")
 by_id = {s.info.id: s for s in sessions}
 left, right = st.columns([4, 1], vertical_alignment="bottom")
-opened = left.selectbox("Open a session on the chat page (to read or annotate it)", list(by_id),
+opened = left.selectbox("A session to read or annotate on the chat page", list(by_id),
                         format_func=lambda i: session_label(by_id[i]), key="review_open")
-if right.button("Open", icon="💬", width="stretch", key="review_open_button") and opened:
-    st.switch_page("pages/guarded_chat.py", query_params={"session": opened})
+if opened:  # a link within the app: this tab's Streamlit session (the teacher's sign-in) goes along
+    right.page_link(navigation.page(navigation.CHAT), label="Open in the chat", icon="💬",
+                    query_params={"session": opened})
 
 st.subheader("Annotator agreement")
 report = agreement(annotations)

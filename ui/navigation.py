@@ -1,0 +1,34 @@
+"""The app's four pages, defined once: app.py builds its ``st.navigation`` from them, and a page that links to another
+(``st.page_link``) links to the same page object.
+
+The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a folder named ``pages`` next to the main
+script as an old-style multipage app until ``st.navigation`` runs once in the process, so on a fresh server whose first
+visitor opened a page's own URL (``/review``) it ran that page alone, without app.py, for every session from then on
+(no shared sidebar, no ``?session=`` resumed, and the folder's file names in the navigation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str
+    title: str
+    icon: str
+    default: bool = False
+
+
+CHAT = PageSpec("app_pages/guarded_chat.py", "Guarded chat", "💬", default=True)
+PLAYGROUND = PageSpec("app_pages/playground.py", "Probe playground", "🧪")
+LEARN = PageSpec("app_pages/learn.py", "Learn", "🎓")
+REVIEW = PageSpec("app_pages/review.py", "Review sessions", "📋")
+PAGES = (CHAT, PLAYGROUND, LEARN, REVIEW)
+
+
+def page(spec: PageSpec) -> st.Page:
+    """The ``st.Page`` of ``spec``: what app.py navigates and what ``st.page_link`` and ``st.switch_page`` take."""
+    return st.Page(spec.path, title=spec.title, icon=spec.icon, default=spec.default)
