@@ -34,8 +34,9 @@ if prompt is None and picked is not None:
 conversation.persona = list(settings.persona)  # the persona applies from the next turn; earlier turns keep theirs
 
 st.title("Guarded chat")
-st.caption(escape_markdown(f"bot: {settings.bot} · decoding: {settings.preset} · guard: {settings.mode} · "
-                           f"detector: {settings.detector} · τ = {settings.threshold:.4f}"))
+st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {settings.mode} · detector: "
+                           f"{settings.detector}, flags from τ = {settings.threshold:.4f}"),
+           help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
 
 # ---------------------------------------------------------------- the transcript, drawn once

@@ -8,18 +8,18 @@ from __future__ import annotations
 import streamlit as st
 
 from guard.dialogue_text import parse_dialogue_text
-from guard.examples import BY_KEY, EXAMPLES
+from guard.examples import BY_KEY, CLASS_EXAMPLES, EXAMPLES, judge_examples
 from guard.vocabulary import Method
 from ui import navigation
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.render import escape_markdown
+from ui.verdict_checks import show_category_checks
 from ui.widgets import (
     example_judgements,
     judgement_text,
     plain_verdict_line,
     show_agreement,
-    show_category_checks,
     show_dialogue,
 )
 
@@ -42,6 +42,8 @@ judgements = ({j.key: j for j in example_judgements(detector_name, threshold, st
 if judgements:
     show_agreement(list(judgements.values()), plain=True,
                    titles={e.key: e.plain_title or e.title for e in EXAMPLES})
+    # the Learn page's own examples are graded too, outside the measured set the summary counts
+    judgements.update({j.key: j for j in judge_examples(structured, CLASS_EXAMPLES)})
 
 
 def live(example_key: str, method_detector=None) -> None:
@@ -91,6 +93,9 @@ with tabs[1]:
     st.markdown("The detector reads the reply two ways: as following from what the *user* said earlier, or from "
                 "what the *bot* said. If it clashes with the bot's earlier words but follows from the user's, the "
                 "bot has mixed up who is who.")
+    live("role_hobby")
+    st.markdown("The detector does not catch every mix-up. In the next one the bot takes over the user's job, and "
+                "the detector is not sure enough that being a nurse clashes with being a teacher: see what it says.")
     live("role_written")
 with tabs[2]:
     st.markdown("The detector compares the reply with every earlier turn of the same speaker, one at a time. The "

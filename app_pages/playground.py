@@ -9,17 +9,19 @@ from guard import probes
 from guard.chitchat import a2t_pool as chitchat_a2t_pool
 from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.examples import BY_KEY, EXAMPLES
+from guard.policies import deciding_score, score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui.app_defaults import current_settings
 from ui.models import get_guard
-from ui.render import escape_markdown, inserted_turns_note
+from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
+from ui.render import escape_markdown
+from ui.verdict_checks import show_category_checks
 from ui.widgets import (
     example_judgements,
     heatmap,
     judgement_text,
     show_agreement,
-    show_category_checks,
     show_dialogue,
     show_evidence_table,
     show_table,
@@ -52,7 +54,8 @@ def load_example() -> None:
 
 
 st.title("Probe playground")
-st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} (change both in the sidebar)")
+st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {threshold:.4f} (the threshold τ; change both in "
+                           "the sidebar)"))
 
 left, right = st.columns([3, 2])
 # both methods over one guard: a detector that fails to load is reported once
@@ -70,9 +73,10 @@ with right:
         st.caption(escape_markdown(example.note))
     if example.key in judgements and state["pg_text"].strip() == example.text.strip():
         st.markdown(judgement_text(judgements[example.key]))
-    st.number_input("A2T seed", min_value=0, step=1, key="pg_a2t_seed",
-                    help="Which real chit-chat pair A2T inserts (drawn from the chitchat-dataset package's "
-                         "conversations); each A2T moves it on by one, so the next one draws another pair.")
+    st.number_input("Which real exchange to add (A2T seed)", min_value=0, step=1, key="pg_a2t_seed",
+                    help="Which pair of turns from real chats is added; each use moves it on by one, so the next one "
+                         "draws another pair.\n\nTechnical: the A2T probe's seed over the chitchat-dataset package's "
+                         "conversations.")
 with left:
     st.text_area("Dialogue — one turn a line, `Speaker: text`; the last line is judged", key="pg_text",
                  height=220)
@@ -82,13 +86,15 @@ if judgements:
 
 buttons = st.columns(4)
 run_detect = buttons[0].button("Detect", type="primary", icon="🔎", width="stretch")
-run_a2t = buttons[1].button("Apply A2T", icon="➕", width="stretch",
-                            help="DECODE's Add Two Turns: insert two real chit-chat turns between the evidence "
-                                 "and the judged turn. A contradiction should stay a contradiction.")
+run_a2t = buttons[1].button("Add two turns (A2T)", icon="➕", width="stretch",
+                            help="Puts two turns from a real chat between the reason and the judged turn. A "
+                                 "contradiction should stay a contradiction.\n\nTechnical: DECODE's Add Two Turns "
+                                 "probe.")
 
-run_rct = buttons[2].button("Apply RCT", icon="✂️", width="stretch",
-                            help="DECODE's Remove Contradicting Turns: delete the evidence turns (with their "
-                                 "partner utterances). The contradiction should disappear.")
+run_rct = buttons[2].button("Remove the reason (RCT)", icon="✂️", width="stretch",
+                            help="Deletes the turns the detector gave as its reason (with the other speaker's turn "
+                                 "before each). The contradiction should disappear.\n\nTechnical: DECODE's Remove "
+                                 "Contradicting Turns probe.")
 if buttons[3].button("Reset to example", icon="↩️", width="stretch"):
     state["pg_text_next"] = BY_KEY[state["pg_example"]].text
     state["pg_log"] = []
@@ -134,7 +140,8 @@ def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
         "probe": kind.upper(), "expectation": "stays a contradiction" if expected else "flips to no contradiction",
         "before": {m: before[m].score for m in held}, "after": {m: after[m].score for m in held},
         "held": held, "meta": {k: v for k, v in case.variant.meta.items() if k in ("inserted_at", "removed_turn_ids")},
-        "inserted": inserted_turns_note(case.variant, seed) if kind == "a2t" else "",
+        "changed": (inserted_turns_note(case.variant, seed) if kind == "a2t"
+                    else removed_turns_note(dialogue, case.variant)),
         "text": after["text"],  # the dialogue the probe left: the log goes on only from it
     })
     if kind == "a2t":
@@ -166,16 +173,7 @@ if result is not None and result["text"].strip() != state["pg_text"].strip():
 
 if state["pg_log"]:
     st.subheader("Probe log")
-    rows = []
-    for entry in state["pg_log"]:
-        rows.append({
-            "probe": entry["probe"], "expectation": entry["expectation"],
-            **{f"{m} before → after": f"{entry['before'][m]:.2f} → {entry['after'][m]:.2f}"
-               for m in METHODS},
-            **{f"{m} held": "✔ held" if entry["held"][m] else "✘ broke" for m in METHODS},
-            "inserted turns": entry.get("inserted", ""),
-        })
-    show_table(rows, css_class="cg-probe-log")
+    show_table(log_rows(state["pg_log"]), css_class="cg-probe-log")
 
 if result is not None:
     dialogue = result["dialogue"]
@@ -183,18 +181,23 @@ if result is not None:
     for col, method in zip(cols, METHODS):
         verdict = result[method]
         with col, st.container(border=True):
-            st.subheader(method.capitalize())
+            st.subheader(f"{METHOD_WORDS[method].capitalize()} ({method})")
             st.markdown(verdict_line(verdict))
             if method == Method.STRUCTURED:
-                st.caption("pairs the last turn's sentences with each earlier sentence of the same speaker; "
-                           "max = score, pairs ≥ τ = evidence")
+                st.caption("Each sentence of the last turn against each earlier sentence of the same speaker: the "
+                           "strongest clash is the score, and every pair over the line is a reason.",
+                           help="Technical: DECODE's structured method; max pair score = the verdict's score, pairs ≥ "
+                                "τ = the evidence.")
                 show_dialogue(dialogue, verdict)
                 show_evidence_table(verdict)
                 show_category_checks(verdict)
             else:
-                st.caption("one pair: the whole speaker-marked history vs the last turn; no per-turn evidence")
+                st.caption("The whole conversation as one text against the last turn: one score, no turn to point "
+                           "at.", help="Technical: DECODE's unstructured method, one NLI pair of the speaker-marked "
+                                       "history and the last turn.")
                 show_dialogue(dialogue, None)
-    st.subheader("Pair scores: judged sentences × earlier utterances (structured)")
+    st.subheader("Pair scores: judged sentences × earlier ones (one turn at a time)")
     structured = result[Method.STRUCTURED]
+    shown, _ = score_and_threshold(*deciding_score(structured))
     heatmap(structured.pair_scores, structured.details.threshold,
-            title=f"{category_name(structured.category)} · p = {structured.score:.2f}")
+            title=f"{category_name(structured.category)} · p = {shown}")

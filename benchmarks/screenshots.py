@@ -7,8 +7,9 @@ The chat is a planted demo (the scripted bot) judged by the real detector in re-
 bot turn's best candidates contradict turn 1, the guard sends the consistent one, and the candidate
 panel shows what it caught (the README's screenshot). The playground judges its first example (DECODE's
 stay-at-home mom: a heatmap of several columns),
-the Learn page is shown as it opens, the Review page lists the sessions just played, and the chat and
-the playground once more in presentation mode. Each PNG is 1400 px wide (a classroom laptop), as tall
+the Learn page is shown as it opens, the Review page lists the session just played as its browser sees it (sessions
+belong to their browser), the chat and the playground once more in presentation mode (another browser), and the
+Review page again as the teacher sees it, signed in on a server started with a teacher password: both sessions. Each PNG is 1400 px wide (a classroom laptop), as tall
 as the page's content, and reduced to a 256-colour palette to stay small. The sessions go to a
 throw-away studio database, not the user's.
 """
@@ -35,7 +36,9 @@ DEMO_SCRIPT = {"replies": [
      {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
-PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground")
+PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher")
+#: the screenshot server's teacher password (a throw-away server and database)
+TEACHER_PASSWORD = "screenshots"
 
 
 def save(page, path: Path) -> None:
@@ -81,9 +84,16 @@ def collapse_blank_rows(image, left: int = 360, keep: int = 48):
     return out
 
 
-def chat(browser, url: str, out: Path, presentation: bool = False) -> int:
+def new_page(context, height: int):
+    """A page of ``context`` (one browser: its cookie, so its sessions) at the screenshots' width."""
+    page = context.new_page()
+    page.set_viewport_size({"width": WIDTH, "height": height})
+    return page
+
+
+def chat(context, url: str, out: Path, presentation: bool = False) -> int:
     height = 2900
-    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page = new_page(context, height)
     page.goto(url)
     if presentation:
         presentation_on(page)
@@ -103,9 +113,9 @@ def presentation_on(page) -> None:
     page.wait_for_timeout(1500)
 
 
-def playground(browser, url: str, out: Path, presentation: bool = False) -> int:
+def playground(context, url: str, out: Path, presentation: bool = False) -> int:
     height = 2300
-    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page = new_page(context, height)
     page.goto(f"{url}/playground")
     if presentation:
         page.get_by_text("Built-in example").wait_for(timeout=300_000)
@@ -119,9 +129,9 @@ def playground(browser, url: str, out: Path, presentation: bool = False) -> int:
     return 0
 
 
-def _shoot_page(browser, url: str, path: Path, ready_text: str, height: int) -> int:
+def _shoot_page(context, url: str, path: Path, ready_text: str, height: int) -> int:
     """A whole page once ``ready_text`` shows: the pages that need no interaction first."""
-    page = browser.new_page(viewport={"width": WIDTH, "height": height}, device_scale_factor=1)
+    page = new_page(context, height)
     page.goto(url)
     page.get_by_text(ready_text).wait_for(timeout=300_000)
     save(page, path)
@@ -129,13 +139,29 @@ def _shoot_page(browser, url: str, path: Path, ready_text: str, height: int) -> 
     return 0
 
 
-def learn(browser, url: str, out: Path) -> int:
-    return _shoot_page(browser, f"{url}/learn", out / "screenshot-learn.png",
+def learn(context, url: str, out: Path) -> int:
+    return _shoot_page(context, f"{url}/learn", out / "screenshot-learn.png",
                        "Why checking one turn at a time works better", 2600)
 
 
-def review(browser, url: str, out: Path) -> int:
-    return _shoot_page(browser, f"{url}/review", out / "screenshot-review.png", "Scoreboard", 2000)
+def review(context, url: str, out: Path) -> int:
+    return _shoot_page(context, f"{url}/review", out / "screenshot-review.png", "Scoreboard", 2000)
+
+
+def review_teacher(context, url: str, out: Path) -> int:
+    """The Review page signed in as the teacher: every browser's sessions."""
+    page = new_page(context, 2200)
+    page.goto(f"{url}/review")
+    page.get_by_text("Review goading sessions").wait_for(timeout=300_000)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Teacher", exact=True).click()
+    sidebar.get_by_label("Teacher password").fill(TEACHER_PASSWORD)
+    sidebar.get_by_role("button", name="Sign in").click()
+    sidebar.get_by_text("Signed in as the teacher").wait_for(timeout=60_000)
+    page.get_by_text("Scoreboard").wait_for(timeout=300_000)
+    save(page, out / "screenshot-review-teacher.png")
+    page.close()
+    return 0
 
 
 def main() -> int:
@@ -154,20 +180,25 @@ def main() -> int:
         script = Path(folder) / "demo.json"
         script.write_text(json.dumps(DEMO_SCRIPT))
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": "rerank",
-               "GUARD_APP_CANDIDATES": "3", "GUARD_STUDIO_DB": f"sqlite:///{Path(folder) / 'studio.db'}"}
+               "GUARD_APP_CANDIDATES": "3", "GUARD_STUDIO_DB": f"sqlite:///{Path(folder) / 'studio.db'}",
+               "GUARD_TEACHER_PASSWORD": TEACHER_PASSWORD}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
+            # one browser per person: a student's pages, another student's in presentation mode, the teacher's
+            student, other, teacher = (browser.new_context(device_scale_factor=1) for _ in range(3))
             if "chat" in wanted:
-                failures += chat(browser, url, args.out)
+                failures += chat(student, url, args.out)
             if "playground" in wanted:
-                failures += playground(browser, url, args.out)
+                failures += playground(student, url, args.out)
             if "learn" in wanted:
-                failures += learn(browser, url, args.out)
+                failures += learn(student, url, args.out)
             if "review" in wanted:
-                failures += review(browser, url, args.out)
+                failures += review(student, url, args.out)
             if "presentation" in wanted:
-                failures += chat(browser, url, args.out, presentation=True)
+                failures += chat(other, url, args.out, presentation=True)
             if "presentation-playground" in wanted:
-                failures += playground(browser, url, args.out, presentation=True)
+                failures += playground(other, url, args.out, presentation=True)
+            if "review-teacher" in wanted:
+                failures += review_teacher(teacher, url, args.out)
     return 1 if failures else 0
 
 

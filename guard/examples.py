@@ -245,7 +245,32 @@ EXAMPLES: tuple[Example, ...] = (
     ),
 )
 
-BY_KEY = {example.key: example for example in EXAMPLES}
+#: Examples only the Learn page shows, outside the measured set above (the detector benchmarks and the docs count
+#: EXAMPLES' right and wrong). "role_hobby" teaches role confusion with a clash the shipped detector catches (role,
+#: 0.98 against τ 0.9493, the user reading 0.98 vs the bot's 0.02; measured 2026-11-27): EXAMPLES' own "role_written",
+#: a job-vs-job clash, scores 0.92 with detector v4 and is shown after it as one the detector gets wrong.
+CLASS_EXAMPLES: tuple[Example, ...] = (
+    Example(
+        key="role_hobby",
+        title="Role confusion: the bot takes over the user's hobby",
+        source="written for this app in the style of CDConv's role-confusion category",
+        text=(
+            "User: I play the guitar in a band.\n"
+            "Bot: I can't play any instrument. What music does your band play?\n"
+            "User: We play rock, mostly old songs.\n"
+            "Bot: I play the guitar in a rock band."
+        ),
+        expected=Category.ROLE,
+        note="The last bot turn contradicts 'I can't play any instrument' because it answers as if it were the user: "
+             "the user's own words entail it.",
+        plain_title="The bot takes over the user's hobby",
+        plain_source="written for this app",
+        plain_note="The last bot turn clashes with “I can't play any instrument” because the bot answers as if it "
+                   "were the user: what it says follows from the user's own words.",
+    ),
+)
+
+BY_KEY = {example.key: example for example in EXAMPLES + CLASS_EXAMPLES}
 
 
 @dataclass(frozen=True)

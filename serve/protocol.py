@@ -43,6 +43,8 @@ GUARD_FIELDS = {
     "repair_fallback": f"one of {', '.join(REPAIR_FALLBACKS)} (the policy repair falls back to)",
     "fallback": "a non-empty string (the safe reply: what block mode sends when every candidate contradicts)",
 }
+#: the guard setting for how many candidates are judged (what the error for ``n`` > 1 points to; one of GUARD_FIELDS)
+CANDIDATES_FIELD = "num_candidates"
 #: names the ``guard`` field took before it used the settings record's: refused with the name to use
 RENAMED_GUARD_FIELDS = {"mode": "guard_mode", "candidates": "num_candidates", "safe_reply": "fallback"}
 MAX_NEW_TOKENS = 4096
@@ -136,7 +138,7 @@ def parse_chat_request(data: Mapping, defaults: ChatSettings, max_candidates: in
     if n is not None and (isinstance(n, bool) or n != 1):
         raise RequestError(400, f"'n' must be 1, got {_show(n)}: the guard answers with the one reply its policy "
                                 "chose; the candidates it judged are in the response's 'guard' field (set how many "
-                                "with guard.candidates)", param="n")
+                                f"with guard.{CANDIDATES_FIELD})", param="n")
     turns, turn_messages, persona, persona_messages = _conversation(data.get("messages"))
     settings = replace(_guard_settings(data.get("guard"), defaults, max_candidates),
                        decoding=_decoding(data, defaults.decoding_config), persona=list(persona))

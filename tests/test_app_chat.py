@@ -54,10 +54,14 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     tables = html_tables(at, "cg-candidates")
     assert len(tables) == 2  # one candidates table per bot turn
     table = tables[1]
-    assert list(table["candidate"]) == ["I have never had a dog.", "Max loves long walks in the park."]
-    assert list(table.columns) == ["#", "sent", "candidate", "why", "generator score", "contradiction score",
-                                   "category"]
+    assert list(table["reply"]) == ["I have never had a dog.", "Max loves long walks in the park."]
+    assert list(table.columns) == ["#", "sent", "reply", "why", "bot's own score", "contradiction score",
+                                   "flags from", "kind"]
     assert (table["contradiction score"] != "").all() and table["why"].str.len().min() > 10
+    # one number per decision: the score column quotes the deciding check's score as the "why" text does
+    report = at.session_state["chat::conversation"].turns[3].report
+    for row, cand in zip(table.to_dict("records"), report.candidates):
+        assert f"probability {row['contradiction score']} (threshold {row['flags from']})" in row["why"], row
     state = at.session_state["chat::conversation"]
     assert [t.agent_id for t in state.turns] == ["user", "bot", "user", "bot"]
 
@@ -325,20 +329,26 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
         "fire_rate_chitchat": 0.02, "recall_decode_contradictions": 0.49}}
     (detector / "guard_config.json").write_text(json.dumps(config))
     at = _app(monkeypatch, tmp_path, str(detector))
-    captions = [c.value for c in at.sidebar.caption if c.value.startswith("Operating point")]
-    assert captions == ["Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.9000; catches 49% of "
-                        "DECODE dev contradiction dialogues)."]
-    # moved away from the calibrated τ, the caption says so (AppTest drops the entry file's sidebar on a rerun, so
-    # the caption is read from the function the sidebar calls; tests/test_browser_settings.py moves the real slider)
+    # plain words under the slider (issue 38), the measured rule one click away in its help
+    captions = [c.value for c in at.sidebar.caption if "default line" in c.value]
+    assert captions == ["At this detector's default line, about 5% of consistent conversations are flagged by "
+                        "mistake; it catches 49% of the real contradictions it was set on."]
+    slider = at.select_slider(key="chat::threshold")
+    assert slider.label == "How sure the detector must be to flag"
+    assert slider.help.endswith("Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.9000; catches 49% "
+                                "of DECODE dev contradiction dialogues).")
+    # moved away from the calibrated τ, the caption says so (tests/test_browser_settings.py moves the real slider)
     from guard.registry import read_config
-    from ui.app_sidebar import operating_point_caption
+    from ui.app_sidebar import operating_point_caption, plain_operating_point
 
     point = read_config(str(detector)).operating_point
     assert operating_point_caption(point, 0.5).startswith(
         "Operating point: custom τ = 0.5000 (calibrated τ = 0.9000); its false-alarm rate and recall are not measured")
-    assert operating_point_caption(point, 0.9) == captions[0]
+    assert plain_operating_point(point, 0.5).startswith("You moved the line from this detector's default (0.9000)")
+    assert plain_operating_point(point, 0.9) == captions[0]
 
 
 def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
-    assert any(c.value.startswith("Operating point: not recorded") for c in at.sidebar.caption)
+    assert any(c.value == "This detector's default line was not set by a measured rule." for c in at.sidebar.caption)
+    assert "Operating point: not recorded" in at.select_slider(key="chat::threshold").help

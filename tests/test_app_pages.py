@@ -45,24 +45,24 @@ def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
     _button(at, "Detect").click().run()
     assert not at.exception, at.exception
     headers = [s.value for s in at.subheader]
-    assert "Structured" in headers and "Unstructured" in headers
+    assert "One turn at a time (structured)" in headers and "All at once (unstructured)" in headers
     assert any("history contradiction" in m.value for m in at.markdown)
     assert len(at.get("vega_lite_chart")) == 1  # the pair-score heatmap
     evidence = [h.proto.body for h in at.html if 'class="cg-evidence"' in h.proto.body]
     assert evidence, "evidence turns are highlighted"
 
     before = at.session_state["pg_text"].count("\n") + 1
-    _button(at, "Apply A2T").click().run()
+    _button(at, "Add two turns (A2T)").click().run()
     assert not at.exception, at.exception
     assert at.session_state["pg_text"].count("\n") + 1 == before + 2  # two real chit-chat turns inserted
     [entry] = _probe_log(at)
-    assert entry["probe"] == "A2T" and entry["expectation"] == "stays a contradiction"
+    assert entry["probe"] == "A2T" and entry["should"] == "stays a contradiction"
 
-    _button(at, "Apply RCT").click().run()
+    _button(at, "Remove the reason (RCT)").click().run()
     assert not at.exception, at.exception
     log = _probe_log(at)
     assert [e["probe"] for e in log] == ["A2T", "RCT"]
-    assert log[1]["expectation"] == "flips to no contradiction"
+    assert log[1]["should"] == "flips to no contradiction"
     assert at.session_state["pg_text"].count("\n") + 1 < before + 2  # evidence turns removed
 
 
@@ -70,7 +70,7 @@ def test_playground_a2t_result_numbers_the_turns_as_the_editor_does(monkeypatch,
     """Issue 32: after A2T the result listed the turns as 0, 1, 2, 4, 5, 3 (the probe's ids)."""
     at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()
-    _button(at, "Apply A2T").click().run()
+    _button(at, "Add two turns (A2T)").click().run()
     assert not at.exception, at.exception
     result = at.session_state["pg_result"]["dialogue"]
     lines = at.session_state["pg_text"].splitlines()
@@ -85,7 +85,7 @@ def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_de
     """Issue 32: RCT on an example, then a new dialogue typed and judged: the example's RCT row was still there."""
     at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()
-    _button(at, "Apply RCT").click().run()
+    _button(at, "Remove the reason (RCT)").click().run()
     assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
     _button(at, "Detect").click().run()  # the dialogue RCT left, judged again: still its log
     assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
@@ -93,7 +93,7 @@ def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_de
     _button(at, "Detect").click().run()
     assert not at.exception, at.exception
     assert _probe_log(at) == [] and "Probe log" not in [s.value for s in at.subheader]
-    _button(at, "Apply A2T").click().run()  # a probe on the new dialogue starts a log of its own
+    _button(at, "Add two turns (A2T)").click().run()  # a probe on the new dialogue starts a log of its own
     assert [e["probe"] for e in _probe_log(at)] == ["A2T"]
 
 
@@ -138,16 +138,16 @@ def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
     _button(at, "Detect").click().run()
     result = at.session_state["pg_result"]
     assert result["structured"].contradiction and result["structured"].evidence_turn_ids == [1]
-    _button(at, "Apply RCT").click().run()
+    _button(at, "Remove the reason (RCT)").click().run()
     [entry] = _probe_log(at)
-    assert entry["structured held"] == "✔ held"  # the contradiction disappears with its evidence
+    assert entry["one turn at a time: held?"] == "✔ held"  # the contradiction disappears with its evidence
 
 
+#: issue 38: the role tab's only example ("I work as a nurse" after "I am a teacher") was one detector v4 gets wrong
+#: (0.92 < τ: its same-bot training pairs read job-vs-job clashes as consistent, docs/detector.md); the tab now
+#: teaches with one it gets right and shows that one after it, said to be wrong
 LEARN_CATEGORIES = (("intra", "contradicts itself"), ("history", "contradicts something said earlier"),
-                    pytest.param("role", "mixes up who is who", marks=pytest.mark.xfail(strict=True, reason=(
-                        "detector v4 scores the role tab's 'I work as a nurse' against 'I am a teacher' under τ: "
-                        "its same-bot training pairs read job-vs-job clashes as consistent (docs/detector.md, "
-                        "known weaknesses)"))))
+                    ("role", "mixes up who is who"))
 
 
 @needs_embedded
@@ -158,6 +158,15 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch, 
     # each category tab's example is judged as the category it teaches (people's word last, the detector's first)
     assert any(line.startswith(f"⚠️ Detector: **{shown}**") and line.endswith(f"people say: **{shown}**")
                for line in lines), (category, lines)
+
+
+@needs_embedded
+def test_the_learn_page_says_which_example_the_detector_gets_wrong(monkeypatch):
+    at = _page(monkeypatch, "embedded", "app_pages/learn.py")
+    said = [m.value for m in at.markdown]
+    intro = next(i for i, m in enumerate(said) if m.startswith("The detector does not catch every mix-up"))
+    wrong = [m for m in said[intro:] if "✘ wrong" in m]
+    assert wrong and "mixes up who is who" in wrong[0], said[intro:intro + 6]
 
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
@@ -188,12 +197,34 @@ def test_a2t_draws_real_chitchat_pairs_by_seed_and_says_which(monkeypatch, flagg
     at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_job").run()
     _button(at, "Detect").click().run()
-    _button(at, "Apply A2T").click().run()
+    _button(at, "Add two turns (A2T)").click().run()
     assert at.number_input(key="pg_a2t_seed").value == 1  # the next A2T draws another pair
-    _button(at, "Apply A2T").click().run()  # on the variant: two more turns, from the next seed
-    first, second = [e["inserted turns"] for e in _probe_log(at)]
+    _button(at, "Add two turns (A2T)").click().run()  # on the variant: two more turns, from the next seed
+    first, second = [e["what it changed"] for e in _probe_log(at)]
     assert first.startswith("seed 0: ") and second.startswith("seed 1: ")
     assert "chit-chat conversation" in first and first[len("seed 0"):] != second[len("seed 1"):]
+    # issue 38: the row numbers the added turns as the dialogue (the editor) does, not as their source conversation
+    lines = at.session_state["pg_text"].splitlines()
+    numbers = [int(n) for n in re.search(r"turns (\d+)-(\d+)", second).groups()]
+    quoted = re.findall(r'"([^"]*)"', second)
+    assert [lines[n].split(": ", 1)[1] for n in numbers] == quoted, (second, lines)
+
+
+def test_rct_says_which_turns_it_removed(monkeypatch, flagging_detector):
+    """Issue 38: the RCT row said nothing of what it removed."""
+    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at.selectbox(key="pg_example").set_value("dnli_dog").run()
+    before = at.session_state["pg_text"].splitlines()
+    _button(at, "Remove the reason (RCT)").click().run()
+    [entry] = _probe_log(at)
+    removed = re.match(r"removed turns? ([\d, -]+): (.*)$", entry["what it changed"])
+    assert removed, entry
+    numbers = [int(n) for n in re.findall(r"\d+", removed.group(1))]
+    if "-" in removed.group(1):
+        numbers = list(range(numbers[0], numbers[1] + 1))
+    texts = [before[i].split(": ", 1)[1] for i in numbers]
+    assert removed.group(2) == " / ".join(f'"{t}"' for t in texts)
+    assert len(at.session_state["pg_text"].splitlines()) == len(before) - len(numbers)  # and they are gone
 
 
 def test_a_bad_detector_name_is_one_short_error(monkeypatch):

@@ -518,8 +518,12 @@ def test_turn_score_chart_draws_tau_as_a_rule():
     from ui.charts import turn_score_chart
 
     spec = turn_score_chart(turn_scores(_chat("rerank", SCRIPT)), threshold=0.5).to_dict()
-    lines, picks, rule, label = spec["layer"]
-    assert rule["mark"]["type"] == "rule" and label["encoding"]["text"]["field"] == "label"
+    lines, picks, rule, label, own_lines = spec["layer"]
+    halo, text = label["layer"]
+    assert rule["mark"]["type"] == "rule" and text["encoding"]["text"]["field"] == "label"
+    # issue 38: the τ label sits under its rule on a white halo, drawn after the rule: the dashes never cross it
+    assert halo["mark"]["stroke"] == "white" and text["mark"]["baseline"] == "top" and text["mark"]["dy"] > 0
+    assert own_lines["mark"]["type"] == "tick"
     assert picks["mark"]["type"] == "point" and picks["mark"]["shape"] == "diamond"  # re-judge's ring
     assert any(row.get("tau") == 0.5 for rows in spec["datasets"].values() for row in rows)
 
@@ -530,7 +534,9 @@ def test_turn_score_chart_draws_each_turn_against_the_tau_it_was_judged_at():
     from ui.charts import SENT, judged_taus, turn_score_chart
 
     def data(spec, layer):
-        return spec["datasets"][spec["layer"][layer]["data"]["name"]]
+        chart = spec["layer"][layer]  # the τ label is a layer of its own (its halo, then its text)
+        chart = chart if "data" in chart else chart["layer"][1]
+        return spec["datasets"][chart["data"]["name"]]
 
     same = [{"turn": 1, "series": SENT, "score": 0.2, "text": "a", "tau": 0.9493},
             {"turn": 3, "series": SENT, "score": 0.93, "text": "b", "tau": 0.9493}]
@@ -540,12 +546,12 @@ def test_turn_score_chart_draws_each_turn_against_the_tau_it_was_judged_at():
     mixed = same + [{"turn": 5, "series": SENT, "score": 0.95, "text": "c", "tau": 0.8899},
                     {"turn": 7, "series": SENT, "score": 0.1, "text": "d", "tau": 0.8899}]
     spec = turn_score_chart(mixed, threshold=0.8899).to_dict()
-    ticks, labels = spec["layer"][2], spec["layer"][3]
+    ticks, labels = spec["layer"][2], spec["layer"][3]["layer"][1]
     assert ticks["mark"]["type"] == "tick" and ticks["encoding"]["x"]["field"] == "turn"
     assert [(r["turn"], r["tau"]) for r in data(spec, 2)] == [(1, 0.9493), (3, 0.9493), (5, 0.8899), (7, 0.8899)]
     assert [(r["turn"], r["label"]) for r in data(spec, 3)] == [(1, "τ = 0.9493"), (5, "τ = 0.8899")]
     assert labels["encoding"]["x"]["field"] == "turn"
-    assert any(t["field"] == "tau" for t in spec["layer"][0]["encoding"]["tooltip"])  # each point says its τ
+    assert any(t["field"] == "line_text" for t in spec["layer"][0]["encoding"]["tooltip"])  # each point, its line
     assert judged_taus(mixed) == [0.9493, 0.8899]
     # the rows carry their report's τ
     rows = turn_scores(_chat("rerank", SCRIPT))
@@ -589,3 +595,39 @@ def test_a_highlight_never_starts_or_ends_inside_a_word():
     assert text[slice(*locate(text, "ove Paris"))] == "love Paris"
     html = highlight_html(text, [Mark("'ve never been to France", "contradicts turn 1", "evidence")])
     assert ">I&#x27;ve never been to France</mark>" in html  # escaped, and whole
+
+
+def test_one_number_per_decision_in_the_table_and_the_chart():
+    """Issue 38: when the intra-sentence check decides (0.84 against its own 0.80) while a history pair scores 0.917
+    under τ, the table's score column showed 0.917 and the chart plotted it under τ. Now the table, the chart point and
+    the "why" text all give the deciding check's 0.84, and the chart marks the point's own line."""
+    from guard.verdicts import IntraCheck
+    from guard.vocabulary import GuardMode
+    from ui.charts import NOT_SENT, turn_score_chart
+    from ui.transcript import candidate_table
+
+    clash = PairScore(PremiseSource.INTRA, 3, "I have two cats", "I have no pets.", 0.84)
+    # the verdict's score is the highest of the checks, a history pair's 0.917 (under τ, so no evidence)
+    details = VerdictDetails(Method.STRUCTURED, 3, 0.9493, 2, 0.917,
+                             intra=IntraCheck(["I have two cats", "I have no pets."], [clash], 0.84, 0.80))
+    why = "rejected; contradicts itself with probability 0.84 (threshold 0.80)"
+    rejected = candidate(0, "I have two cats and I have no pets.", -0.2, 0.917, True, Category.INTRA, False, why,
+                         evidence=[clash], details=details, threshold=0.9493)
+    sent = candidate(1, "Max loves walks.", -0.9, 0.1, False, Category.NONE, True, "chosen", threshold=0.9493)
+    report = BotTurnReport(GuardMode.RERANK, 0.9493, "embedded", 1, False, [rejected, sent], {})
+    rows = candidate_table(report)
+    assert (rows[0]["contradiction score"], rows[0]["flags from"]) == ("0.84", "0.80")
+    assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['flags from']})" in rows[0]["why"]
+    assert rows[0]["kind"] == "contradicts itself" and rows[1]["flags from"] == "0.95"
+    conversation = Conversation(persona=[])
+    conversation.add(USER, "pets?")
+    conversation.add(BOT, "I have a dog.")
+    conversation.add(USER, "more?")
+    conversation.add(BOT, "Max loves walks.", report)
+    [sent_point, unsent_point] = [r for r in turn_scores(conversation) if r["turn"] == 3]
+    assert (unsent_point["series"], unsent_point["score"], unsent_point["line"]) == (NOT_SENT, 0.84, 0.80)
+    assert (unsent_point["score_text"], unsent_point["check"]) == ("0.84", "inside the reply")
+    assert unsent_point["tau"] == 0.9493 and sent_point["line"] == 0.9493
+    spec = turn_score_chart(turn_scores(conversation), threshold=0.9493).to_dict()
+    own = spec["datasets"][spec["layer"][4]["data"]["name"]]
+    assert [(r["turn"], r["line"]) for r in own] == [(3, 0.80)]  # the point's own line, beside it

@@ -342,3 +342,28 @@ def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monk
     tab.query_params["session"] = first_id
     tab.run()
     assert tab.session_state["chat::conversation"].turns == [] and "another browser" in _texts(tab)
+
+
+def test_sending_an_edited_message_of_only_spaces_says_so(monkeypatch, tmp_path, flagging_detector, db_url):
+    """Issue 38: "Send edited message" with only spaces in the box did nothing and said nothing."""
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "Do you have any pets?")
+    at.text_input(key="suggestions::edit").set_value("   ")
+    [send] = [b for b in at.button if b.key == "suggestions::send_edit"]
+    send.click().run()
+    assert not at.exception, at.exception
+    assert any("The edited message is empty" in w.value for w in at.warning)
+    assert len(at.session_state["chat::conversation"].turns) == 2  # nothing was sent
+    at.run()  # the warning is about that click only
+    assert not any("The edited message is empty" in w.value for w in at.warning)
+
+
+def test_the_annotation_turn_picker_shows_each_turns_first_words(monkeypatch, tmp_path, flagging_detector, db_url):
+    """Issue 38: the picker listed "turn 0 … turn 8" without their text."""
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "Do you have any pets?")
+    say(at, "Tell me about your pets")
+    record_id = at.session_state["chat::conversation"].record_id
+    picker = at.multiselect(key=f"ann::{record_id}::3::turns")
+    assert picker.options == ["turn 0: Do you have any pets?", "turn 1: I have a dog named Max. I live…",
+                              "turn 2: Tell me about your pets"]

@@ -63,15 +63,15 @@ def _scripted_session(page, url: str) -> None:
     page.goto(url)
     send_ready = page.locator("textarea[data-testid='stChatInputTextArea']")
     send_ready.wait_for(timeout=180_000)
-    sync_api.expect(_select_box(page, "Generator")).to_have_value("embedded")  # the app's default
-    _pick(page, "Generator", "scripted")
+    sync_api.expect(_select_box(page, "Which bot")).to_have_value("embedded")  # the app's default
+    _pick(page, "Which bot", "scripted")
 
 
 def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     url, db = app
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     _scripted_session(page, url)
-    _pick(page, "Decoding preset", "greedy")
+    _pick(page, "How the bot picks its words", "greedy")
     _sidebar(page).get_by_text("block", exact=True).click()
     set_tau(page, 0.3)
     send(page, "Do you have any pets?")
@@ -81,8 +81,8 @@ def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     page.reload()
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
     # the sidebar shows what the session was played with, not the app's defaults
-    sync_api.expect(_select_box(page, "Generator")).to_have_value("scripted")
-    sync_api.expect(_select_box(page, "Decoding preset")).to_have_value("greedy")
+    sync_api.expect(_select_box(page, "Which bot")).to_have_value("scripted")
+    sync_api.expect(_select_box(page, "How the bot picks its words")).to_have_value("greedy")
     assert _sidebar(page).get_by_role("radio", name="block").is_checked()
     sync_api.expect(_tau(page)).to_have_attribute("aria-valuetext", "0.30", timeout=30_000)
     # the next reply is the scripted bot's, and nothing is recorded as another bot's

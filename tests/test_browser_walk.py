@@ -86,16 +86,19 @@ def test_why_quotes_the_score_of_the_check_that_decided(chat):
     chat.get_by_text("Candidates (2) and why this reply").last.click()
     table = chat.locator("table.cg-candidates").last
     sync_api.expect(table).to_be_visible()
-    why = next(r["why"] for r in _table(table) if r["candidate"] == SELF_CLASH)
+    row = next(r for r in _table(table) if r["reply"] == SELF_CLASH)
+    why = row["why"]
     quoted = re.search(r"contradicts itself with probability ([0-9.]+)", why)
     assert quoted, why
     own = [r for r in _table(chat.locator("table.cg-evidence-table").last) if r["compared with"] ==
            "its own earlier clause"]
     assert own, "the clash inside the candidate is an evidence row"
-    row = float(own[0]["score"])
+    score = float(own[0]["score"])
     digits = len(quoted.group(1).split(".")[1])
     # the same number as its evidence row (at the why's precision), not the history pair's 0.99
-    assert float(quoted.group(1)) == pytest.approx(round(row, digits)), (why, own)
+    assert float(quoted.group(1)) == pytest.approx(round(score, digits)), (why, own)
+    # issue 38: and the table's score column is that number, beside the line of the check that decided
+    assert row["contradiction score"] == quoted.group(1) and row["flags from"] != "", row
 
 
 def _tau_marks_over(page, turn_id: int) -> list[float]:
@@ -112,8 +115,10 @@ def _tau_marks_over(page, turn_id: int) -> list[float]:
         if (!point) return null;
         const p = box(point), x = p.left + p.width / 2;
         // the τ rule (one line across the chart) or a τ tick per turn, whichever the chart draws
+        const tau = m => [m.getAttribute('stroke'), m.getAttribute('fill')].some(c => (c || '').toLowerCase()
+                                                                                     === '#b00000');
         const marks = Array.from(e.querySelectorAll('g.mark-rule line, g.mark-tick path, g.mark-rect path'))
-            .filter(m => !m.closest('.role-legend, .role-axis'))  // not the grid lines
+            .filter(m => !m.closest('.role-legend, .role-axis') && tau(m))  // τ's marks, not a point's own line
             .map(box).filter(b => b.left - 1 <= x && x <= b.right + 1 && b.width > 2)
             .map(b => b.top + b.height / 2);
         return [...marks, p.top + p.height / 2];
@@ -184,7 +189,7 @@ def _editor(page):
 
 def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     page = _playground(server, browser)
-    page.get_by_role("button", name=re.compile("Apply RCT")).click()
+    page.get_by_role("button", name=re.compile("RCT")).click()
     log = page.locator("table.cg-probe-log")
     sync_api.expect(log).to_contain_text("RCT", timeout=180_000)
     text = "A: I love tea in the morning.\nB: Me too, with milk.\nA: I never drink tea."
@@ -201,7 +206,7 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
 
 def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
     page = _playground(server, browser)
-    page.get_by_role("button", name=re.compile("Apply A2T")).click()
+    page.get_by_role("button", name=re.compile("A2T")).click()
     sync_api.expect(page.locator("table.cg-probe-log")).to_contain_text("A2T", timeout=180_000)
     page.wait_for_timeout(1000)
     ids = page.locator(".cg-dialogue").first.locator(".cg-turn").evaluate_all(
@@ -239,7 +244,7 @@ LONG_MESSAGE = " ".join(
 def test_a_message_longer_than_the_prompt_says_what_the_bot_read(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     page.goto(server)
-    generator = _sidebar(page).get_by_role("combobox", name="Generator")
+    generator = _sidebar(page).get_by_role("combobox", name="Which bot")
     generator.click()
     page.get_by_role("option", name="embedded", exact=True).click()
     sync_api.expect(generator).to_have_value("embedded")

@@ -93,6 +93,19 @@ def test_every_refusal_names_the_field_and_what_to_send(fields, wanted):
     assert caught.value.body()["error"]["type"] == "invalid_request_error"
 
 
+def test_the_error_for_n_names_a_field_the_server_accepts():
+    """Issue 38: the error for n=2 told the client to use guard.candidates, a field the server refuses with a 400."""
+    import re
+
+    with pytest.raises(RequestError) as refused:
+        _parse([{"role": "user", "content": "hi"}], n=2)
+    named = re.search(r"guard\.(\w+)", str(refused.value))
+    assert named, str(refused.value)
+    # the field it names sets how many candidates are judged, and is taken
+    request = _parse([{"role": "user", "content": "hi"}], guard={named.group(1): 3})
+    assert request.settings.num_candidates == 3
+
+
 def test_the_upstream_url_names_the_openai_base():
     assert upstream_base_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/v1"
     assert upstream_base_url("http://gpu-box:8000/v1/") == "http://gpu-box:8000/v1"

@@ -50,10 +50,12 @@ def sidebar_detector_settings() -> tuple[str, float]:
         # by a click on another page (Streamlit then takes the half-drawn box's value, "")
         st.session_state[detector_key] = app_defaults.detector
     typed = st.sidebar.text_input(
-        "Detector", key=detector_key, on_change=_detector_changed,
-        help="'embedded' = the project's fast MiniLM checkpoint (models/detector); 'embedded-cascade' = MiniLM on "
-             "every pair and the larger mpnet detector on the suspicious ones (docs/detector.md); or a local "
-             "checkpoint folder or a hub name already in the local cache (the app runs offline). Empty = the default.",
+        "Contradiction detector", key=detector_key, on_change=_detector_changed,
+        help="The program that reads each reply next to what was said before and says how sure it is that they "
+             "clash. Leave it empty for the default.\n\nTechnical: 'embedded' = the project's fast MiniLM "
+             "checkpoint (models/detector); 'embedded-cascade' = MiniLM on every pair and the larger mpnet detector "
+             "on the suspicious ones (docs/detector.md); or a local checkpoint folder or a model name already in the "
+             "local cache (the app runs offline).",
     )
     if not typed.strip() and not st.session_state.get(_REFILLED_KEY):
         st.session_state[_REFILLED_KEY] = True  # once: a browser that keeps sending "" cannot loop
@@ -75,13 +77,35 @@ def sidebar_detector_settings() -> tuple[str, float]:
     if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
         st.session_state[tau_key] = round(default, 4)
     st.session_state[tau_key] = round(float(st.session_state[tau_key]), 4)
+    point = None if config is None else config.operating_point
     threshold = st.sidebar.select_slider(
-        "Contradiction threshold τ", options=chat_state.tau_options(default, st.session_state[tau_key]),
+        "How sure the detector must be to flag", options=chat_state.tau_options(default, st.session_state[tau_key]),
         format_func=chat_state.tau_label, key=tau_key,
-        help=f"A pair scoring at least τ is evidence of a contradiction. Default for this detector: {default:.4f}.",
+        help=f"A reply is flagged when the detector is at least this sure that it clashes with something said before "
+             f"(1 = certain). This detector's default: {default:.4f}.\n\nTechnical: the contradiction threshold τ; a "
+             f"sentence pair scoring at least τ is evidence. "
+             + operating_point_caption(point, float(st.session_state[tau_key])),
     )
-    st.sidebar.caption(operating_point_caption(None if config is None else config.operating_point, float(threshold)))
+    st.sidebar.caption(plain_operating_point(point, float(threshold)))
     return name, float(threshold)
+
+
+def plain_operating_point(point: OperatingPoint | None, threshold: float) -> str:
+    """What the line means for a class: how often the default line flags a good reply by mistake and how many real
+    contradictions it catches; the measured rule itself is in the slider's help (``operating_point_caption``)."""
+    if point is None:
+        return "This detector's default line was not set by a measured rule."
+    if abs(threshold - round(point.threshold, 4)) > 1e-9:
+        return (f"You moved the line from this detector's default ({point.threshold:.4f}): how often it is wrong "
+                "there has not been measured.")
+    caught = "" if point.recall is None else f"; it catches {point.recall:.0%} of the real contradictions it was set on"
+    if point.rule == STREAM_RULE and point.false_alarm_target is not None:
+        return (f"At this detector's default line, about {point.false_alarm_target:.0%} of consistent bot replies are "
+                f"flagged by mistake{caught}.")
+    if point.rule == "false-alarm" and point.false_alarm_target is not None:
+        return (f"At this detector's default line, about {point.false_alarm_target:.0%} of consistent conversations "
+                f"are flagged by mistake{caught}.")
+    return "This detector's default line is the one that was right most often on a test set of sentence pairs."
 
 
 def operating_point_caption(point: OperatingPoint | None, threshold: float) -> str:

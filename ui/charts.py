@@ -3,10 +3,10 @@
 * ``pair_heatmap``: every scored pair of one verdict — rows are the judged turn's sentences, columns
   the earlier utterances they were compared with — coloured by P(contradiction), with the threshold
   τ as a break in the colour scale and an outline on the cells at or over it (the evidence).
-* ``turn_score_chart``: per bot turn of a chat, the highest contradiction score of the sent reply and
-  of the candidates that were not sent, against the τ each turn was judged at (one rule, or a dash per turn
-  when they differ); after a re-judge, a ring on the candidate the guard would now send where that is not
-  the sent reply.
+* ``turn_score_chart``: per bot turn of a chat, the sent reply and the most contradicting candidate that was not
+  sent, each at the score of the check that decided it, against the τ each turn was judged at (one rule, or a dash
+  per turn when they differ) and, where another check decided, that check's own line beside the point; after a
+  re-judge, a ring on the candidate the guard would now send where that is not the sent reply.
 
 Both render as SVG (a few hundred marks at most), so their cells, points and legends are elements of
 the page a browser test can find.
@@ -19,11 +19,13 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from guard.policies import score_and_threshold
+
 #: Vega-Lite's renderer: SVG keeps each mark a DOM element (Streamlit picks canvas only for big data).
 SVG = {"embedOptions": {"renderer": "svg"}}
 #: Colours below τ stay pale; from τ on they turn red, so the colour legend shows the break at τ.
 BELOW_TAU, AT_TAU, CERTAIN = "#f2f2f2", "#f7a35c", "#9e0000"
-SENT, NOT_SENT = "sent reply", "best candidate not sent"
+SENT, NOT_SENT = "sent reply", "most contradicting draft not sent"
 #: After a re-judge: the candidate the guard would now send, where that is not the sent reply (a ringed point).
 WOULD_SEND = "re-judged: would now send"
 TURN_CHART_HEIGHT = 320  # px; Streamlit needs it passed to st.altair_chart as well
@@ -93,7 +95,10 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
     """
     font, line, row_height = font_px(LABEL_FONT, scale), font_px(LABEL_LINE_HEIGHT, scale), round(ROW_HEIGHT * scale)
     column_chars, column_lines, row_chars = heading_lines(scale)
-    frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2)  # white numbers on the darkest cells
+    frame = frame.assign(dark=frame["score"] >= (threshold + 1) / 2,  # white numbers on the darkest cells
+                         # each cell's score to the digits it needs to compare with τ as the real numbers do
+                         shown=[score_and_threshold(v, threshold)[0] for v in frame["score"]])
+    tau = f"{threshold:.4g}"  # as the sidebar writes it (0.9493, not 0.95)
     order = frame.sort_values("order")["earlier"].drop_duplicates().tolist()
     rows = frame.drop_duplicates("candidate")["candidate"].tolist()
     x = alt.X("earlier:N", sort=order, title=None, axis=alt.Axis(labels=False, ticks=False, domain=False))
@@ -102,19 +107,19 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
     tooltip = [alt.Tooltip("where:N", title="compared with"), alt.Tooltip("earlier_text:N", title="earlier text"),
                alt.Tooltip("judged:N", title="judged sentence"), alt.Tooltip("score:Q", title="P(contradiction)",
                                                                              format=".3f")]
-    ticks = [0.0, 0.5, round(threshold, 2), 1.0]
-    ticks = [t for t in ticks if t == round(threshold, 2) or abs(t - threshold) >= 0.1]  # no overlapping labels
+    ticks = [0.0, 0.5, float(threshold), 1.0]
+    ticks = [t for t in ticks if t == threshold or abs(t - threshold) >= 0.1]  # no overlapping labels
     cells = base.mark_rect(strokeWidth=3).encode(
-        color=alt.Color("score:Q", title=f"P(contradiction) · τ = {threshold:.2f}",
+        color=alt.Color("score:Q", title=f"P(contradiction) · τ = {tau}",
                         scale=alt.Scale(domain=[0, threshold, 1], range=[BELOW_TAU, AT_TAU, CERTAIN]),
                         legend=alt.Legend(orient="bottom", gradientLength=round(300 * scale), values=ticks,
-                                          format=".2f", titleLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
+                                          format=".4~g", titleLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
                                           titleFontSize=font_px(SMALL_FONT, scale))),
         stroke=alt.condition(f"datum.score >= {threshold}", alt.value("#000000"), alt.value("#ffffff")),
         tooltip=tooltip,
     )
     labels = base.mark_text(baseline="middle", fontSize=font_px(LARGE_FONT, scale)).encode(
-        text=alt.Text("score:Q", format=".2f"),
+        text=alt.Text("shown:N"),
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
         tooltip=tooltip,
     )
@@ -140,33 +145,46 @@ def pair_heatmap(frame: pd.DataFrame, threshold: float, title: str = "", scale: 
         height=alt.Step(row_height), usermeta=SVG,
         title=alt.TitleParams(title, anchor="start", offset=12 + (line + 1) * column_lines,
                               fontSize=font_px(LARGE_FONT, scale), subtitleFontSize=font_px(SMALL_FONT, scale),
-                              subtitle=f"outlined: at or over τ = {threshold:.2f}, the evidence; hover a cell or a "
+                              subtitle=f"outlined: at or over τ = {tau}, the evidence; hover a cell or a "
                                        "heading for the full sentences"))
 
 
 def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0) -> alt.LayerChart:
-    """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text, tau) with τ drawn as each turn was
-    judged at it: one dashed rule when every turn had the same τ, else a dash over each turn at its own τ, labelled
-    where it changes. A point is a contradiction when it reaches its own turn's τ, whatever the sidebar says now.
-    ``threshold`` (today's τ) stands in for rows that carry no τ."""
-    frame = pd.DataFrame(list(rows), columns=["turn", "series", "score", "text", "tau"]).dropna(subset=["score"])
+    """Line chart of ``ui.transcript.turn_scores`` rows (turn, series, score, text, tau, line, ...) with τ drawn as each
+    turn was judged at it: one dashed rule when every turn had the same τ, else a dash over each turn at its own τ,
+    labelled where it changes. Each point is the score of the check that decided its reply; where that check has a
+    line of its own (inside the reply, who is who), a short dash of the point's colour marks that line beside it, so
+    a point is a contradiction when it reaches its own line, whatever the sidebar says now. ``threshold`` (today's τ)
+    stands in for rows that carry no τ."""
+    columns = ["turn", "series", "score", "text", "tau", "line", "score_text", "line_text", "check"]
+    frame = pd.DataFrame(list(rows), columns=columns).dropna(subset=["score"])
     frame["tau"] = frame["tau"].astype(float).fillna(float(threshold))
+    frame["line"] = frame["line"].astype(float).fillna(frame["tau"])
+    for name, number in (("score_text", "score"), ("line_text", "line")):  # rows written before these fields
+        frame[name] = [t if isinstance(t, str) and t else f"{v:.4g}" for t, v in zip(frame[name], frame[number])]
+    frame["check"] = frame["check"].fillna("")
     axis = {"labelFontSize": font_px(SMALL_FONT, scale), "titleFontSize": font_px(SMALL_FONT, scale)}
     x = alt.X("turn:O", title="bot turn", axis=alt.Axis(labelAngle=0, **axis))
-    y = alt.Y("score:Q", title="P(contradiction)", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(**axis))
+    y = alt.Y("score:Q", title="contradiction score", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(**axis))
     shown = [s for s in (SENT, NOT_SENT, WOULD_SEND) if s in set(frame["series"])] or [SENT, NOT_SENT]
     palette = {SENT: "#1f5fbf", NOT_SENT: "#e07b00", WOULD_SEND: "#138a36"}
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=shown, range=[palette[s] for s in shown]),
                        legend=alt.Legend(orient="bottom", labelLimit=0, labelFontSize=font_px(SMALL_FONT, scale),
                                          symbolSize=round(100 * scale)))
     tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
-               alt.Tooltip("score:Q", format=".3f", title="P(contradiction)"),
-               alt.Tooltip("tau:Q", format=".4g", title="judged at τ"), alt.Tooltip("text:N", title="text")]
+               alt.Tooltip("score_text:N", title="contradiction score"), alt.Tooltip("check:N", title="decided by"),
+               alt.Tooltip("line_text:N", title="flags from"), alt.Tooltip("text:N", title="text")]
     lines = alt.Chart(frame[frame["series"] != WOULD_SEND]).mark_line(
         point=alt.OverlayMarkDef(size=round(80 * scale * scale), filled=True)).encode(x=x, y=y, color=colour, tooltip=tooltip)
     # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line
     picks = alt.Chart(frame[frame["series"] == WOULD_SEND]).mark_point(
         shape="diamond", size=round(320 * scale * scale), filled=False, strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # a point decided by a check with a line of its own: that line, a short dash in the point's colour
+    own = frame[(frame["line"] - frame["tau"]).abs() > 1e-9]
+    own_lines = alt.Chart(own).mark_tick(thickness=2, size=round(OWN_LINE_PX * scale), opacity=0.9).encode(
+        x=x, y=alt.Y("line:Q", scale=alt.Scale(domain=[0, 1])), color=colour,
+        tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("check:N", title="decided by"),
+                 alt.Tooltip("line_text:N", title="its line")])
     taus = frame.sort_values("turn").drop_duplicates("turn")[["turn", "tau"]].reset_index(drop=True)
     taus["label"] = [f"τ = {t:.4g}" for t in taus["tau"]]  # 0.9493, not 0.95
     label_font = font_px(LARGE_FONT, scale)
@@ -174,22 +192,34 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
         rule_frame = taus.head(1) if len(taus) else pd.DataFrame({"tau": [float(threshold)],
                                                                   "label": [f"τ = {threshold:.4g}"]})
         rule = alt.Chart(rule_frame).mark_rule(strokeDash=[6, 4], color=TAU_COLOUR, strokeWidth=2).encode(y="tau:Q")
-        label = alt.Chart(rule_frame).mark_text(align="left", dx=4, dy=-8, color=TAU_COLOUR,
-                                                fontSize=label_font).encode(y="tau:Q", text="label:N", x=alt.value(0))
+        # under the rule, on a white halo: the dashes never cross the words, and the chart's top cannot clip them
+        text = {"align": "left", "baseline": "top", "dx": 4, "dy": 5, "fontSize": label_font}
+        label = alt.layer(
+            alt.Chart(rule_frame).mark_text(color="white", stroke="white", strokeWidth=5, **text).encode(
+                y="tau:Q", text="label:N", x=alt.value(0)),
+            alt.Chart(rule_frame).mark_text(color=TAU_COLOUR, fontWeight="bold", **text).encode(
+                y="tau:Q", text="label:N", x=alt.value(0)))
     else:  # turns judged at different τ (another detector or threshold since): each turn's own, labelled on change
         rule = alt.Chart(taus).mark_tick(color=TAU_COLOUR, thickness=3, size=round(TAU_TICK_PX * scale)).encode(
             x=x, y="tau:Q",
             tooltip=[alt.Tooltip("turn:O", title="turn"), alt.Tooltip("tau:Q", format=".4g", title="judged at τ")])
         changed = taus[taus["tau"].ne(taus["tau"].shift())]
-        label = alt.Chart(changed).mark_text(align="left", baseline="middle", dx=round((TAU_TICK_PX / 2 + 4) * scale),
-                                             color=TAU_COLOUR, fontSize=label_font).encode(x=x, y="tau:Q",
-                                                                                           text="label:N")
-    return alt.layer(lines, picks, rule, label).properties(height=round(TURN_CHART_HEIGHT * scale), usermeta=SVG)
+        text = {"align": "left", "baseline": "middle", "dx": round((TAU_TICK_PX / 2 + 4) * scale),
+                "fontSize": label_font}
+        label = alt.layer(
+            alt.Chart(changed).mark_text(color="white", stroke="white", strokeWidth=5, **text).encode(
+                x=x, y="tau:Q", text="label:N"),
+            alt.Chart(changed).mark_text(color=TAU_COLOUR, fontWeight="bold", **text).encode(
+                x=x, y="tau:Q", text="label:N"))
+    return alt.layer(lines, picks, rule, label, own_lines).properties(height=round(TURN_CHART_HEIGHT * scale),
+                                                                      usermeta=SVG)
 
 
-#: τ's colour, and the length of the dash over each turn when the turns were judged at different τ
+#: τ's colour, the length of the dash over each turn when the turns were judged at different τ, and of the dash at a
+#: point's own line (a check other than the one against earlier turns decided it)
 TAU_COLOUR = "#b00000"
 TAU_TICK_PX = 40
+OWN_LINE_PX = 22
 
 
 def judged_taus(rows: Sequence[dict]) -> list[float]:

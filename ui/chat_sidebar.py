@@ -17,9 +17,9 @@ from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from ui import chat_session, chat_state, studio_store
 from ui.app_defaults import current_settings, defaults
-from ui.models import engine_caption
+from ui.models import engine_text
 from ui.render import escape_markdown
-from ui.transcript import MODE_HELP
+from ui.transcript import MODE_HELP, MODE_TECHNICAL
 
 SHOW_REJECTED_KEY = chat_state.VIEW_PREFIX + "show_rejected_evidence"
 
@@ -33,40 +33,56 @@ def draw(conversation: Conversation) -> ChatSettings:
     bots = registry.available_bots()
     if st.session_state.get(key("bot")) not in bots:
         st.session_state[key("bot")] = bots[0]
-    bot_name = st.selectbox("Generator", bots, key=key("bot"),
-                            help="bots.registry; 'embedded' is SmolLM2-135M-Instruct on CPU; 'scripted' plays a "
-                                 "demo script whose third reply contradicts its first")
-    engine_caption(bot_name)
+    st.selectbox(
+        "Which bot", bots, key=key("bot"),
+        help="'embedded': a small chatbot that runs on this computer. 'scripted': a demo that contradicts itself on "
+             "purpose (its third reply contradicts its first).\n\nTechnical: 'embedded' is SmolLM2-135M-Instruct on "
+             "the CPU; the others are BlenderBot, OPT-style, Gemma 3 and PLATO-style bots, or a remote "
+             "OpenAI-compatible server. " + engine_text(str(st.session_state.get(key("bot")))))
     if st.session_state.get(key("preset")) not in PRESETS:
         st.session_state[key("preset")] = "fast"
-    st.selectbox("Decoding preset", list(PRESETS), key=key("preset"))
-    st.number_input("Candidates per turn", *chat_state.CANDIDATES_RANGE, key=key("num_candidates"))
-    st.text_area("Bot persona (one fact a line)", key=key("persona"),
-                 help="Given to the bot, and checked by the guard like earlier bot turns.")
+    st.selectbox("How the bot picks its words", list(PRESETS), key=key("preset"),
+                 help="'fast' (the default) writes short replies quickly, with some variety; 'greedy' always takes "
+                      "the most likely next word.\n\nTechnical: decoding presets (bots.base.PRESETS): top-k sampling, "
+                      "greedy, beam search, sample-and-rank and nucleus sampling as DECODE ran them.")
+    st.number_input("Replies the bot drafts per turn", *chat_state.CANDIDATES_RANGE, key=key("num_candidates"),
+                    help="The bot writes this many possible replies; the guard checks each one and decides which to "
+                         "send.")
+    st.text_area("What the bot says about itself (one fact a line)", key=key("persona"),
+                 help="Facts the bot is told about itself (its persona): given to the bot, and checked by the guard "
+                      "like the bot's earlier turns.")
     st.subheader("Guard")
     modes = [str(m) for m in GUARD_MODES]
     if st.session_state.get(key("guard_mode")) not in modes:
         st.session_state[key("guard_mode")] = str(GuardMode.RERANK)
     mode = GuardMode(st.radio(
-        "Mode", modes, key=key("guard_mode"), format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
-        help="\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items())))
+        "What the guard does", modes, key=key("guard_mode"),
+        format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
+        help="\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items())
+        + "\n\nTechnical:\n" + "\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_TECHNICAL.items())))
     st.caption(escape_markdown(MODE_HELP[mode]))
     if mode == GuardMode.REPAIR:
         fallbacks = [str(m) for m in REPAIR_FALLBACKS]
         if st.session_state.get(key("repair_fallback")) not in fallbacks:
             st.session_state[key("repair_fallback")] = str(GuardMode.RERANK)
-        st.selectbox("When the generator's best cannot be repaired", fallbacks, key=key("repair_fallback"),
+        st.selectbox("When the bot's favourite reply cannot be repaired", fallbacks, key=key("repair_fallback"),
                      format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
-                     help="The policy that picks the reply when the generator's best contradicts through more "
-                          "than one sentence, or only a question or small talk would remain without it.")
+                     help="What decides when the favourite reply contradicts through more than one sentence, or only "
+                          "a question or small talk would remain without it.")
     if mode == GuardMode.PENALTY or (mode == GuardMode.REPAIR
                                      and st.session_state.get(key("repair_fallback")) == GuardMode.PENALTY):
-        st.slider("Penalty λ", *chat_state.LAMBDA_RANGE, step=0.1, key=key("penalty_lambda"))
-    st.toggle("Prefilter long histories (top 8 similar sentences)", key=key("prefilter"))
+        st.slider("How much a contradiction costs", *chat_state.LAMBDA_RANGE, step=0.1, key=key("penalty_lambda"),
+                  help="At 1, a reply the detector is sure contradicts drops to the place of the bot's least "
+                       "favourite draft; at 0 contradictions cost nothing.\n\nTechnical: the penalty λ in "
+                       "s − λ·(s₁ − s_k)·p(contradiction).")
+    st.toggle("In long chats, check only the most related earlier sentences", key=key("prefilter"),
+              help="Faster in a long chat; an unrelated earlier sentence cannot be contradicted anyway.\n\n"
+                   "Technical: the prefilter keeps the 8 earlier sentences most similar to the reply "
+                   "(all-MiniLM-L6-v2 embeddings).")
     st.session_state.setdefault(SHOW_REJECTED_KEY, False)
-    st.toggle("Mark unsent candidates' evidence in the transcript", key=SHOW_REJECTED_KEY,
-              help="By default the transcript marks only what the sent replies contradict; each unsent "
-                   "candidate's evidence is in its turn's candidate panel.")
+    st.toggle("Also mark what the unsent drafts contradicted", key=SHOW_REJECTED_KEY,
+              help="By default the conversation marks only what the sent replies contradict; what each unsent draft "
+                   "contradicts is in its turn's panel of drafts.")
     settings = current_settings()
     chat_state.remember(settings, st.session_state)
     st.divider()
@@ -77,7 +93,8 @@ def draw(conversation: Conversation) -> ChatSettings:
         # made when clicked, so a reply added after the sidebar was drawn (this very run) is in the file
         data=lambda kept=conversation: json.dumps(kept.to_decode_record(), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",
-        help="DECODE-shaped record (record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
+        help="The conversation with every guard decision, as a JSON file.\n\nTechnical: a DECODE-shaped record "
+             "(record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
     )
     studio_store.sidebar()
     return settings

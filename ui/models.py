@@ -108,15 +108,16 @@ def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     return load_bot(name, engine)
 
 
-def engine_caption(name: str, engine: str = "auto") -> None:
-    """One sidebar caption saying what runs the bot: its engine once loaded, else what will be chosen."""
+def engine_text(name: str, engine: str = "auto") -> str:
+    """What runs the bot, for the bot's help: its engine once loaded, else what will be chosen ("" for a bot without a
+    local model)."""
     bot = loaded_bot(name, engine)
     if bot is not None:
-        if bot.engine_label:
-            st.caption(f"Engine: {bot.engine_label}")
-    elif name not in NO_LOCAL_MODEL:
-        st.caption("Engine: CTranslate2 int8 where it converts the model, else transformers (loads on the first reply)"
-                   if engine == "auto" else f"Engine: {engine} (loads on the first reply)")
+        return f"Engine: {bot.engine_label}." if bot.engine_label else ""
+    if name in NO_LOCAL_MODEL:
+        return ""
+    return ("Engine: CTranslate2 int8 where it converts the model, else transformers (loads on the first reply)."
+            if engine == "auto" else f"Engine: {engine} (loads on the first reply).")
 
 
 def get_guard(name: str, kept: str = "") -> Guard | None:

@@ -229,18 +229,3 @@ def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "
         marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} ({sure})" if plain
                                         else f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
     return marks
-
-
-def inserted_turns_note(variant, seed: int) -> str:
-    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted, for the probe log:
-    'seed 3: "…" / "…" (chit-chat conversation a07edb12, turns 2-3)'."""
-    meta = variant.meta
-    at = meta.get("inserted_at")
-    source, first, second = (meta.get("inserted_from") or [None, None, None])[:3]
-    if at is None or at + 1 >= len(variant.turns):
-        return f"seed {seed}"
-    texts = " / ".join(f'"{t.text}"' for t in variant.turns[at:at + 2])
-    origin = str(source)
-    if origin.startswith("chitchat:"):
-        origin = f"chit-chat conversation {origin.split(':')[1][:8]}"
-    return f"seed {seed}: {texts} ({origin}, turns {first}-{second})"

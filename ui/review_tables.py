@@ -56,7 +56,7 @@ def self_play_rows(per_method: Sequence[dict]) -> list[dict]:
             for row in per_method]
 
 
-def first_words(text: str, words: int = 6) -> str:
+def first_words(text: str, words: int = 8) -> str:
     """The first ``words`` words of a turn, "…" when it goes on (the turn pickers)."""
     split = " ".join(str(text).split()).split(" ")
     return " ".join(split[:words]) + ("…" if len(split) > words else "")

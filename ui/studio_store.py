@@ -48,8 +48,9 @@ def sidebar() -> None:
     with st.expander("Goading studio", icon="🎯"):
         st.text_input("Your name (player and annotator)", key=NAME_KEY, placeholder="guest")
         st.text_input("Database URL", key=URL_KEY, placeholder=default_url(),
-                      help="Empty: SQLite in the app's cache folder (or $GUARD_STUDIO_DB). A class server: "
-                           "postgresql+psycopg://user:password@host/dbname")
+                      help="Where conversations and annotations are saved. Leave it empty for the default.\n\n"
+                           "Technical: empty = SQLite in the app's cache folder (or $GUARD_STUDIO_DB); a class "
+                           "server: postgresql+psycopg://user:password@host/dbname")
         st.session_state.setdefault(SUGGEST_KEY, True)
         st.toggle("Suggest next messages", key=SUGGEST_KEY)
         upload = st.file_uploader("Import a transcript", type=["json", "jsonl", "txt"],

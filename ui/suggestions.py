@@ -24,6 +24,7 @@ PENDING_KEY = "suggestions::pending"
 EDIT_KEY = "suggestions::edit"
 ORIGIN_KEY = "suggestions::edit_origin"
 CACHE_KEY = "suggestions::cache"
+EMPTY_EDIT_KEY = "suggestions::edit_was_empty"
 
 
 @dataclass
@@ -67,6 +68,8 @@ def _send_edit() -> None:
     method, suggestion_id, original = st.session_state.get(ORIGIN_KEY, ("typed", None, ""))
     if text:
         _pick(text, method, suggestion_id, edited=text != original)
+    else:  # an empty or all-spaces box: said under the button, not silently dropped
+        st.session_state[EMPTY_EDIT_KEY] = True
     st.session_state[EDIT_KEY] = ""
 
 
@@ -124,6 +127,9 @@ def panel(conversation: Conversation, bot: Bot | None = None) -> None:
             st.rerun()
         st.text_input("Edit a suggestion, then send", key=EDIT_KEY, placeholder="✏️ puts a suggestion here")
         st.button("Send edited message", key="suggestions::send_edit", on_click=_send_edit)
+        if st.session_state.pop(EMPTY_EDIT_KEY, False):
+            st.warning("The edited message is empty: write something in the box (✏️ puts a suggestion there), or "
+                       "click a suggestion to send it as it is.", icon="✍️")
 
 
 def _record(conversation: Conversation, result: SuggestionSet) -> list[int | None]:

@@ -8,18 +8,30 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from conversation.records import BOT, Conversation
+from guard.policies import score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, TurnStatus
-from guard.vocabulary import GuardMode, PremiseSource, describe_source
+from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 from ui.render import DialogueMarks, Mark, turn_html
 
+#: What each guard mode does, in a class's words (the sidebar's caption under the mode)
 MODE_HELP: dict[GuardMode, str] = {
-    GuardMode.OFF: "no detection: the generator's best candidate is sent",
-    GuardMode.FLAG: "the generator's best candidate is sent; contradictions are shown, not prevented",
-    GuardMode.RERANK: "the best-scored candidate that does not contradict is sent (DECODE §5.3)",
-    GuardMode.PENALTY: "generator scores are lowered by λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking)",
-    GuardMode.BLOCK: "like re-rank, but a safe reply is sent when every candidate contradicts",
-    GuardMode.REPAIR: "the generator's best is sent without its one contradicting sentence when the rest still "
-                      "answers; otherwise the fallback policy (re-rank, penalty or block) decides",
+    GuardMode.OFF: "no checking: the bot's favourite reply is sent",
+    GuardMode.FLAG: "the bot's favourite reply is sent; contradictions are shown, not prevented",
+    GuardMode.RERANK: "the bot's favourite among the replies that contradict nothing is sent",
+    GuardMode.PENALTY: "each reply loses points the surer the detector is that it contradicts; the best score is sent",
+    GuardMode.BLOCK: "like re-rank, but when every reply contradicts, a safe \"I didn't quite catch that\" is sent",
+    GuardMode.REPAIR: "the bot's favourite reply is sent without the one sentence that contradicts, when the rest "
+                      "still answers; otherwise the fallback below decides",
+}
+#: The same, with the papers and formulas behind them (the mode's help tooltip)
+MODE_TECHNICAL: dict[GuardMode, str] = {
+    GuardMode.OFF: "the generator's best candidate; no detection",
+    GuardMode.FLAG: "the generator's best candidate; verdicts reported only",
+    GuardMode.RERANK: "the best generator score among the candidates the detector does not flag (DECODE §5.3); all "
+                      "flagged: the generator's best",
+    GuardMode.PENALTY: "highest s − λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking, Welleck et al. 2019)",
+    GuardMode.BLOCK: "re-rank, and MuTual-plus's safe response when every candidate is flagged",
+    GuardMode.REPAIR: "the generator's best less its one contradicting sentence; else re-rank, penalty or block",
 }
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -94,20 +106,44 @@ def candidate_marks(cand: CandidateReport) -> list[Mark]:
 
 @dataclass(frozen=True)
 class TurnScore:
-    """One point of the per-turn chart: a bot turn's highest contradiction score, sent or not."""
+    """One point of the per-turn chart: a bot turn's reply, sent or not, at the score of the check that decided its
+    verdict, and the line that check compared it with (the one number the candidate table and the "why" text quote
+    too; ``guard.policies.deciding_score``)."""
 
     turn: int
     series: str  # ui.charts.SENT, NOT_SENT or WOULD_SEND
     score: float
     text: str
     tau: float | None = None  # the threshold the turn was judged at (its report's), drawn over it
+    line: float | None = None  # the deciding check's own threshold (τ, or the inside-the-reply check's...)
+    score_text: str = ""  # score and line written to the digits they need to compare (score_and_threshold)
+    line_text: str = ""
+    check: str = ""  # which check decided, in words
+
+
+def _point(turn_id: int, series: str, cand: CandidateReport, text: str, tau: float) -> dict:
+    score, line = cand.deciding
+    shown, limit = score_and_threshold(score, line)
+    return asdict(TurnScore(turn_id, series, float(score), text, tau, float(line), shown, limit, deciding_check(cand)))
+
+
+def deciding_check(cand: CandidateReport) -> str:
+    """The check whose score decided a candidate's verdict, in words."""
+    if not cand.contradicts:
+        return "no check fired"
+    return {Category.INTRA: "inside the reply", Category.ROLE: "who is who"}.get(cand.category, "against earlier turns")
+
+
+def _worst(candidates: list[CandidateReport]) -> CandidateReport:
+    """The candidate a turn's point shows: a contradicting one before any that is not, then the highest score."""
+    return max(candidates, key=lambda c: (c.contradicts, c.deciding[0]))
 
 
 def turn_scores(conversation: Conversation) -> list[dict]:
-    """Per guarded bot turn: the sent reply's contradiction score, the highest among the candidates
-    not sent and, after a re-judge, the candidate the guard would now send when that is not the sent reply
-    (rows for ui.charts.turn_score_chart), each with the τ its turn was judged at. The safe reply is never judged,
-    so a blocked turn has only the candidates' point."""
+    """Per guarded bot turn: the sent reply's point, the worst of the candidates not sent and, after a re-judge, the
+    candidate the guard would now send when that is not the sent reply (rows for ui.charts.turn_score_chart), each at
+    the score of the check that decided it against that check's line, with the τ its turn was judged at. The safe
+    reply is never judged, so a blocked turn has only the candidates' point."""
     from ui.charts import NOT_SENT, SENT, WOULD_SEND
 
     rows = []
@@ -116,21 +152,18 @@ def turn_scores(conversation: Conversation) -> list[dict]:
         if report is None or report.mode == GuardMode.OFF:
             continue
         chosen, tau = report.chosen, float(report.threshold)
-        if chosen is not None and chosen.repair is None and chosen.contradiction_score is not None:
-            rows.append(asdict(TurnScore(turn.turn_id, SENT, chosen.contradiction_score, chosen.text, tau)))
+        if chosen is not None and chosen.repair is None and chosen.deciding is not None:
+            rows.append(_point(turn.turn_id, SENT, chosen, chosen.text, tau))
         # a repaired candidate was not sent as scored: its score is the removed sentence's, the text sent was cut
-        unsent = [c for c in report.candidates
-                  if (not c.chosen or c.repair is not None) and c.contradiction_score is not None]
+        unsent = [c for c in report.candidates if (not c.chosen or c.repair is not None) and c.deciding is not None]
         if unsent:
-            best = max(unsent, key=lambda c: c.contradiction_score)
+            best = _worst(unsent)
             repaired = " (repaired before sending)" if best.repair is not None else ""
-            rows.append(asdict(TurnScore(turn.turn_id, NOT_SENT, best.contradiction_score,
-                                         f"#{best.index + 1}{repaired}: {best.text}", tau)))
+            rows.append(_point(turn.turn_id, NOT_SENT, best, f"#{best.index + 1}{repaired}: {best.text}", tau))
         if report.would_send is not None and 0 <= report.would_send < len(report.candidates):
             pick = report.candidates[report.would_send]
-            if pick.contradiction_score is not None:
-                rows.append(asdict(TurnScore(turn.turn_id, WOULD_SEND, pick.contradiction_score,
-                                             f"#{pick.index + 1}: {pick.text}", tau)))
+            if pick.deciding is not None:
+                rows.append(_point(turn.turn_id, WOULD_SEND, pick, f"#{pick.index + 1}: {pick.text}", tau))
     return rows
 
 
@@ -152,20 +185,26 @@ def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_
     return "".join(blocks)
 
 
+#: the candidate table's columns, in words (the "why" is the guard's own reason)
+CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "flags from", "kind")
+
+
 def candidate_table(report: BotTurnReport) -> list[dict]:
-    """Rows for the candidates table of one bot turn (plain values, no markup)."""
+    """Rows for the candidates table of one bot turn (plain values, no markup). The contradiction score is the
+    deciding check's, written as the "why" text writes it, beside the line that check compares it with: one number
+    per decision, however many checks scored the reply."""
     rows = []
     for c in report.candidates:
-        rows.append({
-            "#": c.index + 1,
-            "sent": ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "",
-            "candidate": c.text,
-            "why": c.reason,
-            "generator score": round(c.generator_score, 3),
-            "contradiction score": None if c.contradiction_score is None else round(c.contradiction_score, 3),
-            "category": c.category,
-        })
+        shown, limit = score_and_threshold(*c.deciding) if c.deciding is not None else (None, None)
+        rows.append(dict(zip(CANDIDATE_COLUMNS, (
+            c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.text, c.reason,
+            round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
     return rows
+
+
+#: what a candidate contradicts, in words (the candidate table's "kind")
+PLAIN_KINDS = {Category.NONE: "", Category.INTRA: "contradicts itself", Category.ROLE: "mixes up who is who",
+               Category.HISTORY: "contradicts an earlier turn"}
 
 
 def evidence_rows(cand: CandidateReport) -> list[dict]:

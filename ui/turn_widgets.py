@@ -74,8 +74,9 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             role = cand.details.role if cand.details is not None else None
             if role is not None and role.decided:
                 st.caption(escape_markdown(
-                    f"role reading: as the user's words {role.user_reading:.2f} vs as the bot's "
-                    f"{role.bot_reading:.2f} (NLI entailment)"))
+                    f"Who is speaking? It follows from the user's words at {role.user_reading:.2f} and from the "
+                    f"bot's own at {role.bot_reading:.2f}."), help="Technical: the role-confusion reading, NLI "
+                    "entailment of the candidate from the user's and from the bot's earlier sentences.")
         timings = report.timings
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
@@ -103,9 +104,12 @@ def show_turn_chart(conversation: Conversation, threshold: float) -> None:
     taus = judged_taus(rows)
     if len(taus) > 1:
         line = ("Each turn was judged at its own τ, the red dash over it (" + ", ".join(f"{t:.4g}" for t in taus)
-                + "): a point above its turn's dash is a contradiction.")
+                + "): a point at or above its turn's dash is a contradiction.")
     else:
-        line = "Points above the dashed τ line are contradictions."
+        line = "A point at or above the dashed τ line is a contradiction."
+    if any(abs(r["line"] - r["tau"]) > 1e-9 for r in rows):
+        line += (" A point with a short dash of its own colour was decided by a check with its own line (inside the "
+                 "reply, or who is who): it is a contradiction at or above that dash.")
     if any(round(t, 4) != round(float(threshold), 4) for t in taus):
         line += (f" The sidebar's τ = {threshold:.4g} judges the next turn; re-judge the conversation to see the "
                  "earlier turns at it.")

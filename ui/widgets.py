@@ -53,7 +53,8 @@ def verdict_line(verdict: Verdict) -> str:
     the check that decided (an intra-sentence contradiction's clause pair, not a higher pair under τ)."""
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
-    return f"{icon} **{escape_markdown(name)}** · p = {deciding_score(verdict)[0]:.2f}"
+    shown, line = score_and_threshold(*deciding_score(verdict))  # the digits it needs beside its line
+    return f"{icon} **{escape_markdown(name)}** · p = {shown} (flags from {line})"
 
 
 #: The kinds of contradiction in a class's words (the Learn page); the papers' names are guard.vocabulary's.
@@ -125,60 +126,6 @@ def show_evidence_table(verdict: Verdict) -> None:
     ]
     if rows:
         show_table(rows, css_class="cg-evidence-table")
-
-
-def show_category_checks(verdict: Verdict, plain: bool = False) -> None:
-    """What the intra-sentence and role-confusion checks compared; ``plain``: in a class's words."""
-    if plain:
-        _plain_category_checks(verdict)
-        return
-    intra, role = verdict.details.intra, verdict.details.role
-    if intra is not None:
-        st.markdown(f"**Intra-sentence check** · {len(intra.clauses)} clause(s), best clash p = {intra.score:.2f}"
-                    f" (flags at ≥ {intra.threshold:.3f}, the detector's own threshold for clauses of one turn)")
-        if intra.pairs:
-            show_table([{"clause A": p.premise, "clause B": p.hypothesis, "score": round(p.score, 3)}
-                        for p in intra.pairs])
-        else:
-            st.caption("one clause only: nothing inside the turn to compare")
-    if role is not None:
-        if role.decided:
-            pair = role.user_pair
-            st.markdown(
-                f"**Role-confusion check** · reading as the user's words {role.user_reading:.2f} vs as the "
-                f"bot's own {role.bot_reading:.2f} (NLI entailment; role if the user reading ≥ "
-                f"{role.role_threshold:.2f} and wins)")
-            if pair is not None:
-                st.caption(escape_markdown(f'user {describe_source(pair)}: "{pair.premise}" → "{pair.hypothesis}"'))
-        else:
-            st.caption(escape_markdown(f"role check not run: {role.why}"))
-    elif verdict.contradiction and verdict.category == Category.HISTORY:
-        st.caption("role-confusion check: not applicable")
-
-
-def _plain_category_checks(verdict: Verdict) -> None:
-    """The two checks of section 2 of the Learn page, as a class reads them: the last turn's parts compared with
-    each other, and who the last turn sounds like."""
-    intra, role = verdict.details.intra, verdict.details.role
-    if intra is not None:
-        if intra.pairs:
-            strongest, line = percents(intra.score, intra.threshold)
-            st.markdown(f"**Inside the last turn**: the detector cut it into {len(intra.clauses)} short statements "
-                        f"and compared each pair. The strongest clash is {strongest}; it calls a clash inside one "
-                        f"turn from {line} on.")
-            show_table([{"statement A": p.premise, "statement B": p.hypothesis,
-                         "clash": percents(p.score, intra.threshold)[0]} for p in intra.pairs])
-        else:
-            st.caption("Inside the last turn: one statement only, so nothing in it to compare.")
-    if role is not None and role.decided:
-        user, bot = percents(role.user_reading, role.role_threshold)[0], f"{role.bot_reading * 100:.0f}%"
-        st.markdown(f"**Who is speaking?** How well the last turn follows from what the user said: {user}; from "
-                    f"what the bot said: {bot}. The detector calls it a mix-up of who is who only when the user's side "
-                    f"reaches {role.role_threshold * 100:.0f}% and wins.")
-        pair = role.user_pair
-        if pair is not None:
-            st.caption(escape_markdown(f'Closest words of the user ({describe_source(pair)}): "{pair.premise}" → '
-                                       f'"{pair.hypothesis}"'))
 
 
 def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "") -> None:
