@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from guard.config import DEFAULT_SAFE_REPLY
 from guard.records import Candidate
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
@@ -35,8 +36,6 @@ MODES = GUARD_MODES  # the modes choose() takes
 #: The policies repair falls back to when the generator's best cannot be repaired: those that look at every
 #: candidate (off and flag would send the contradiction unchanged).
 REPAIR_FALLBACKS: tuple[GuardMode, ...] = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK)
-#: One of MuTual-plus's safe responses (Cui et al. 2020, §3).
-DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
 
 
 @dataclass
@@ -207,10 +206,12 @@ def choose(
             )
         return PolicyDecision(chosen, candidates[chosen].text, False, reasons, adjusted)
 
-    # rerank / block: the best generator score among the candidates the detector does not flag.
+    # rerank / block: the best generator score among the candidates the detector does not flag, those that answer
+    # before those that say nothing ("I don't know." must not beat a consistent answer: the guard would teach dodging)
     clean = [i for i in range(n) if not flagged[i]]
+    answering = [i for i in clean if not verdicts[i].details.says_nothing]
     if clean:
-        chosen = max(clean, key=lambda i: scores[i])
+        chosen = max(answering or clean, key=lambda i: scores[i])
     elif mode == GuardMode.RERANK:
         chosen = best_gen
     else:
@@ -219,8 +220,13 @@ def choose(
     for i in range(n):
         if i == chosen and flagged[i]:
             head = "chosen although flagged: every candidate contradicts, so the generator's best is kept"
-        elif i == chosen:
+        elif i == chosen and answering:
             head = f"chosen: the best generator score ({scores[i]:.3f}) among candidates without a contradiction"
+        elif i == chosen:
+            head = (f"chosen: the best generator score ({scores[i]:.3f}) among candidates without a contradiction; "
+                    "it says nothing, but no consistent candidate answers")
+        elif not flagged[i] and answering and i not in answering:
+            head = "not chosen: it says nothing, and a consistent candidate answers"
         elif flagged[i] and chosen is None:
             head = "rejected: every candidate contradicts, so the safe reply is sent"
         elif flagged[i]:

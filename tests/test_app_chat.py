@@ -300,7 +300,7 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
 
 def test_presentation_mode_styles_the_page(monkeypatch, tmp_path, flagging_detector):
     """The toggle's state (kept in the session) decides the page style; the browser test measures the type."""
-    from ui.render import PRESENTATION_CSS
+    from ui.styles import PRESENTATION_CSS
 
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert at.toggle(key="presentation").value is False
