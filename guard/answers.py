@@ -176,12 +176,16 @@ def _words_swapped(text: str) -> str:
 
 
 def _last_question(turn: str) -> str | None:
-    """The last question sentence of the other speaker's turn, without its leading interjections."""
+    """The last question sentence of the other speaker's turn, without its leading interjections; a challenge
+    that reports what the speaker said ("Oh, I thought you were allergic to cats though!") asks too."""
     pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", turn.strip()) if p.strip()]
     questions = [p for p in pieces[-2:] if p.endswith("?")]
+    if not questions and pieces and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
+        questions = [pieces[-1]]
     if not questions:
         return None
-    text = _LEAD.sub("", questions[-1].rstrip("?").strip()).strip(" ,")
+    text = _LEAD.sub("", questions[-1].rstrip("?.!").strip()).strip(" ,")
+    text = re.sub(r",?\s+(?:though|then|too)$", "", text, flags=re.IGNORECASE)
     return text or None
 
 
@@ -319,8 +323,10 @@ def _statement_clause(question: str) -> _Clause | None:
     body = question[:tagged.start()].strip(" ,") if tagged and tagged.start() > 0 else question
     kind = QuestionKind.TAG if tagged and tagged.start() > 0 else QuestionKind.DECLARATIVE
     body = _LEAD.sub("", body).strip(" ,")
-    reported = _REPORTED.match(body)
-    clause = _first_person_clause(reported.group("clause") if reported else body, reported=bool(reported))
+    reported = False
+    while match := _REPORTED.match(body):  # "I thought you said you like ..." reports twice
+        body, reported = match.group("clause"), True
+    clause = _first_person_clause(body, reported=reported)
     if clause is None:
         return None
     return _Clause(clause.affirmative, clause.negative, kind, clause.put_negatively)
@@ -439,7 +445,7 @@ def read_answer(question_turn: str | None, reply: str) -> Reading | None:
     >>> read_answer("How many dogs do you have?", "Just one.").statement
     'I have just one dogs.'
     """
-    if not question_turn or "?" not in question_turn or not reply.strip():
+    if not question_turn or not reply.strip():
         return None
     question = _last_question(question_turn)
     if question is None:

@@ -115,8 +115,18 @@ def describe_verdict(verdict: Verdict) -> str:
         return f"probability {shown} (threshold {limit})"
 
     tau = verdict.details.threshold
+    sides = verdict.details.persona_sides
+    if sides:
+        side = sides[0]
+        turns = sorted({s.turn_id for s in sides})
+        took = (f"; the guard sided with the persona: turn{'s' if len(turns) > 1 else ''} "
+                f"{', '.join(map(str, turns))} contradicted persona line {side.persona_line + 1} "
+                f'("{side.drift.premise}"), which this reply agrees with, so contradicting '
+                f"{'them' if len(turns) > 1 else 'it'} is no error")
+    else:
+        took = ""
     if not verdict.contradiction:
-        return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}"
+        return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}{took}"
     score, limit = deciding_score(verdict)
     top = verdict.evidence[0] if verdict.evidence else None
     if verdict.category == Category.INTRA:
@@ -134,7 +144,7 @@ def describe_verdict(verdict: Verdict) -> str:
     what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
     return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(score, limit)}'
-            + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
+            + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else "") + took)
 
 
 def _check(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, mode: GuardMode) -> GuardMode:

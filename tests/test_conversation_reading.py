@@ -280,3 +280,16 @@ def test_the_servers_guard_field_carries_the_reminder_and_who_wrote_each_candida
     assert field["report"]["reminder"]["opening"] == "No, I work as a nurse."
     assert [c["origin"] for c in field["report"]["candidates"]][-1] == "composed"
     assert field["summary"].startswith("reminded the bot of persona line 1")
+
+
+def test_the_reason_says_which_side_the_guard_took():
+    drift = "I'm a freelance writer."
+    scorer = ScriptedScorer({("I work as a nurse.", drift): CONTRA, (drift, "I'm actually a nurse."): CONTRA,
+                             ("I work as a nurse.", "I'm actually a nurse."): ENTAIL})
+    guard = Guard("scripted", scorer, config=GuardConfig(threshold=0.5))
+    turns = [Turn(0, "user", "Who are you?"), Turn(1, "bot", drift), Turn(2, "user", "What do you do?")]
+    report = guard.judge(turns, [Candidate("I'm actually a nurse.", -0.5)], speaker="bot",
+                         persona=["I work as a nurse."])
+    assert report.sent == "I'm actually a nurse." and not report.any_contradiction
+    assert 'sided with the persona: turn 1 contradicted persona line 1 ("I work as a nurse.")' in \
+        report.candidates[0].reason
