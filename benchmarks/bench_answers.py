@@ -82,17 +82,22 @@ def cmd_coverage(args) -> int:
                     answers += 1
                     reading = read_answer(before.text, turn.text)
                     if reading is not None:
-                        read.append({"question": reading.question, "answer": reading.answer,
-                                     "reading": reading.statement, "kind": str(reading.kind)})
+                        read.append({"record_id": d.record_id, "turn_id": turn.turn_id, "kind": str(reading.kind),
+                                     "text": (reading.question, reading.answer, reading.statement)})
         random.Random(args.seed).shuffle(read)
         by_kind: dict[str, int] = defaultdict(int)
         for r in read:
             by_kind[r["kind"]] += 1
+        sample = read[: args.sample]
+        # the conversations' text stays in the shared data folder: the file keeps ids, the screen shows the text
         out["sources"][name] = {"answer_turns": answers, "read": len(read),
-                                "coverage": round(len(read) / answers, 4) if answers else None,
-                                "by_kind": dict(by_kind), "sample": read[: args.sample]}
+                                "coverage": round(len(read) / answers, 4) if answers else None, "by_kind": dict(by_kind),
+                                "sample": [{k: v for k, v in r.items() if k != "text"} for r in sample]}
         print(f"{name}: {len(read)} of {answers} bot turns answering a question read "
               f"({len(read) / max(answers, 1):.1%}); by kind {dict(by_kind)}")
+        for i, r in enumerate(sample):
+            question, answer, statement = r["text"]
+            print(f"  {i:2} | {question[-75:]} | {answer[:70]} => {statement}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

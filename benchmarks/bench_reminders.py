@@ -187,10 +187,52 @@ def play_after(bot, guard, history, message: str, seed: int, persona=PERSONA) ->
     settings = replace(settings, decoding=replace(settings.decoding_config, seed=seed))
     report = guarded_reply(conversation, bot, guard, settings).report
     return {"reply": report.sent_reply(), "flagged": report.reply_flagged,
+            "sides_taken": sum(bool(c.details and c.details.persona_sides) for c in report.candidates),
             "sent_by": str(report.chosen.origin) if report.chosen is not None else "safe reply",
             "candidates": [{"text": c.text, "origin": str(c.origin), "contradicts": c.contradicts,
                             "score": round(c.contradiction_score or 0.0, 4)} for c in report.candidates],
             "reminder": None if report.reminder is None else report.reminder.opening}
+
+
+#: first replies that drifted from the nurse persona (the issue's, and one the detector sees as a clash), then the job
+#: asked about again
+DRIFTS = ("My name is Emily Rodriguez, and I'm a freelance creative writing assistant.",
+          "I'm a teacher at a primary school here in Paris.")
+DRIFT_QUESTIONS = ("What do you do for work?", "Tell me about your job.", "Do you like your work?",
+                   "Where do you work?", "How long have you done that job?")
+
+
+def cmd_drift(args) -> int:
+    """After a drifted first reply: nurse candidates rejected for contradicting the drift, and nurse replies sent,
+    with the persona outranking the drift and without (its agreement bar set out of reach)."""
+    import guard.detector as detector_module
+    from bots.registry import make_bot
+    from guard.pipeline import load_guard
+
+    guard, bot = load_guard(args.detector), make_bot(args.bot)
+    out = {"machine": machine_info(), "detector": args.detector, "bot": args.bot, "runs": []}
+    for rule in ("persona outranks the drift", "off"):
+        detector_module.PERSONA_AGREEMENT = 0.5 if rule != "off" else 2.0  # 2.0: no candidate ever agrees enough
+        for drift in DRIFTS:
+            counts = {"nurse_candidates": 0, "nurse_candidates_rejected": 0, "nurse_replies_sent": 0,
+                      "replies": 0, "sides_taken": 0}
+            for seed in args.seeds:
+                for number, question in enumerate(DRIFT_QUESTIONS):
+                    rows = play_after(bot, guard, [("user", "Hi, who are you?"), ("bot", drift)], question,
+                                      seed * 100 + number)
+                    counts["replies"] += 1
+                    counts["nurse_replies_sent"] += "nurse" in rows["reply"].lower()
+                    nurse = [c for c in rows["candidates"] if "nurse" in c["text"].lower() and c["origin"] == "bot"]
+                    counts["nurse_candidates"] += len(nurse)
+                    counts["nurse_candidates_rejected"] += sum(c["contradicts"] for c in nurse)
+                    counts["sides_taken"] += rows["sides_taken"]
+            out["runs"].append({"rule": rule, "drift": drift, **counts})
+            print(f"{rule:28} {drift[:40]:42} " + " ".join(f"{k}={v}" for k, v in counts.items()), flush=True)
+    detector_module.PERSONA_AGREEMENT = 0.5
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+    return 0
 
 
 def served_after(url: str, history, message: str, seed: int, persona=PERSONA) -> dict:
@@ -228,6 +270,12 @@ def main(argv=None) -> int:
     teacher.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     teacher.add_argument("--detector", default="embedded")
     teacher.add_argument("--served", action="store_true", help="through the guard server over HTTP")
+    drift = sub.add_parser("drift", help="after a drifted first reply: the persona over the drift, and without")
+    drift.add_argument("--bot", default="embedded")
+    drift.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    drift.add_argument("--detector", default="embedded")
+    drift.add_argument("--json", type=Path, default=None)
+    drift.set_defaults(func=cmd_drift)
     teacher.add_argument("--json", type=Path, default=None)
     teacher.set_defaults(func=cmd_teacher)
     args = parser.parse_args(argv)
