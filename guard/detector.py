@@ -335,17 +335,20 @@ class ContradictionDetector:
         if not pairs:
             return np.zeros((0, width), dtype=np.float32)
         cache = pair_cache(self.scorer)
-        unique = list(dict.fromkeys(pairs))
-        missing = [p for p in unique if p not in cache]
+        found: dict[tuple[str, str], np.ndarray] = {}
+        for pair in dict.fromkeys(pairs):
+            if pair in cache:
+                cache.move_to_end(pair)  # least recently used leaves first
+                found[pair] = cache[pair]
+        missing = [p for p in dict.fromkeys(pairs) if p not in found]
         if missing:
             order = sorted(range(len(missing)), key=lambda i: len(missing[i][0]) + len(missing[i][1]))
             scored = self.scorer.predict_proba([missing[i] for i in order])
-            if len(cache) + len(missing) > PAIR_CACHE_LIMIT:
-                for _ in range(min(len(cache), len(cache) + len(missing) - PAIR_CACHE_LIMIT)):
-                    cache.popitem(last=False)
             for i, row in zip(order, scored):
-                cache[missing[i]] = np.asarray(row, dtype=np.float32)
-        return np.stack([cache[p] for p in pairs]).reshape(len(pairs), width)
+                found[missing[i]] = cache[missing[i]] = np.asarray(row, dtype=np.float32)
+            while len(cache) > PAIR_CACHE_LIMIT:
+                cache.popitem(last=False)
+        return np.stack([found[p] for p in pairs]).reshape(len(pairs), width)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-normalised embeddings, each text encoded once (cached by text)."""

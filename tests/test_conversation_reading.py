@@ -293,3 +293,20 @@ def test_the_reason_says_which_side_the_guard_took():
     assert report.sent == "I'm actually a nurse." and not report.any_contradiction
     assert 'sided with the persona: turn 1 contradicted persona line 1 ("I work as a nurse.")' in \
         report.candidates[0].reason
+
+
+def test_the_pair_cache_stays_bounded_and_keeps_what_a_judgement_needs(monkeypatch):
+    """A long session fills the scorer's pair cache past its bound: the oldest pairs leave, never one the judgement
+    in hand still needs (a goading script hit a KeyError there), and a pair asked again is not scored again."""
+    import guard.detector as detector_module
+
+    monkeypatch.setattr(detector_module, "PAIR_CACHE_LIMIT", 12)  # one judgement here needs 11 pairs
+    scorer = ScriptedScorer({})
+    detector = ContradictionDetector(scorer, threshold=0.5, categories=False)
+    history = [Turn(0, "user", "Hi"), Turn(1, "bot", "I have a dog. I live in Rome. I like tea.")]
+    for n in range(4):  # together they need more pairs than the cache holds
+        detector.detect_candidates(history, [f"I have {n} cats.", f"I sing {n} songs."], "bot", persona=["I am Sam."])
+        assert len(detector_module.pair_cache(scorer)) <= 12
+    calls = len(scorer.calls)
+    detector.detect_candidates(history, ["I sing 3 songs."], "bot", persona=["I am Sam."])
+    assert len(scorer.calls) == calls  # its pairs were among the last scored: none scored again
