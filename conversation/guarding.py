@@ -119,6 +119,8 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
         reminder.method = ReminderMethod.RESTATED
         reminder.restated = restated_persona(persona, reminder)[len(persona):]
         new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder))
+    said = {c.text.strip() for c in candidates}
+    new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
     reminder.drawn = len(new)
     lowest = min(c.score for c in [*candidates, *new])
     composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
@@ -165,6 +167,7 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
             cand.origin = was.origin  # who wrote it: the bot, the bot reminded, or the guard
         report.reminder = old.reminder  # nothing is regenerated: the reminder stays what it was
         report.chosen_index, report.used_fallback = sent, old.used_fallback
+        report.sent = turn.text  # what was sent stays what was sent
         report.repair_declined, report.decided_by = old.repair_declined, old.decided_by
         report.prompt_note = old.prompt_note  # what the bot read stays what it read
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}

@@ -509,7 +509,10 @@ _CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
 _FIRST_PERSON = frozenset({"i", "we"})
 
 
-@lru_cache(maxsize=8192)
+#: a sentence without one of these words denies nothing (checked before spaCy parses it: most sentences pass here)
+_DENIAL_WORD = re.compile(r"\b(?:not|never|no)\b|n't\b|\bnt\b", re.IGNORECASE)
+
+
 def affirmative(sentence: str) -> str | None:
     """What a first-person denial denies, as an affirmation: "I'm not really a doctor." -> "I'm really a doctor.",
     "I don't work as a teacher." -> "I do work as a teacher.", "I have no pets." -> "I have pets.",
@@ -520,7 +523,15 @@ def affirmative(sentence: str) -> str | None:
     nurse.", while "I don't have any pets." contradicts "I have two dogs." The detector asks the NLI model that
     question (``guard.detector``), because a model trained on negation-heavy contradictions reads almost any denial
     against any statement as a clash."""
-    doc = _parse(after_particle(sentence))  # "No, I don't work as a teacher." denies as its rest does
+    if not _DENIAL_WORD.search(sentence):
+        return None
+    return _affirmed(after_particle(sentence))  # "No, I don't work as a teacher." denies as its rest does
+
+
+@lru_cache(maxsize=8192)
+def _affirmed(sentence: str) -> str | None:
+    """``affirmative`` of a sentence that holds a denial word (parsed, cached by text)."""
+    doc = _parse(sentence)
     sents = list(doc.sents)
     if len(sents) != 1:
         return None

@@ -223,6 +223,9 @@ class JudgeSettings:
     #: the prefilter picks the earlier sentences paired (asked for, and the guard has an embedder)
     prefilter: bool = False
     checks: frozenset[Check] = frozenset()
+    #: the flagging checks' own thresholds beside τ (``GuardConfig.intra_threshold_at`` and its own-question twin)
+    intra_threshold: float = FALLBACK_THRESHOLD
+    own_question_threshold: float = FALLBACK_THRESHOLD
     penalty_lambda: float = 1.0
     fallback: str = DEFAULT_SAFE_REPLY
     repair_fallback: GuardMode = GuardMode.RERANK
@@ -241,8 +244,10 @@ class JudgeSettings:
             resolved = frozenset(CHECKS) if checks else frozenset()
         else:
             resolved = frozenset(Check(c) for c in checks)
-        return cls(mode=GuardMode(mode or GuardMode.OFF),
-                   threshold=float(config.threshold if threshold is None else threshold),
+        tau = float(config.threshold if threshold is None else threshold)
+        return cls(mode=GuardMode(mode or GuardMode.OFF), threshold=tau,
+                   intra_threshold=config.intra_threshold_at(tau),
+                   own_question_threshold=config.own_question_threshold_at(tau),
                    prefilter=bool(prefilter is not False and has_embedder), checks=resolved,
                    penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
                    fallback=fallback or DEFAULT_SAFE_REPLY,

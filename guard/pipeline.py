@@ -95,10 +95,12 @@ class Guard:
 
     def verdicts(self, turns: Sequence[Turn], candidates: Sequence[str], *, speaker: str,
                  persona: Sequence[str] = (), threshold: float | None = None, prefilter: bool = True,
-                 checks: Collection[Check | str] | bool | None = None) -> list[Verdict]:
+                 checks: Collection[Check | str] | bool | None = None,
+                 intra_threshold: float | None = None) -> list[Verdict]:
         """Each candidate reply of ``speaker`` judged against the conversation ``turns`` (both speakers) and the
         persona, every candidate's pairs in one batch."""
-        return self.detector(threshold, prefilter=prefilter, categories=checks).detect_candidates(
+        return self.detector(threshold, prefilter=prefilter, categories=checks,
+                             intra_threshold=intra_threshold).detect_candidates(
             list(turns), [str(c) for c in candidates], speaker, persona=list(persona))
 
     def judge(self, turns: Sequence[Turn], candidates: Sequence[Candidate], *, speaker: str,
@@ -111,7 +113,7 @@ class Guard:
         if settings.mode != GuardMode.OFF:
             verdicts = self.verdicts(turns, [c.text for c in candidates], speaker=speaker, persona=persona,
                                      threshold=settings.threshold, prefilter=settings.prefilter,
-                                     checks=settings.checks)
+                                     checks=settings.checks, intra_threshold=settings.intra_threshold)
         report, _ = decide(candidates, verdicts, settings, detector=self.name, persona=persona,
                            badge=self.config.badge)
         return report

@@ -310,3 +310,23 @@ def test_the_pair_cache_stays_bounded_and_keeps_what_a_judgement_needs(monkeypat
     calls = len(scorer.calls)
     detector.detect_candidates(history, ["I sing 3 songs."], "bot", persona=["I am Sam."])
     assert len(scorer.calls) == calls  # its pairs were among the last scored: none scored again
+
+
+def test_a_rejudged_reminded_turn_keeps_what_was_sent_and_who_wrote_it():
+    from conversation.guarding import rejudge
+    from reports import FakeGuard
+
+    class FlagsNothing:
+        def detect_candidates(self, history, candidates, speaker, persona=()):
+            guard = Guard("x", ScriptedScorer({}), config=GuardConfig(threshold=0.9))
+            return guard.verdicts(history, candidates, speaker=speaker, persona=persona)
+
+    conversation = Conversation(persona=["I work as a nurse."])
+    conversation.add("user", "Wait, aren't you a teacher?")
+    sent = guarded_reply(conversation, _OpeningBot(), _teacher_guard(),
+                         ChatSettings(bot="t", threshold=0.9, num_candidates=2))
+    again = rejudge(conversation, FakeGuard(FlagsNothing(), threshold=0.9),
+                    ChatSettings(guard_mode="rerank", threshold=0.9, detector="fake")).turns[1].report
+    assert again.sent_reply() == sent.text == "No, I work as a nurse. I love my job."
+    assert [c.origin for c in again.candidates] == [c.origin for c in sent.report.candidates]
+    assert again.reminder == sent.report.reminder and again.would_send == 0  # now it would send "Yes, I am."

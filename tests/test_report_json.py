@@ -50,7 +50,7 @@ def test_the_server_field_the_studio_and_the_download_carry_the_same_report_json
     report = turn.report
     # a turn with verdicts and evidence to carry, and a reminder (the tiny detector flags all: the scripted bot is
     # asked again with the fact restated, the guard's composed reply goes last)
-    assert report.any_contradiction and len(report.candidates) == 7 and report.reminder is not None
+    assert report.any_contradiction and len(report.candidates) == 4 and report.reminder is not None
     one_form = _parsed(report.to_json())
 
     server = _parsed(completion_body(request, turn, "consistency-guard"))["guard"]["report"]
