@@ -313,8 +313,9 @@ def test_the_pair_cache_stays_bounded_and_keeps_what_a_judgement_needs(monkeypat
 
 
 def test_a_rejudged_reminded_turn_keeps_what_was_sent_and_who_wrote_it():
-    from conversation.guarding import rejudge
     from reports import FakeGuard
+
+    from conversation.guarding import rejudge
 
     class FlagsNothing:
         def detect_candidates(self, history, candidates, speaker, persona=()):
