@@ -16,7 +16,7 @@ from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
 from ui.render import escape_markdown
-from ui.verdict_checks import show_category_checks
+from ui.verdict_checks import every_check_note, show_category_checks
 from ui.widgets import (
     example_judgements,
     heatmap,
@@ -60,8 +60,10 @@ st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {threshold
 left, right = st.columns([3, 2])
 # both methods over one guard: a detector that fails to load is reported once
 guard = get_guard(detector_name, kept="your dialogue and the probe log are kept")
-detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False)
+detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False, categories=True)
                                         for method in METHODS}
+if guard is not None:
+    st.caption(escape_markdown(every_check_note(guard.config.checks)))
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
               if detectors is not None else {})
 with right:

@@ -304,7 +304,7 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
 
 def test_presentation_mode_styles_the_page(monkeypatch, tmp_path, flagging_detector):
     """The toggle's state (kept in the session) decides the page style; the browser test measures the type."""
-    from ui.render import PRESENTATION_CSS
+    from ui.styles import PRESENTATION_CSS
 
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert at.toggle(key="presentation").value is False
@@ -352,3 +352,17 @@ def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatc
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert any(c.value == "This detector's default line was not set by a measured rule." for c in at.sidebar.caption)
     assert "Operating point: not recorded" in at.select_slider(key="chat::threshold").help
+
+
+def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch, tmp_path, flagging_detector):
+    """Every candidate contradicts (τ 0.1): the guard reminds the bot (the scripted bot gets the fact in its persona),
+    and the turn's caption, live steps and candidate panel say so; the candidates table says who wrote each."""
+    from conftest import start_scripted_app
+
+    at = start_scripted_app(monkeypatch, tmp_path, str(flagging_detector), "rerank", PLANTED, remind=True)
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
+    assert any(c.value.startswith("reminded the bot of ") or "reminded the bot of " in c.value for c in at.caption)
+    table = html_tables(at, "cg-candidates")[1]
+    assert list(table["written by"])[-1] == "the guard, from the evidence"
+    assert any("The guard reminded the bot of" in m.value for m in at.markdown)

@@ -19,7 +19,27 @@ from ui import chat_session, chat_state, studio_store
 from ui.app_defaults import current_settings, defaults
 from ui.models import engine_text
 from ui.render import escape_markdown
-from ui.transcript import MODE_HELP, MODE_TECHNICAL
+
+#: What each guard mode does, in a class's words (the sidebar's caption under the mode)
+MODE_HELP: dict[GuardMode, str] = {
+    GuardMode.OFF: "no checking: the bot's favourite reply is sent",
+    GuardMode.FLAG: "the bot's favourite reply is sent; contradictions are shown, not prevented",
+    GuardMode.RERANK: "the bot's favourite among the replies that contradict nothing is sent",
+    GuardMode.PENALTY: "each reply loses points the surer the detector is that it contradicts; the best score is sent",
+    GuardMode.BLOCK: "like re-rank, but when every reply contradicts, a safe \"I didn't quite catch that\" is sent",
+    GuardMode.REPAIR: "the bot's favourite reply is sent without the one sentence that contradicts, when the rest "
+                      "still answers; otherwise the fallback below decides",
+}
+#: The same, with the papers and formulas behind them (the mode's help tooltip)
+MODE_TECHNICAL: dict[GuardMode, str] = {
+    GuardMode.OFF: "the generator's best candidate; no detection",
+    GuardMode.FLAG: "the generator's best candidate; verdicts reported only",
+    GuardMode.RERANK: "the best generator score among the candidates the detector does not flag (DECODE §5.3); all "
+                      "flagged: the generator's best",
+    GuardMode.PENALTY: "highest s − λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking, Welleck et al. 2019)",
+    GuardMode.BLOCK: "re-rank, and MuTual-plus's safe response when every candidate is flagged",
+    GuardMode.REPAIR: "the generator's best less its one contradicting sentence; else re-rank, penalty or block",
+}
 
 SHOW_REJECTED_KEY = chat_state.VIEW_PREFIX + "show_rejected_evidence"
 
@@ -75,6 +95,10 @@ def draw(conversation: Conversation) -> ChatSettings:
                   help="At 1, a reply the detector is sure contradicts drops to the place of the bot's least "
                        "favourite draft; at 0 contradictions cost nothing.\n\nTechnical: the penalty λ in "
                        "s − λ·(s₁ − s_k)·p(contradiction).")
+    st.toggle("Ask the bot again when no reply is consistent", key=key("remind"),
+              help="The bot's reply is started for it with what it said before (\"No, I work as a nurse.\") and it "
+                   "writes on; if it still contradicts, that opening alone is sent (marked as written by the guard)."
+                   "\n\nTechnical: guard.reminders; a bot that cannot continue a reply gets the fact in its persona.")
     st.toggle("In long chats, check only the most related earlier sentences", key=key("prefilter"),
               help="Faster in a long chat; an unrelated earlier sentence cannot be contradicted anyway.\n\n"
                    "Technical: the prefilter keeps the 8 earlier sentences most similar to the reply "

@@ -5,34 +5,15 @@ widgets that show these are in ``ui/turn_widgets.py``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from conversation.records import BOT, Conversation
 from guard.policies import score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, TurnStatus
+from guard.verdicts import PairScore
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 from ui.render import DialogueMarks, Mark, turn_html
-
-#: What each guard mode does, in a class's words (the sidebar's caption under the mode)
-MODE_HELP: dict[GuardMode, str] = {
-    GuardMode.OFF: "no checking: the bot's favourite reply is sent",
-    GuardMode.FLAG: "the bot's favourite reply is sent; contradictions are shown, not prevented",
-    GuardMode.RERANK: "the bot's favourite among the replies that contradict nothing is sent",
-    GuardMode.PENALTY: "each reply loses points the surer the detector is that it contradicts; the best score is sent",
-    GuardMode.BLOCK: "like re-rank, but when every reply contradicts, a safe \"I didn't quite catch that\" is sent",
-    GuardMode.REPAIR: "the bot's favourite reply is sent without the one sentence that contradicts, when the rest "
-                      "still answers; otherwise the fallback below decides",
-}
-#: The same, with the papers and formulas behind them (the mode's help tooltip)
-MODE_TECHNICAL: dict[GuardMode, str] = {
-    GuardMode.OFF: "the generator's best candidate; no detection",
-    GuardMode.FLAG: "the generator's best candidate; verdicts reported only",
-    GuardMode.RERANK: "the best generator score among the candidates the detector does not flag (DECODE §5.3); all "
-                      "flagged: the generator's best",
-    GuardMode.PENALTY: "highest s − λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking, Welleck et al. 2019)",
-    GuardMode.BLOCK: "re-rank, and MuTual-plus's safe response when every candidate is flagged",
-    GuardMode.REPAIR: "the generator's best less its one contradicting sentence; else re-rank, penalty or block",
-}
 
 #: The transcript's icon per outcome (none when the guard is off).
 STATUS_ICONS: dict[TurnStatus, str] = {
@@ -66,10 +47,26 @@ def transcript_marks(conversation: Conversation, include_rejected: bool = False)
                     continue  # the persona has been shortened since
                 found.setdefault((ev.source, ev.turn_id, ev.premise), []).append((who, turn.turn_id, ev.score))
             if sent:
-                marks.on_turn(turn.turn_id, *candidate_marks(cand))
+                marks.on_turn(turn.turn_id, *candidate_marks(cand, report))
     for (source, turn_id, premise), hits in found.items():
         marks.on_premise(source, turn_id, Mark(premise, evidence_label(hits), "evidence"))
     return marks
+
+
+def badge_tooltip(report: BotTurnReport, band: str) -> str:
+    """What a sent reply's badge colour means, as measured (the hover text): the red band's precision, or the
+    possible mark's."""
+    badge = report.badge
+    if badge is None:
+        return ""
+    if band == "possible":
+        share = f" ({badge.possible_precision:.0%} of such flags were real contradictions)" \
+            if badge.possible_precision is not None else ""
+        return (f"A possible contradiction: its score is over the threshold but under {badge.threshold:.4f}, "
+                f"where the red badge starts{share}; measured on {badge.measured_on}.")
+    share = f"{badge.precision:.0%} of flags scoring this high were real contradictions" \
+        if badge.precision is not None else "the red band"
+    return f"A red badge: {share} (from {badge.threshold:.4f} up; measured on {badge.measured_on})."
 
 
 def evidence_label(hits: list[tuple[str, int, float]]) -> str:
@@ -88,19 +85,27 @@ def evidence_label(hits: list[tuple[str, int, float]]) -> str:
 REMOVED_LABEL = "removed before sending"
 
 
-def candidate_marks(cand: CandidateReport) -> list[Mark]:
+def candidate_marks(cand: CandidateReport, report: BotTurnReport | None = None) -> list[Mark]:
     """Marks on a candidate's own text: the clause that contradicts earlier turns, or both
-    clauses of a clash inside the candidate; for a repaired candidate, the sentence the repair removed."""
+    clauses of a clash inside the candidate; for a repaired candidate, the sentence the repair removed. With the
+    turn's ``report``, a flag under the red badge's band is marked as a possible contradiction (quieter, its
+    measured precision on hover)."""
     marks: list[Mark] = []
     if cand.repair is not None:
         marks.append(Mark(cand.repair.removed, REMOVED_LABEL, "removed"))
+    band = report.badge_band(cand.deciding[0]) if report is not None and cand.deciding is not None else "red"
+    tooltip = badge_tooltip(report, band) if report is not None else ""
     for ev in cand.evidence:
         if ev.source == PremiseSource.INTRA:
             label = f"clashes inside the reply (p={ev.score:.2f})"
-            marks.append(Mark(ev.premise, label, "intra"))
-            marks.append(Mark(ev.hypothesis, label, "intra"))
+            marks.append(Mark(ev.premise, label, "intra", tooltip))
+            marks.append(Mark(ev.hypothesis, label, "intra", tooltip))
+        elif band == "possible":
+            marks.append(Mark(ev.hypothesis, f"possibly contradicts {describe_source(ev)} (p={ev.score:.2f})",
+                              "possible", tooltip))
         else:
-            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
+            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause",
+                              tooltip))
     return marks
 
 
@@ -199,6 +204,8 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
         rows.append(dict(zip(CANDIDATE_COLUMNS, (
             c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.text, c.reason,
             round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
+        if any(c.origin != "bot" for c in report.candidates):
+            rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
     return rows
 
 
@@ -207,10 +214,29 @@ PLAIN_KINDS = {Category.NONE: "", Category.INTRA: "contradicts itself", Category
                Category.HISTORY: "contradicts an earlier turn"}
 
 
+#: who wrote a candidate, for its row in the candidates table
+ORIGIN_LABELS = {"bot": "", "reminded": "the bot, reminded", "composed": "the guard, from the evidence"}
+
+
 def evidence_rows(cand: CandidateReport) -> list[dict]:
     """Evidence pairs for the candidate panel, each saying what the candidate clause was compared with."""
-    return [
-        {"compared with": describe_source(e), "earlier text": e.premise, "candidate clause": e.hypothesis,
-         "score": round(e.score, 3)}
-        for e in cand.evidence
-    ]
+    return pair_rows(cand.evidence, "candidate clause")
+
+
+def pair_rows(pairs: Sequence[PairScore], judged: str) -> list[dict]:
+    """Evidence pairs as table rows in the turns' own words (``judged``: what the judged side is called); where the
+    guard read an answer with its question, the reading it compared stands beside the words, marked as the reading
+    (those columns appear only when a pair has one)."""
+    pairs = [e for e in pairs if e.source != PremiseSource.WHOLE_HISTORY]
+    readings = any(e.premise_reading or e.hypothesis_reading for e in pairs)
+    rows = []
+    for e in pairs:
+        row = {"compared with": describe_source(e), "earlier text": e.premise}
+        if readings:
+            row["read as (the guard's reading)"] = e.premise_reading
+        row[judged] = e.hypothesis
+        if readings:
+            row[f"{judged} read as"] = e.hypothesis_reading
+        row["score"] = round(e.score, 3)
+        rows.append(row)
+    return rows

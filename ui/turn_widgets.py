@@ -12,7 +12,7 @@ import streamlit as st
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
-from guard.report import BotTurnReport, CandidateReport
+from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.render import escape_markdown, turn_html
@@ -49,6 +49,8 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
     with st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False):
         # wrapping HTML: the candidate and its reason wrap, the scores stay whole at any width (an st.dataframe
         # clipped them at 1400 px) and grow in presentation mode
+        if report.reminder is not None:
+            st.markdown(escape_markdown("🔁 The guard " + reminder_phrase(report.reminder) + "."))
         show_table(candidate_table(report), css_class="cg-candidates")
         for cand in report.candidates:
             if not cand.contradicts and cand.repair is None:
@@ -78,8 +80,9 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
                     f"bot's own at {role.bot_reading:.2f}."), help="Technical: the role-confusion reading, NLI "
                     "entailment of the candidate from the user's and from the bot's earlier sentences.")
         timings = report.timings
+        remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
-            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
+            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
             f"detector {report.detector} · τ = {report.threshold:.4f}"))
 
 
@@ -187,6 +190,18 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                                     "turns and persona…")
             elif step.kind == "verdict" and step.index in lines:
                 lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
+            elif step.kind == "reminding":
+                status.write(reminding_line(step.reminder))
+                status.update(label="The bot is writing again, reminded of what it said…")
+            elif step.kind == "reminded":
+                start = len(texts)
+                texts.extend(c.text for c in step.candidates)
+                status.write(f"**{len(step.candidates) - 1} reminded candidates** and the guard's own reply "
+                             f"in {step.seconds:.1f} s")
+                for i, text in enumerate(texts[start:], start=start):
+                    who = " (composed by the guard)" if i == len(texts) - 1 else ""
+                    lines[i] = status.empty()
+                    lines[i].markdown(f"⏳ #{i + 1}{who} “{escape_markdown(text)}”")
             elif step.kind == "chosen":
                 status.write(f"{_choice_line(step.report, settings.mode)} · {step.seconds:.1f} s")
 
@@ -201,3 +216,13 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         status.update(label=f"{STATUS_ICONS[turn.report.status]} {turn.report.summary()} · {total:.1f} s".strip(),
                       state="complete", expanded=False)
     return turn
+
+
+def reminding_line(reminder) -> str:
+    """The live view's line when the guard reminds the bot: what every candidate contradicted, and how it asks
+    again (Markdown, the texts escaped)."""
+    top = reminder.facts[0]
+    how = (f"its reply opened with “{escape_markdown(reminder.opening)}”" if reminder.method == "opening"
+           else "the fact restated in its persona")
+    return (f"🔁 Nothing consistent to send: the candidates contradict {describe_source(top)} "
+            f"(“{escape_markdown(reminder.fact)}”). The bot is asked again, {how}.")

@@ -69,3 +69,18 @@ def _plain_category_checks(verdict: Verdict) -> None:
         if pair is not None:
             st.caption(escape_markdown(f'Closest words of the user ({describe_source(pair)}): "{pair.premise}" → '
                                        f'"{pair.hypothesis}"'))
+
+
+#: the checks beside the history check, in a class's words
+CHECK_WORDS = {"intra": "a reply clashing with itself", "own_question": "the bot answering the question it asked back",
+               "role": "naming role confusion"}
+
+
+def every_check_note(kept) -> str:
+    """What a page that runs every check says about those the chat leaves off (``kept``: the checkpoint's
+    ``GuardConfig.checks``, the ones that earned their place under the chat's false-alarm budget)."""
+    off = [CHECK_WORDS[c] for c in CHECK_WORDS if c not in {str(k) for k in kept}]
+    if not off:
+        return "Every check runs here, as in the chat."
+    return ("Every check runs here. The chat leaves some off because they did not catch enough real contradictions "
+            f"for the false alarms they raise on real bot turns: {', '.join(off)}.")
