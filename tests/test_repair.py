@@ -230,7 +230,7 @@ def test_the_live_view_announces_the_repair_and_a_declined_one():
     cannot = [Candidate("I have no pets. *Do* you?", -0.3), *CANDIDATES[1:]]
     declined = choose(cannot, [_verdict("I have no pets."), CLEAN, CLEAN], GuardMode.REPAIR)
     line = _choice_line(declined, GuardMode.REPAIR)
-    assert line.startswith("**repair** could not repair the generator's best (what would remain")
+    assert line.startswith("**repair** could not repair the bot's favourite reply (what would remain")
     assert line.endswith("so **rerank** sends candidate #2")
     assert "\\*Do\\* you?" in line and "*Do*" not in line  # the bot's text is escaped
     assert _choice_line(choose(CANDIDATES, [CLEAN] * 3, GuardMode.RERANK), GuardMode.RERANK) == \

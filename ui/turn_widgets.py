@@ -162,7 +162,7 @@ def _choice_line(report: BotTurnReport, mode: GuardMode) -> str:
         return (f"**{mode}** sends {which} without “{escape_markdown(report.repair.removed)}”: "
                 f"“{escape_markdown(report.repair.reply)}”")
     if report.decided_by is not None and report.repair_declined:
-        return (f"**{mode}** could not repair the generator's best ({escape_markdown(report.repair_declined)}), "
+        return (f"**{mode}** could not repair the bot's favourite reply ({escape_markdown(report.repair_declined)}), "
                 f"so **{report.decided_by}** sends {which}")
     return f"**{mode}** sends {which}"
 
