@@ -51,7 +51,8 @@ except StoreError as exc:
     st.stop()
 whose = ("every browser's sessions and the command line's (signed in as the teacher)" if viewer.teacher else
          "the sessions of this browser; a teacher signed in (sidebar) sees everyone's")
-st.caption(escape_markdown(f"{len(sessions)} sessions · {len(annotations)} annotations · {whose}"))
+st.caption(escape_markdown(f"{len(sessions)} session{'' if len(sessions) == 1 else 's'} · {len(annotations)} "
+                           f"annotation{'' if len(annotations) == 1 else 's'} · {whose}"))
 with st.popover("Where they are stored", icon="🗄️"):
     st.caption(escape_markdown(f"{db.display_url} (schema {db.schema_version})"))
 if not sessions:

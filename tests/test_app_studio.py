@@ -181,6 +181,8 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     assert any("kappa" in f.columns for f in frames)
     [download] = at.get("download_button")
     assert "2 records" in download.proto.label
+    # one session, four annotations: counted in words ("1 sessions" before)
+    assert any(c.value.startswith("1 session · 4 annotations · ") for c in at.caption), [c.value for c in at.caption]
 
 
 def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector, db_url):
