@@ -164,17 +164,17 @@ EXAMPLES: tuple[Example, ...] = (
     ),
     Example(
         key="intra_written",
-        title="Intra-sentence: two cats and no pets",
+        title="Intra-sentence: a dog, and never a pet",
         source="written for this app in the style of CDConv's intra-sentence category",
         text=(
             "User: Do you have any pets?\n"
-            "Bot: I have two cats, but I have no pets."
+            "Bot: I have a dog, but I have never had a pet."
         ),
         expected=Category.INTRA,
         note="The two clauses cannot both hold. Compare 'I am a vegetarian, but I eat chicken every day': "
              "just as contradictory, but only with the world knowledge that chicken is meat, which a small "
              "NLI model trained on sentence pairs mostly lacks.",
-        plain_title="Two cats and no pets",
+        plain_title="A dog, and never a pet",
         plain_source="written for this app",
         plain_note=(
             "The two parts cannot both be true. Compare “I am a vegetarian, but I eat chicken every day”: just as "

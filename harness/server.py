@@ -28,7 +28,9 @@ CHAT_INPUT = "textarea[data-testid='stChatInputTextArea']"
 def scripted_app_env(folder: Path, script: dict, mode: str, candidates: int = 2, **more: str) -> dict[str, str]:
     """The app's settings for a run with the scripted bot playing ``script`` (written to ``folder``) in guard
     ``mode``: the embedded detector when models/detector is there, else a tiny random one with τ = 0.1 that
-    flags every candidate (the same highlights then come from the plumbing alone). ``more``: other variables."""
+    flags every candidate (the same highlights then come from the plumbing alone). Reminders start off (a script
+    cannot be asked again: the guard would send its composed opening where the script's reply is what a test
+    checks); ``GUARD_APP_REMIND="1"`` in ``more`` turns them on. ``more``: other variables."""
     from embedded import DETECTOR_DIR
     from harness.tiny_nli import build_flagging_detector
 
@@ -37,7 +39,7 @@ def scripted_app_env(folder: Path, script: dict, mode: str, candidates: int = 2,
     detector = "embedded" if (DETECTOR_DIR / "config.json").exists() else str(build_flagging_detector(
         folder / "tiny_nli"))
     return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": mode,
-            "GUARD_APP_CANDIDATES": str(candidates), **more}
+            "GUARD_APP_CANDIDATES": str(candidates), "GUARD_APP_REMIND": "0", **more}
 
 
 def free_port() -> int:

@@ -82,13 +82,10 @@ def test_bad_scripts_are_bot_errors(tmp_path):
 
 
 @pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")
-@pytest.mark.xfail(strict=True, reason=(
-    "detector v4 at its bot-turn intra threshold (0.7119) flags 'No, my two dogs are plenty for me.' as intra: the "
-    "answer read as 'I would not like another pet.' against the rest scores 0.735 (docs/detector.md, known "
-    "weaknesses); the planted contradiction is still caught (test below)"))
 def test_embedded_detector_catches_the_built_in_contradiction_only():
-    """At the false-alarm operating point (τ 0.93) the consistent 'No, my two dogs are plenty for me.' (0.83 against
-    'I have two dogs') is no longer flagged, while the planted 'I don't have any pets.' still is."""
+    """At the shipped thresholds (τ and the intra check's, both set under the one false-alarm budget) the consistent
+    'No, my two dogs are plenty for me.' is not flagged (0.83 against 'I have two dogs'; its clauses 0.735 against
+    each other, under the intra check's 0.9434), while the planted 'I don't have any pets.' still is."""
     from guard.pipeline import load_guard
     from guard.records import Turn
 

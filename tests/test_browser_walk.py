@@ -11,13 +11,14 @@
 
 The scripted bot (with a delay, so a reload can come mid-reply) and the embedded detector (its scores are what the
 checks rest on: "I don't have any pets, and Max is a cat." clashes inside itself at p ≈ 0.76 and contradicts "I have
-a dog named Max." at p ≈ 0.99; "I have two dogs." scores 0.63 against it, consistent at τ 0.9493); check 6 picks the
+a dog named Max." at p ≈ 0.99; "I have two dogs." scores 0.63 against it, consistent at the shipped τ); check 6 picks the
 embedded bot in the sidebar (converted once into the user's model cache, like test_browser_settings).
 Skipped without Debian's /usr/bin/chromium or without models/detector.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -40,6 +41,9 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 DELAY_S = 2.0
+#: the τ the chat starts at: the shipped detector's calibrated one
+SHIPPED_TAU = json.loads((DETECTOR_DIR / "guard_config.json").read_text())["threshold"] if (
+    DETECTOR_DIR / "guard_config.json").exists() else 0.0
 SELF_CLASH = "I don't have any pets, and Max is a cat."
 SCRIPT = {"delay": DELAY_S, "replies": [
     [{"text": "I have a dog named Max.", "score": -0.4}],
@@ -70,7 +74,7 @@ def _sidebar(page):
 
 @pytest.fixture(scope="module")
 def chat(server, browser):
-    """Two bot turns at the detector's own τ (0.9493): at turn 3 the candidate that clashes inside itself is
+    """Two bot turns at the detector's own τ: at turn 3 the candidate that clashes inside itself is
     rejected and "I have two dogs." (p ≈ 0.63) is sent. Shared by checks 1 and 2."""
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     page.goto(server)
@@ -88,15 +92,18 @@ def test_why_quotes_the_score_of_the_check_that_decided(chat):
     sync_api.expect(table).to_be_visible()
     row = next(r for r in _table(table) if r["reply"] == SELF_CLASH)
     why = row["why"]
-    quoted = re.search(r"contradicts itself with probability ([0-9.]+)", why)
+    # the history check decides at the shipped thresholds: the clash with turn 1 (p ≈ 0.99) is over τ, the clash
+    # inside the candidate (p ≈ 0.76) under the intra check's own threshold
+    quoted = re.search(r"contradicts turn 1 .* with probability ([0-9.]+)", why)
     assert quoted, why
-    own = [r for r in _table(chat.locator("table.cg-evidence-table").last) if r["compared with"] ==
-           "its own earlier clause"]
-    assert own, "the clash inside the candidate is an evidence row"
-    score = float(own[0]["score"])
+    rows = _table(chat.locator("table.cg-evidence-table").last)
+    history = [float(r["score"]) for r in rows if r["compared with"].startswith("turn 1")]
+    assert history, rows
     digits = len(quoted.group(1).split(".")[1])
-    # the same number as its evidence row (at the why's precision), not the history pair's 0.99
-    assert float(quoted.group(1)) == pytest.approx(round(score, digits)), (why, own)
+    # the same number as the deciding pair's evidence row (at the why's precision), not the clause pair's
+    assert float(quoted.group(1)) == pytest.approx(round(max(history), digits)), (why, rows)
+    own = [float(r["score"]) for r in rows if r["compared with"] == "its own earlier clause"]
+    assert all(round(o, digits) != float(quoted.group(1)) for o in own), (why, rows)
     # issue 38: and the table's score column is that number, beside the line of the check that decided
     assert row["contradiction score"] == quoted.group(1) and row["flags from"] != "", row
 
@@ -126,7 +133,7 @@ def _tau_marks_over(page, turn_id: int) -> list[float]:
 
 
 def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
-    set_tau(chat, 0.5)  # today's τ: turn 3's reply (p ≈ 0.63) would contradict now, but was judged at 0.9493
+    set_tau(chat, 0.5)  # today's τ: turn 3's reply (p ≈ 0.63) would contradict now, but was judged at the shipped τ
     chat.wait_for_timeout(1500)
     found = _tau_marks_over(chat, 3)
     assert found and len(found) >= 2, found
@@ -134,7 +141,7 @@ def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
     # a consistent turn's point lies under the τ that judged it (SVG y grows downwards)
     assert all(point > y for y in marks), (marks, point)
     svg = chat.locator(".vega-embed").last.locator("svg").text_content()
-    assert "0.9493" in svg, svg[:400]
+    assert f"{SHIPPED_TAU:.4f}" in svg, svg[:400]
     # a turn judged at today's τ gets its own τ drawn over it, the earlier ones keep theirs
     send(chat, "Anything else?")
     sync_api.expect(turn(chat, 5)).to_be_visible(timeout=180_000)
@@ -143,9 +150,9 @@ def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
     *marks3, point3 = _tau_marks_over(chat, 3)
     *marks5, _ = _tau_marks_over(chat, 5)
     assert marks3 and all(point3 > y for y in marks3), (marks3, point3)
-    assert len(marks5) == 1 and all(marks5[0] > y for y in marks3), (marks3, marks5)  # 0.5 drawn under 0.9493
+    assert len(marks5) == 1 and all(marks5[0] > y for y in marks3), (marks3, marks5)  # 0.5 drawn under the shipped τ
     caption = chat.get_by_text("Each turn was judged at its own τ")
-    sync_api.expect(caption).to_contain_text("0.9493, 0.5")
+    sync_api.expect(caption).to_contain_text(f"{SHIPPED_TAU:.4f}, 0.5")
 
 
 def test_a_successful_retry_leaves_no_warning_above_the_reply(server, browser):
@@ -199,6 +206,7 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     page.get_by_test_id("stBaseButton-primary").filter(has_text="Detect").click()
     sync_api.expect(page.locator(".cg-dialogue").first).to_contain_text("I never drink tea.", timeout=180_000)
     page.wait_for_timeout(1000)
+    wait_until_idle(page, timeout_ms=180_000)  # the Detect run is over (the editor's text is drawn before it ends)
     assert log.count() == 0, _table(log.first)  # the RCT row was about the example, not this dialogue
     assert page.get_by_text("Probe log").count() == 0
     page.close()
