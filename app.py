@@ -18,28 +18,30 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import app_sidebar, chat_session, startup  # noqa: E402
+from ui import app_sidebar, chat_session, profiling, startup  # noqa: E402
 from ui.app_defaults import defaults  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
-startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
+# GUARD_PROFILE_DIR set: each run of what follows is profiled into that folder (ui/profiling.py)
+with profiling.profiled("run"):
+    startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
 
-chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
-page = st.navigation([
-    chat_page,
-    st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
-    st.Page("pages/learn.py", title="Learn", icon="🎓"),
-    st.Page("pages/review.py", title="Review sessions", icon="📋"),
-])
-if page.url_path == chat_page.url_path:
-    # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
-    # controls before they are drawn
-    chat_session.resume()
-app_defaults = defaults()
-startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
-app_sidebar.presentation_toggle()
-app_sidebar.sidebar_detector_settings()
-page.run()
+    chat_page = st.Page("pages/guarded_chat.py", title="Guarded chat", icon="💬", default=True)
+    page = st.navigation([
+        chat_page,
+        st.Page("pages/playground.py", title="Probe playground", icon="🧪"),
+        st.Page("pages/learn.py", title="Learn", icon="🎓"),
+        st.Page("pages/review.py", title="Review sessions", icon="📋"),
+    ])
+    if page.url_path == chat_page.url_path:
+        # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
+        # controls before they are drawn
+        chat_session.resume()
+    app_defaults = defaults()
+    startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
+    app_sidebar.presentation_toggle()
+    app_sidebar.sidebar_detector_settings()
+    page.run()
