@@ -9,14 +9,15 @@ most own time.
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.profile_chat --turns 30 --at 6 30
 
-cProfile slows Python code down (the tokenizer's template, the page's drawing) more than the models' native code,
-so the split says where the page's time goes, not what a turn costs unprofiled (benchmarks.bench_app says that).
+The profile is the script thread's: the bot and the guard run in a worker thread meanwhile (ui/live_turn.py), so their
+time shows as the live turn's wait (their own split is in each turn's report: bench_app). cProfile slows Python code
+down more than the models' native code, so the split says where the page's time goes, not what a turn costs
+unprofiled (benchmarks.bench_app says that).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import pstats
 import sys
 import tempfile
@@ -28,17 +29,11 @@ from harness.server import CHROMIUM, chromium, send, streamlit_server, turn, wai
 
 #: (label, file name ending, function name): what a guarded turn's run spends its time in
 BUCKETS = [
-    ("the whole page run", "app.py", "<module>"),
-    ("guarded_reply (bot + guard + steps)", "conversation/guarding.py", "guarded_reply"),
-    ("  bot: generate", "bots/local.py", "generate"),
-    ("    prompt fit", "bots/local.py", "fit_prompt"),
-    ("    banned n-grams", "bots/local.py", "history_ngrams"),
-    ("    engine", "bots/ct2.py", "generate"),
-    ("  guard: Guard.judge", "guard/pipeline.py", "judge"),
-    ("  bot.reading (prompt fit again)", "bots/local.py", "reading"),
-    ("  live steps drawn", "ui/turn_widgets.py", "show"),
-    ("transcript drawn", "pages/guarded_chat.py", "draw_transcript"),
-    ("  turns drawn (draw_turn)", "pages/guarded_chat.py", "draw_turn"),
+    ("live turn: waiting for the bot and the guard, drawing their steps", "ui/turn_widgets.py", "guarded_turn_live"),
+    ("  steps drawn", "ui/turn_widgets.py", "show"),
+    ("transcript placed", "pages/guarded_chat.py", "place_transcript"),
+    ("transcript drawn (while the bot writes)", "pages/guarded_chat.py", "fill_transcript"),
+    ("  turns drawn", "pages/guarded_chat.py", "draw_turn_content"),
     ("  turn_html", "ui/render.py", "turn_html"),
     ("  candidate panels", "ui/turn_widgets.py", "show_candidates"),
     ("  annotation boxes", "ui/annotations.py", "annotation_box"),
@@ -61,7 +56,8 @@ def cumulative(stats: pstats.Stats, ending: str, name: str) -> float:
 
 def report(path: Path, top: int) -> dict:
     stats = pstats.Stats(str(path))
-    buckets = {label: round(cumulative(stats, ending, name), 3) for label, ending, name in BUCKETS}
+    buckets = {"the whole page run": round(sum(row[2] for row in stats.stats.values()), 3)}  # every function's own
+    buckets.update({label: round(cumulative(stats, ending, name), 3) for label, ending, name in BUCKETS})
     own = sorted(((row[2], f"{Path(p).name}:{line} {func}") for (p, line, func), row in stats.stats.items()),
                  reverse=True)[:top]
     return {"buckets": buckets, "own_time": [(round(t, 3), where) for t, where in own]}
@@ -97,8 +93,8 @@ def main(argv=None) -> int:
                 wait_until_idle(page)
                 time.sleep(0.3)  # the run's profile is written as it ends
                 new = sorted(set(Path(folder).glob("*.prof")) - before)
-                answered = [p for p in new if cumulative(pstats.Stats(str(p)), "conversation/guarding.py",
-                                                         "guarded_reply") > 0]
+                answered = [p for p in new if cumulative(pstats.Stats(str(p)), "ui/turn_widgets.py",
+                                                         "guarded_turn_live") > 0]
                 if answered:
                     runs[k + 1] = answered[-1]
                 print(f"turn {k + 1:2d}: {len(new)} run(s) profiled", flush=True)

@@ -31,9 +31,10 @@ if TYPE_CHECKING:  # loads torch
 
 @dataclass
 class GuardStep:
-    """One step of a guarded turn as it happens: ``kind`` is "generating", "candidates", "judging", "verdict"
-    (one per candidate, with its ``index``), "chosen" (the report with the policy's choice) or "done"; ``seconds``
-    since the turn started."""
+    """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
+    ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
+    "judging", "verdict" (one per candidate, with its ``index``), "chosen" (the report with the policy's choice) or
+    "done"; ``seconds`` since the turn started."""
 
     kind: str
     seconds: float
@@ -41,6 +42,7 @@ class GuardStep:
     index: int | None = None
     verdict: Verdict | None = None
     report: BotTurnReport | None = None
+    written: list[str] = field(default_factory=list)
 
 
 StepCallback = Callable[[GuardStep], None]
@@ -64,8 +66,10 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
     decoding = settings.decoding_config
     step("generating")
+    stream = {"on_text": lambda texts: step("writing", written=list(texts))} \
+        if on_step is not None and getattr(bot, "streams_text", False) else {}
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding,
-                              persona=tuple(conversation.persona))
+                              persona=tuple(conversation.persona), **stream)
     generated = time.perf_counter()
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")

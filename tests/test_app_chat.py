@@ -9,7 +9,7 @@ on the embedded detector and is skipped without models/detector.
 from __future__ import annotations
 
 import pytest
-from conftest import APP, html_tables, say, start_scripted_app
+from conftest import APP, html_tables, open_panels, say, start_scripted_app
 
 from embedded import DETECTOR_DIR
 
@@ -51,7 +51,7 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     assert 'class="cg-clause"' in _turn_html(at, 3)
     # every candidate with its scores and reason, on demand
     assert any(e.label.startswith("Candidates (2)") for e in at.expander)
-    tables = html_tables(at, "cg-candidates")
+    tables = html_tables(open_panels(at), "cg-candidates")
     assert len(tables) == 2  # one candidates table per bot turn
     table = tables[1]
     assert list(table["candidate"]) == ["I have never had a dog.", "Max loves long walks in the park."]
@@ -165,7 +165,7 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert report.candidates[0].evidence[0].turn_id == 1
     # the rejected candidate's evidence is in its panel; the transcript marks only what the sent reply contradicts
     assert 'class="cg-evidence"' not in _turn_html(at, 1)
-    [panel] = [h.proto.body for h in at.html if 'data-context-turn-id="1"' in h.proto.body]
+    [panel] = [h.proto.body for h in open_panels(at).html if 'data-context-turn-id="1"' in h.proto.body]
     assert 'class="cg-evidence"' in panel and "candidate #1 at turn 3" in panel
     at.toggle(key="chat_view::show_rejected_evidence").set_value(True).run()
     evidence = _turn_html(at, 1)
@@ -222,7 +222,7 @@ def test_repair_mode_shows_the_cut_sentence_and_the_text_sent(monkeypatch, tmp_p
                for c in at.caption)
     # the candidate panel: the table says the reply was repaired, the candidate shows the sentence struck out,
     # and the text that was sent
-    assert list(html_tables(at, "cg-candidates")[1]["sent"]) == ["✔ repaired", ""]
+    assert list(html_tables(open_panels(at), "cg-candidates")[1]["sent"]) == ["✔ repaired", ""]
     [struck] = [h.proto.body for h in at.html if 'class="cg-removed"' in h.proto.body]
     assert "I have no pets.</mark>" in struck and "removed before sending" in struck and "&lt;b&gt;" in struck
     [sent] = [h.proto.body for h in at.html if "cg-repaired-reply" in h.proto.body]

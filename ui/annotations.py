@@ -27,9 +27,14 @@ def _cached(db: Store, session_id: str, turn_id: int) -> list[Annotation]:
 @st.fragment
 def annotation_box(conversation: Conversation, turn: ChatTurn) -> None:
     """Per bot turn: contradiction yes/no, which earlier turns or persona lines, CDConv category, was the guard
-    right. A fragment: saving an annotation redraws this box only, not the conversation."""
+    right. A fragment: saving an annotation redraws this box only, not the conversation; and its controls are drawn
+    only while it is open (opening it reruns the box), so a long chat does not build five widgets a turn on every
+    message."""
     key = f"ann::{conversation.record_id}::{turn.turn_id}"
-    with st.expander(f"Annotate turn {turn.turn_id}", icon="🏷️"):
+    box = st.expander(f"Annotate turn {turn.turn_id}", icon="🏷️", key=f"{key}::open", on_change="rerun")
+    with box:
+        if not box.open:
+            return
         db = store()
         if db is None:
             st.caption("Annotations need the studio database (see the error above).")
