@@ -42,12 +42,12 @@ def turn_caption(report: BotTurnReport) -> None:
         st.caption("🔁 " + escape_markdown(report.rejudge_note))
 
 
-@st.fragment
 def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
     """Every candidate of a bot turn with its scores and the policy's reason; each contradicting
     candidate with its clause marked and the earlier turns it contradicts (its evidence lives here,
-    not in the transcript, unless it was sent). Drawn when opened (a fragment: opening it reruns this panel only),
-    so a long chat's transcript does not draw every turn's closed panel on every message."""
+    not in the transcript, unless it was sent). Drawn when opened (opening it reruns the page), so a long chat's
+    transcript does not build every turn's closed panel on every message. Not a fragment: Streamlit's fragment
+    wrapper costs about 10 ms a call, which a 30-turn transcript paid 30 times a message."""
     report = turn.report
     panel = st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False,
                         key=f"candidates::{conversation.record_id}::{turn.turn_id}", on_change="rerun")
