@@ -68,6 +68,7 @@ class ThreadFit:
     last: tuple[float, int, int] | None = None  # (monotonic seconds, busy ticks, own ticks) of the last reading
     threads_now: int = 0  # the last answer (0: none yet)
     others: float | None = None  # cores other processes kept busy over the last window
+    proposed: int = 0  # what the last window alone called for: a change needs two windows in a row that agree
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +86,8 @@ class ThreadFit:
 
     def threads(self) -> int:
         """``GUARD_BOT_THREADS``, else the usable cores less those others kept busy since the last call (at least
-        1); the last answer again when the window is under ``MIN_WINDOW_S``."""
+        1), once two windows in a row call for the same count (a change reloads the bot's model); the last answer
+        again when the window is under ``MIN_WINDOW_S``."""
         forced = forced_threads()
         if forced is not None:
             return forced
@@ -101,5 +103,8 @@ class ThreadFit:
             self.last = reading
             self.others = max(others, 0.0)
             taken = math.floor(self.others + (1 - TAKEN_SHARE))
-            self.threads_now = max(1, min(self.cores, self.cores - taken))
+            wanted = max(1, min(self.cores, self.cores - taken))
+            if wanted == self.proposed:  # two windows agree: a change of load, not a moment's (each change reloads)
+                self.threads_now = wanted
+            self.proposed = wanted
             return self.threads_now
