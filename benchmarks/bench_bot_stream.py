@@ -1,15 +1,17 @@
-"""Detectors judged as a live chat sees them: every bot turn of the labelled real conversations (``guard.stream``).
+"""Detectors judged as a live chat sees them: every bot turn of the two dev streams (``guard.stream``).
 
-    # score every bot turn of one half with a detector (threshold-free scores, cached in a JSON file)
-    .venv/bin/python -m benchmarks.bench_bot_stream score --model embedded --split calibration \\
-        --out benchmarks/results/stream/embedded-calibration.json
-    # the stream table: each scored detector at its operating point (its guard_config.json, or the calibration
-    # half's rule with --tau calibrated), on one half
-    .venv/bin/python -m benchmarks.bench_bot_stream report benchmarks/results/stream/*-evaluation.json --tau config
+    # score every bot turn of one stream's half with a detector, every check on (threshold-free scores, cached)
+    .venv/bin/python -m benchmarks.bench_bot_stream score --model embedded --stream decode --split calibration \\
+        --out benchmarks/results/stream3/embedded-decode-calibration.json
+    # the stream table: each scored file at the detector's configured decision (its guard_config.json), with 90 %
+    # bootstrap intervals over conversations
+    .venv/bin/python -m benchmarks.bench_bot_stream report benchmarks/results/stream3/*-evaluation.json
 
-Needs the shared data folder (``../shared/data`` or ``GUARD_SHARED_DATA``) for the conversations' text and
-``guard/data/bot_stream/labels.jsonl`` for the labels. The product detector is built as the app builds it: sentence
-pairing, prefilter k = 8 over the packaged MiniLM embedder, categories on.
+The streams: ``convai2`` (ConvAI2 wild evaluation, every bot turn of the sample labelled by us in two passes) and
+``decode`` (DECODE's human-bot dev half, the last bot turn of each conversation verified by three annotators; the
+earlier bot turns count for badges per 100 only). Needs the shared data folder (``../shared/data`` or
+``GUARD_SHARED_DATA``). The detector is built as the app builds it (sentence pairing, prefilter k = 8 over the
+packaged MiniLM embedder) with every check on, so any decision can be read off the scores afterwards.
 """
 
 from __future__ import annotations
@@ -25,109 +27,130 @@ from benchmarks.machine import machine_info
 
 
 def cmd_score(args) -> int:
-    from guard import stream
+    from guard import dev_streams, stream
     from guard.evaluation import progress
     from guard.pipeline import load_guard
 
-    sample = stream.read_sample()
-    wanted = set(sample.split(args.split)) if args.split != "both" else set(sample.record_ids)
-    dialogues = [d for d in stream.read_conversations() if d.record_id in wanted]
-    turns = stream.stream_turns(dialogues)
-    detector = load_guard(args.model).detector()  # the app's detector: its τ, prefilter k and categories
+    turns = dev_streams.labelled_turns(args.stream, None if args.split == "both" else args.split)
+    detector = load_guard(args.model).detector(categories=True)  # every check: the budget picks among them
     started = time.perf_counter()
     scores = stream.score_stream(detector, turns, progress=lambda items: progress(items, args.model))
     elapsed = time.perf_counter() - started
-    out = {"model": args.model, "split": args.split, "prefilter_k": detector.prefilter_k,
-           "scored_with_threshold": detector.threshold, "scored_with_intra_threshold": detector.intra_threshold,
-           "seconds": round(elapsed, 1), "bot_turns": len(scores), "machine": machine_info(),
-           "turns": [asdict(s) for s in scores]}
+    out = {"model": args.model, "stream": args.stream, "split": args.split, "prefilter_k": detector.prefilter_k,
+           "scored_with_threshold": detector.threshold, "seconds": round(elapsed, 1), "bot_turns": len(scores),
+           "machine": machine_info(),
+           "turns": [{**asdict(s), "label": None if t.label is None else bool(t.label.contradiction)}
+                     for s, t in zip(scores, turns)]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out) + "\n")
     print(f"{len(scores)} bot turns scored in {elapsed:.0f} s -> {args.out}", file=sys.stderr)
     return 0
 
 
-def load_scores(path: Path):
+def load_scored(path: Path):
+    """A scored file as (its header, a ``guard.stream.ScoredStream``)."""
+    from guard.dev_streams import ScoredStream
     from guard.stream import TurnScore
 
     data = json.loads(Path(path).read_text())
-    return data, [TurnScore(**t) for t in data["turns"]]
+    turns = data["turns"]
+    scores = [TurnScore(**{k: v for k, v in t.items() if k != "label"}) for t in turns]
+    return data, ScoredStream(data.get("stream", "convai2"), scores, [t.get("label") for t in turns])
 
 
-def report_rows(paths, tau: str, calibration_files: dict[str, Path] | None = None) -> list[dict]:
-    """One stream report per scored file, at the detector's configured operating point or the one its
-    calibration-half scores give by the rule (``--tau calibrated``)."""
-    from guard import stream
+def config_decision(model: str):
+    """The decision a detector's guard_config.json sets: τ and the thresholds of the checks it keeps on."""
+    from guard.dev_streams import Decision
     from guard.registry import read_config
+    from guard.vocabulary import Check
 
-    labels = {(x.record_id, x.turn_id): x for x in stream.read_labels()}
-    rows = []
-    for path in paths:
-        data, scores = load_scores(path)
-        y = [labels[(s.record_id, s.turn_id)].contradiction for s in scores]
-        if tau == "calibrated":
-            cal_path = (calibration_files or {}).get(data["model"])
-            if cal_path is None:
-                raise SystemExit(f"--tau calibrated needs the calibration-half scores of {data['model']}")
-            _, cal = load_scores(cal_path)
-            point = stream.stream_operating_point(cal, [labels[(s.record_id, s.turn_id)].contradiction for s in cal])
-            threshold, intra, own = point["threshold"], point["intra_threshold"], point["own_question_threshold"]
-        else:
-            config = read_config(data["model"])
-            threshold = config.threshold
-            intra, own = config.intra_threshold_at(threshold), config.own_question_threshold_at(threshold)
-        flagged = [s.flagged(threshold, intra, own) for s in scores]
-        report = stream.stream_report(y, [s.score(intra, own) for s in scores], flagged)
-        hits = [(s, labels[(s.record_id, s.turn_id)]) for s, f in zip(scores, flagged) if f]
-        right_evidence = sum(1 for s, lab in hits if lab.contradiction and _evidence_overlaps(s, lab, threshold))
-        report.update({"model": data.get("label") or data["model"], "split": data["split"], "threshold": threshold,
-                       "intra_threshold": intra, "own_question_threshold": own,
-                       "evidence_right_of_caught": right_evidence})
-        rows.append(report)
-    return rows
+    config = read_config(model)
+    tau = config.threshold
+    return Decision(tau, config.intra_threshold_at(tau) if Check.INTRA in config.checks else 1.0,
+                    config.own_question_threshold_at(tau) if Check.OWN_QUESTION in config.checks else 1.0)
 
 
-def _evidence_overlaps(score, label, threshold: float) -> bool:
-    """A caught contradiction whose evidence names a turn or persona line the people named (intra: any)."""
-    if str(label.category) == "intra":
-        return True
-    turns, persona = score.evidence(threshold)
-    return bool(set(turns) & set(label.evidence_turns) or set(persona) & set(label.evidence_persona))
+def stream_row(scored, decision, resamples: int = 1000) -> dict:
+    """The stream figures for one scored half at ``decision``: badges per 100 over every bot turn; precision,
+    recall, false alarms and AUC over the verified turns, each with a 90 % bootstrap interval over conversations."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    from guard.dev_streams import bootstrap_interval
+
+    flagged = np.array([decision.flagged(s) for s in scored.scores])
+    score = np.array([decision.score(s) for s in scored.scores])
+    verified = scored.verified
+    y = np.array([bool(scored.labels[i]) for i in verified])
+    f, s = flagged[verified], score[verified]
+    groups = [scored.scores[i].record_id for i in verified]
+
+    def recall(idx):
+        yy, ff = y[idx], f[idx]
+        return float(ff[yy].mean()) if yy.any() else float("nan")
+
+    def false_alarms(idx):
+        yy, ff = y[idx], f[idx]
+        return float(ff[~yy].mean()) if (~yy).any() else float("nan")
+
+    def precision(idx):
+        yy, ff = y[idx], f[idx]
+        return float(yy[ff].mean()) if ff.any() else float("nan")
+
+    def auc(idx):
+        yy = y[idx]
+        return float(roc_auc_score(yy, s[idx])) if 0 < yy.sum() < len(yy) else float("nan")
+
+    everything = list(range(len(y)))
+    row = {"stream": scored.name, "bot_turns": len(scored.scores), "verified": len(verified),
+           "contradictions": int(y.sum()), "threshold": decision.threshold,
+           "intra_threshold": decision.intra_threshold, "own_question_threshold": decision.own_question_threshold,
+           "badges_per_100": round(100.0 * float(flagged.mean()), 2)}
+    for name, stat in (("precision", precision), ("recall", recall), ("false_alarm_rate", false_alarms),
+                       ("auc", auc)):
+        value = stat(everything)
+        row[name] = round(value, 4) if value == value else None
+        row[f"{name}_90"] = bootstrap_interval(groups, stat, resamples=resamples)
+    return row
 
 
-COLUMNS = ("model", "split", "bot_turns", "contradictions", "threshold", "intra_threshold", "own_question_threshold",
-           "badges_per_100",
-           "precision", "recall", "false_alarm_rate", "auc", "evidence_right_of_caught")
+COLUMNS = ("model", "stream", "split", "bot_turns", "verified", "contradictions", "threshold", "badges_per_100",
+           "precision", "recall", "false_alarm_rate", "auc")
 
 
 def cmd_report(args) -> int:
-    calibration = {}
-    for path in args.calibration or []:
-        data, _ = load_scores(path)
-        calibration[data["model"]] = path
-    rows = report_rows(args.scores, args.tau, calibration)
+    rows = []
+    for path in args.scores:
+        data, scored = load_scored(path)
+        row = stream_row(scored, config_decision(data["model"]), resamples=args.resamples)
+        row.update({"model": data["model"], "split": data["split"]})
+        rows.append(row)
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))
     for row in rows:
-        print("| " + " | ".join(str(row.get(c, "")) for c in COLUMNS) + " |")
+        cells = []
+        for c in COLUMNS:
+            value = row.get(c, "")
+            interval = row.get(f"{c}_90")
+            cells.append(f"{value} [{interval[0]}, {interval[1]}]" if interval and value is not None else str(value))
+        print("| " + " | ".join(cells) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"tau": args.tau, "rows": rows, "machine": machine_info()}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"rows": rows, "machine": machine_info()}, indent=2) + "\n")
     return 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_bot_stream", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    score = sub.add_parser("score", help="score every bot turn of one half with a detector")
+    score = sub.add_parser("score", help="score every bot turn of one stream's half with a detector")
     score.add_argument("--model", required=True)
+    score.add_argument("--stream", choices=("convai2", "decode"), required=True)
     score.add_argument("--split", choices=("calibration", "evaluation", "both"), required=True)
     score.add_argument("--out", type=Path, required=True)
     score.set_defaults(func=cmd_score)
-    report = sub.add_parser("report", help="the stream table for scored files")
+    report = sub.add_parser("report", help="the stream table for scored files, at each detector's configured decision")
     report.add_argument("scores", nargs="+", type=Path)
-    report.add_argument("--tau", choices=("config", "calibrated"), default="config",
-                        help="config: each detector's guard_config.json; calibrated: the rule on --calibration files")
-    report.add_argument("--calibration", nargs="*", type=Path, help="calibration-half score files (--tau calibrated)")
+    report.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (conversations)")
     report.add_argument("--json", type=Path, default=None)
     report.set_defaults(func=cmd_report)
     args = parser.parse_args(argv)

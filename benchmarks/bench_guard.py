@@ -41,7 +41,7 @@ import torch  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
 from guard import text as textsplit  # noqa: E402
 from guard.config import DEFAULT_PREFILTER_K, GuardConfig  # noqa: E402
-from guard.detector import ContradictionDetector  # noqa: E402
+from guard.detector import ContradictionDetector, clear_pair_cache  # noqa: E402
 from guard.loading import load_embedder  # noqa: E402
 from guard.pipeline import load_guard  # noqa: E402
 from guard.records import Turn  # noqa: E402
@@ -145,7 +145,9 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
     rows = []
     for length in args.lengths:
         for k in ((None,) if args.exhaustive_reps else ()) + (args.prefilter_k,):
-            detector = ContradictionDetector(scorer, config=args.config, embedder=embedder if k else None, prefilter_k=k)
+            # the chat's detector: the checks its checkpoint's calibration kept (categories=None)
+            detector = ContradictionDetector(scorer, config=args.config, embedder=embedder if k else None, prefilter_k=k,
+                                             categories=None)
             sampler = Sampler(conversations, seed=args.seed + length)
             warm_times, cpu_times, cold_times, pairs = [], [], [], []
             reps = args.reps if k else min(args.reps, args.exhaustive_reps)
@@ -153,6 +155,7 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
                 history, candidates, _, _ = sampler.sample(length)
                 textsplit.clear_caches()
                 detector._embeddings.clear()
+                clear_pair_cache(scorer)  # every pair scored afresh, as a turn's new candidates are
                 detector.prepare(history)  # turns were split/embedded as they arrived
                 start, cpu_start = time.perf_counter(), time.process_time()
                 verdicts = detector.detect_candidates(history, candidates, "bot")
@@ -165,6 +168,7 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
                 if rep <= args.cold_reps:
                     textsplit.clear_caches()
                     detector._embeddings.clear()
+                    clear_pair_cache(scorer)
                     start = time.perf_counter()
                     detector.detect_candidates(history, candidates, "bot")
                     cold_times.append(time.perf_counter() - start)

@@ -264,6 +264,17 @@ class Bot(ABC):
     ) -> list[Candidate]:
         """Return ``num_candidates`` replies to the last user turn, best generator score first."""
 
+    #: whether ``continue_reply`` works: the bot writes on from words its reply was opened with (a local decoder-only
+    #: model); the guard's reminders restate the facts in the persona of a bot that cannot (a remote server)
+    continues_openings: bool = False
+
+    def continue_reply(self, history: list[Turn], opening: str, num_candidates: int,
+                       decoding: DecodingConfig | None = None, persona: Sequence[str] = ()) -> list[Candidate]:
+        """Replies to the last user turn that begin with ``opening`` ("No, I work as a nurse.") and go on as the bot
+        writes them; each candidate's text holds the opening, its score is the continuation's. Only bots whose
+        ``continues_openings`` is true can; the others raise ``BotError``."""
+        raise BotError(f"{self.name} cannot continue a reply opened for it; restate the facts in its persona instead")
+
     def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading | None:
         """What the bot's prompt holds of ``history`` when it answers its last turn; None when the bot reads it
         whole (a script) or cannot tell (a remote server fits the prompt itself)."""

@@ -284,13 +284,37 @@ class LocalTransformersBot(Bot):
         """Whether ``generate(on_text=...)`` hands on the candidates' text while they are written (CTranslate2)."""
         return bool(getattr(self.engine, "streams", False))
 
+    @property
+    def continues_openings(self) -> bool:
+        """A decoder-only model writes on from an opening put at the start of its reply (``continue_reply``)."""
+        return not self.is_encoder_decoder
+
+    def continue_reply(self, history: list[Turn], opening: str, num_candidates: int,
+                       decoding: DecodingConfig | None = None, persona: Sequence[str] = ()) -> list[Candidate]:
+        """Replies that begin with ``opening`` and go on as the model writes them (the prompt ends with the opening's
+        tokens, as the reply would spell them); scored by the continuation alone."""
+        if not self.continues_openings:
+            return super().continue_reply(history, opening, num_candidates, decoding, persona)
+        opening = " ".join(opening.split())
+        if not opening:
+            raise BotError("an opening to continue needs some words")
+        return self.generate(history, num_candidates, decoding, persona, opening=opening)
+
+    def reply_ids(self, text: str) -> list[int]:
+        """``text``'s token ids as they follow the prompt at the start of a reply (a transcript bot's reply starts
+        after a space, a chat template's right after the assistant header)."""
+        return list(self.tokenizer(" " + text.strip() if self.stop_strings else text.strip(),
+                                   add_special_tokens=False)["input_ids"])
+
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = (), on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
+                 persona: Sequence[str] = (), on_text: Callable[[list[str]], None] | None = None,
+                 opening: str = "") -> list[Candidate]:
         """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``). ``on_text`` (where
-        ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread."""
+        ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread; with
+        ``opening`` (``continue_reply``), each begins with it."""
         history = check_history(history)
         decoding = decoding or self.default_decoding
-        input_ids = self.prompt_ids(history, persona)
+        input_ids = self.prompt_ids(history, persona) + (self.reply_ids(opening) if opening else [])
         head = self.head_ids(persona)
         banned = self.history_ngrams(history, decoding.history_ngram_size) if decoding.history_ngram_size else []
         candidates = self.engine.generate(
@@ -299,6 +323,8 @@ class LocalTransformersBot(Bot):
             static_length=common_prefix_length(head, input_ids) if head else 0,
             banned_sequences=banned, **({"on_text": on_text} if on_text is not None and self.streams_text else {}),
         )
+        if opening:
+            candidates = [Candidate(opened_reply(opening, c.text), c.score) for c in candidates]
         return distinct_replies(candidates, [m.text for m in history if m.agent_id == "bot"])
 
     def history_ngrams(self, history: Sequence[Turn], n: int) -> list[list[int]]:
@@ -336,6 +362,15 @@ class LocalTransformersBot(Bot):
         rows = [self.tokenizer(" " + r.strip() if self.stop_strings else r.strip(),
                                add_special_tokens=False)["input_ids"] + end for r in replies]
         return self.engine.score(prompt, rows)
+
+
+def opened_reply(opening: str, continuation: str) -> str:
+    """The reply a continuation makes after its opening: joined by a space, unless it goes on inside a word or with
+    punctuation ("No, I work as a nurse" + ", and I love it.")."""
+    rest = continuation.strip()
+    if not rest:
+        return opening
+    return opening + rest if rest[0] in ",.;:!?'’)" else f"{opening} {rest}"
 
 
 def _reply_key(text: str) -> str:

@@ -3,10 +3,13 @@ these.
 
 ``guarded_reply``: the bot proposes ``settings.num_candidates`` candidates, the guard (``guard.pipeline.Guard``)
 judges every one against the conversation and persona in one batch and its policy picks the reply for the mode, and
-the turn is appended with the guard's report. Each step is announced to an optional ``on_step`` callback as it
-happens (candidates generated, judging, each candidate's verdict, the policy's choice), so a page can show the guard
-at work while the turn runs. ``rejudge``: every bot turn's candidates judged again by another detector, threshold
-or mode, nothing regenerated.
+the turn is appended with the guard's report. When the policy finds nothing consistent that answers, the bot is
+reminded before the policy falls back (``guard.reminders``): asked again with its reply opened by the consistent
+answer (or, for a bot that cannot continue an opening, with the fact restated in its persona), the opening alone
+going in as a last candidate composed by the guard; all candidates are judged again and the policy chooses among
+them. Each step is announced to an optional ``on_step`` callback as it happens (candidates generated, judging, each
+candidate's verdict, the reminder, the policy's choice), so a page can show the guard at work while the turn runs.
+``rejudge``: every bot turn's candidates judged again by another detector, threshold or mode, nothing regenerated.
 """
 
 from __future__ import annotations
@@ -18,9 +21,16 @@ from typing import TYPE_CHECKING
 
 from bots.base import Bot
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.config import FALLBACK_THRESHOLD
-from guard.policies import DEFAULT_SAFE_REPLY
+from guard.config import FALLBACK_THRESHOLD, JudgeSettings
 from guard.records import Candidate, Turn
+from guard.reminders import (
+    CandidateOrigin,
+    Reminder,
+    ReminderMethod,
+    needs_reminder,
+    plan_reminder,
+    restated_persona,
+)
 from guard.report import BotTurnReport, decide
 from guard.verdicts import Verdict
 from guard.vocabulary import GuardMode
@@ -33,8 +43,9 @@ if TYPE_CHECKING:  # loads torch
 class GuardStep:
     """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
     ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
-    "judging", "verdict" (one per candidate, with its ``index``), "chosen" (the report with the policy's choice) or
-    "done"; ``seconds`` since the turn started."""
+    "judging", "verdict" (one per candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded"
+    (the new candidates, the composed one last; their indices follow the first ones'), "chosen" (the report with the
+    policy's choice) or "done"; ``seconds`` since the turn started."""
 
     kind: str
     seconds: float
@@ -43,6 +54,7 @@ class GuardStep:
     verdict: Verdict | None = None
     report: BotTurnReport | None = None
     written: list[str] = field(default_factory=list)
+    reminder: Reminder | None = None
 
 
 StepCallback = Callable[[GuardStep], None]
@@ -76,19 +88,60 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
     step("candidates", candidates=list(candidates))
     report = _guard(conversation.history(), list(conversation.persona), candidates, guard, settings, step)
+    judged = time.perf_counter()
+    if guard is not None and settings.remind and needs_reminder(report):
+        report = _remind(conversation, bot, guard, settings, report, candidates, step)
     reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
     if reading is not None and reading.cut:
         report.prompt_note = reading.note("Your message")
-    reply = report.sent_reply(settings.fallback or DEFAULT_SAFE_REPLY)
-    report.timings = {"generate_s": round(generated - started, 4),
-                      "guard_s": round(time.perf_counter() - generated, 4)}
-    prefilter = None if guard is None or settings.mode == GuardMode.OFF else \
-        bool(settings.prefilter) and guard.embedder is not None
+    reply = report.sent_reply()
+    report.timings = {"generate_s": round(generated - started, 4), "guard_s": round(judged - generated, 4)}
+    if report.reminder is not None:  # timed apart: the reminder's generation and judging
+        report.timings["remind_s"] = report.reminder.seconds
     produced_by = replace(settings, decoding=decoding, persona=list(conversation.persona),
-                          prefilter=prefilter, from_session=False)
+                          prefilter=report.prefilter, from_session=False)
     turn = conversation.add(BOT, reply, report, produced_by)
     step("done", report=report)
     return turn
+
+
+def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, report: BotTurnReport,
+            candidates: list[Candidate], step) -> BotTurnReport:
+    """The turn's report after a reminder (``guard.reminders``): the bot's reminded candidates and the composed
+    opening judged with the first candidates, the policy choosing among them all. The first report stands when the
+    evidence gives no fact to remind of."""
+    started = time.perf_counter()
+    reminder = plan_reminder(report)
+    if reminder is None:
+        return report
+    persona = list(conversation.persona)
+    n = int(settings.num_candidates or 1)
+    step("reminding", reminder=reminder)
+    if bot.continues_openings:
+        new = bot.continue_reply(conversation.turns, reminder.opening, n, settings.decoding_config, persona=persona)
+    else:
+        reminder.method = ReminderMethod.RESTATED
+        reminder.restated = restated_persona(persona, reminder)[len(persona):]
+        new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder))
+    said = {c.text.strip() for c in candidates}
+    new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
+    reminder.drawn = len(new)
+    lowest = min(c.score for c in [*candidates, *new])
+    composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
+    added = [Candidate(c.text, float(c.score)) for c in new] + [composed]
+    step("reminded", candidates=added)
+    everything = [*candidates, *added]
+    again = _guard(conversation.history(), persona, everything, guard, settings, step, first_index=len(candidates))
+    origins = [CandidateOrigin.BOT] * len(candidates) + [CandidateOrigin.REMINDED] * len(new) + \
+        [CandidateOrigin.COMPOSED]
+    for cand, origin in zip(again.candidates, origins):
+        cand.origin = origin
+    chosen = again.chosen
+    consistent = chosen is not None and not again.reply_flagged
+    reminder.outcome = chosen.origin if consistent and chosen.origin != CandidateOrigin.BOT else "none"
+    reminder.seconds = round(time.perf_counter() - started, 4)
+    again.reminder = reminder
+    return again
 
 
 def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) -> Conversation:
@@ -115,7 +168,10 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
         for cand, was in zip(report.candidates, old.candidates):
             cand.chosen = cand.index == sent
             cand.repair = was.repair  # the reply that was sent, as it was sent (repaired or not)
+            cand.origin = was.origin  # who wrote it: the bot, the bot reminded, or the guard
+        report.reminder = old.reminder  # nothing is regenerated: the reminder stays what it was
         report.chosen_index, report.used_fallback = sent, old.used_fallback
+        report.sent = turn.text  # what was sent stays what was sent
         report.repair_declined, report.decided_by = old.repair_declined, old.decided_by
         report.prompt_note = old.prompt_note  # what the bot read stays what it read
         report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
@@ -129,21 +185,21 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
 
 
 def _guard(history: list[Turn], persona: list[str], candidates: list[Candidate], guard: Guard | None,
-           settings: ChatSettings, step: Callable[..., None] | None = None) -> BotTurnReport:
+           settings: ChatSettings, step: Callable[..., None] | None = None, first_index: int = 0) -> BotTurnReport:
     """The guard's report on the candidates (judged against the history and persona unless the mode is off)."""
-    options = {"mode": settings.mode, "persona": persona, "penalty_lambda": settings.penalty_lambda,
-               "fallback": settings.fallback, "repair_fallback": settings.repair_fallback}
+    options = {"mode": settings.mode, "threshold": settings.threshold, "prefilter": settings.prefilter,
+               "penalty_lambda": settings.penalty_lambda, "fallback": settings.fallback,
+               "repair_fallback": settings.repair_fallback}
     if settings.mode == GuardMode.OFF:
-        report, _ = decide(candidates, None, threshold=float(settings.threshold or FALLBACK_THRESHOLD),
-                           detector=settings.detector,
-                           **options)
+        options["threshold"] = settings.threshold or FALLBACK_THRESHOLD
+        report, _ = decide(candidates, None, JudgeSettings.resolve(**options), detector=settings.detector,
+                           persona=persona)
     else:
         if step:
-            step("judging", candidates=list(candidates))
-        report = guard.judge(history, candidates, speaker=BOT, threshold=settings.threshold,
-                             prefilter=settings.prefilter is not False, **options)
+            step("judging", candidates=list(candidates[first_index:]))
+        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=guard.settings(**options))
         if step:
-            for i, cand in enumerate(report.candidates):
+            for i, cand in enumerate(report.candidates[first_index:], start=first_index):
                 step("verdict", index=i, verdict=cand.verdict)
     if step:
         step("chosen", report=report)

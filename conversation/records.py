@@ -50,6 +50,9 @@ class ChatSettings:
     # repair mode: the policy that decides when the generator's best cannot be repaired (one of
     # guard.policies.REPAIR_FALLBACKS); None: not recorded (re-rank)
     repair_fallback: GuardMode | None = GuardMode.RERANK
+    # when the policy finds nothing consistent that answers, ask the bot again reminded of the fact it contradicted
+    # (guard.reminders); None: not recorded (no reminder then)
+    remind: bool | None = True
 
     def __post_init__(self) -> None:
         if isinstance(self.decoding, DecodingConfig):  # kept as plain values: the record is stored as JSON
@@ -82,7 +85,7 @@ class ChatSettings:
     def unknown(cls, **known) -> ChatSettings:
         """Settings nobody recorded (an imported transcript): every value None or empty, but those ``known``."""
         blank = {"bot": "", "preset": "", "guard_mode": None, "detector": "", "threshold": None, "num_candidates": None,
-                 "penalty_lambda": None, "prefilter": None, "repair_fallback": None}
+                 "penalty_lambda": None, "prefilter": None, "repair_fallback": None, "remind": None}
         return cls(**{**blank, **known})
 
 

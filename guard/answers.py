@@ -1,50 +1,83 @@
-"""Read a bare yes/no answer as the statement it makes: "Do you have kids?" + "No." -> "I do not have kids."
+"""A short answer read with the question it answers: "Aren't you a teacher?" + "Yes, I am." -> "I am a teacher."
 
-Chatbots answer yes/no questions with a particle ("No, I only have a daughter.", "Nope.") and an NLI model cannot
-see what "No" denies without the question, so a contradiction between the particle and the rest of the reply
-(CDConv's intra-sentence example) or a later reply ("Nope." ... "My dog barks all night.") goes unseen. This module
-turns a particle that answers the other speaker's yes/no question into a first-person statement, which the detector
-pairs like any other sentence of that turn. Only questions addressed to "you" with an auxiliary up front are
-resolved (do, are, have, can, will, ... you); anything else returns None and the detector pairs the text as it is.
+Chatbots answer with a particle ("No.", "Yep!"), an echo ("I do.", "I'm not.") or a bare value ("Just one.",
+"Madrid."), and an NLI model cannot see what such an answer claims without the question. A bot turn means what it
+says in the conversation, so this module turns the answer into the first-person statement it makes, which the
+detector pairs like any other sentence of the turn (and shows beside the turn's own words, marked as the reading).
+
+Questions read (the last question of the other speaker's turn):
+
+* yes/no with an auxiliary up front, including negative ones: "Do you have kids?", "Aren't you a teacher?",
+  "Is your dog a labrador?", "Didn't you say you had a dog?" (the clause said is what is confirmed or denied);
+* tag questions: "You smoke, don't you?", "You're from Canada, right?";
+* declarative questions: "So you live in Paris?", "I thought you had a cat?", "You said you like jazz, right?";
+* wh-questions answered with a bare value: how many, how old, where (from), name, favourite, colour / kind of,
+  what do you do / teach / play, how long: "How many dogs do you have?" + "Just one." -> "I have just one dogs.".
+
+Yes / no / echo answers: to a negative question "yes" affirms ("Aren't you a teacher?" "Yes." -> "I am a
+teacher."), as in English usage; to a negative *declarative* question ("So you don't eat meat?") a bare yes or no is
+ambiguous and left unread, while an echo ("I do.") or a confirmation ("Right.") is read. Anything else returns None
+and the detector pairs the text as it is. Rules over spaCy's tags (the embedded en_core_web_sm), cached per text.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
 
+from embedded import spacy_nlp
+
+
+class QuestionKind(StrEnum):
+    """How the question that an answer was read with is built."""
+
+    YES_NO = "yes-no"  # an auxiliary up front: "Do you have kids?"
+    NEGATIVE = "negative"  # a negative auxiliary up front: "Aren't you a teacher?"
+    TAG = "tag"  # a statement with a tag: "You smoke, don't you?"
+    DECLARATIVE = "declarative"  # a statement asked: "So you live in Paris?", "I thought you had a cat?"
+    WH = "wh"  # a wh-question answered with a bare value: "How many dogs do you have?" "Two."
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a short answer states once read with its question: the first-person ``statement`` the detector pairs,
+    the reply's words that carry it (``answer``: its first sentence), the ``question`` and how it is built."""
+
+    statement: str
+    answer: str
+    question: str
+    kind: QuestionKind
+
+
+# ------------------------------------------------------------------------------------------ the answer's opening
 #: answer particles by polarity; a reply must start with one (case-insensitive), followed by punctuation, a space
 #: or the end. First-person openers ("I have ...") are statements already, not particles.
-_YES = ("yes", "yeah", "yep", "yup", "yea", "sure", "of course", "definitely", "absolutely", "certainly")
+_YES = ("yes", "yeah", "yep", "yup", "yea", "ya", "sure", "of course", "definitely", "absolutely", "certainly",
+        "indeed")
 _NO = ("no", "nope", "nah", "not really", "not at all", "no way", "of course not", "definitely not",
        "absolutely not", "certainly not")
+#: confirmations: "yes" to the question as it was put, negative or not ("So you don't eat meat?" "Right.")
+_CONFIRM = ("right", "correct", "exactly", "that's right", "that is right", "that's correct", "true", "that's true")
 #: openers that start with a particle word but answer nothing ("No problem!", "Sure thing")
-_NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing)\b",
-                          re.IGNORECASE)
+_NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing|"
+                          r"right\s+now|true\s+story)\b", re.IGNORECASE)
+_INTERJECTION = r"(?:(?:oh|well|haha|hahaha|lol|um|umm|hmm|ah|uh|wow|hey|actually)[,!.]?\s+)?"
 _PARTICLE = re.compile(
-    r"^\s*(?:(?:oh|well|haha|lol|um|hmm|ah)[,!.]?\s+)?(?P<particle>" + "|".join(
-        sorted((re.escape(p) for p in _YES + _NO), key=len, reverse=True))
+    r"^\s*" + _INTERJECTION + r"(?P<particle>" + "|".join(
+        sorted((re.escape(p) for p in _YES + _NO + _CONFIRM), key=len, reverse=True))
     # then punctuation, the end, or a word that starts a new clause ("No I don't"); "No pets for me" is a determiner
     + r")(?=[,.!?;:]|\s*$|\s+(?:i|i'm|i've|it|it's|that|we|my|not|but|thanks|thank|sorry|haha|lol|never|"
-      r"definitely|absolutely|of course)\b)[,.!?;:]*",
+      r"definitely|absolutely|of course|i\s+do|i\s+am)\b)[,.!?;:]*",
     re.IGNORECASE)
-#: auxiliary that opens a yes/no question -> (first-person affirmative, first-person negative)
-_AUXILIARIES = {
-    "do": ("", "do not"), "did": ("did", "did not"), "are": ("am", "am not"), "were": ("was", "was not"),
-    "have": ("have", "have not"), "had": ("had", "had not"), "can": ("can", "cannot"),
-    "could": ("could", "could not"), "will": ("will", "will not"), "would": ("would", "would not"),
-    "should": ("should", "should not"), "would've": ("would have", "would not have"),
-}
-_QUESTION = re.compile(r"(?:^|[.!?]\s+)(?:(?:so|and|but|well|ok|okay|oh|hey|then|also)[,]?\s+)?"
-                       r"(?P<aux>[A-Za-z']+)\s+you\s+(?P<rest>[^.!?]*?)\s*\?\s*$", re.IGNORECASE)
-_PRONOUNS = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me", "ur": "my"}
-
-
 #: an elliptical answer that echoes the question's auxiliary ("I do.", "i am not .", "I haven't!", "Not anymore.",
 #: "Never."), standing alone before punctuation or the end - "I do not have time" is a statement, not an echo
 _ECHO = re.compile(
-    r"^\s*(?:(?:oh|well|haha|lol|um|hmm|ah)[,!.]?\s+)?(?P<particle>i\s*(?:do|am|'m|have|'ve|can|did|will|would|was|could)"
+    r"^\s*" + _INTERJECTION + r"(?P<particle>i\s*(?:do|am|'m|have|'ve|can|did|will|would|was|could|does)"
     r"(?:\s*not|n't)?|i\s+(?:don't|dont|can't|cant|won't|wont|didn't|didnt|haven't|havent|wasn't|wasnt|couldn't|"
-    r"wouldn't)|not\s+(?:anymore|any more|yet)|never)\s*(?=[,.!?;:]|$)[,.!?;:]*",
+    r"wouldn't)|it\s+(?:is|was|does|did)(?:\s*not|n't)?|it's\s+not|not\s+(?:anymore|any more|yet)|never)"
+    r"\s*(?=[,.!?;:]|$)[,.!?;:]*",
     re.IGNORECASE)
 _NEGATIVE_ECHO = re.compile(r"not|n't|\bdont\b|\bcant\b|\bwont\b|didnt|havent|wasnt|never", re.IGNORECASE)
 
@@ -57,15 +90,18 @@ def _opening(reply: str):
 
 
 def particle(reply: str) -> tuple[str, bool] | None:
-    """The reply's opening answer particle (or echo answer, "I do.", "Not anymore.") and its polarity (True = yes),
-    or None."""
+    """The reply's opening answer particle (or echo, "I do.", "Not anymore.", or confirmation, "Right.") and its
+    polarity (True = yes), or None."""
     match = _opening(reply)
     if not match:
         return None
     word = " ".join(match.group("particle").lower().split())
     if match.re is _ECHO:
         return word, not _NEGATIVE_ECHO.search(word)
-    return word, word in _YES
+    echo = _ECHO.match(reply[match.end():])  # "Right, I don't.": the echo says which way
+    if echo is not None:
+        return word, not _NEGATIVE_ECHO.search(echo.group("particle"))
+    return word, word in _YES or word in _CONFIRM
 
 
 def after_particle(reply: str) -> str:
@@ -76,36 +112,461 @@ def after_particle(reply: str) -> str:
     return rest[:1].upper() + rest[1:] if rest else rest
 
 
-def question_statement(question: str, affirmative: bool) -> str | None:
-    """The first-person statement that answers ``question`` ("Do you have kids?") yes or no, or None."""
-    match = _QUESTION.search(question.strip())
-    if not match:
+# ------------------------------------------------------------------------------------------------ the question
+_LEAD = re.compile(r"^(?:(?:so|and|but|well|ok|okay|oh|hey|then|also|wait|hmm|really|sorry|um|haha|lol|hold on|"
+                   r"ah|yes|yeah|no|cool|nice|wow|interesting)[,!.]?\s+)+", re.IGNORECASE)
+_AUX = r"do|does|did|are|is|am|was|were|have|has|had|can|could|will|would|should|shall|must"
+_AUX_FIRST = re.compile(rf"^(?P<aux>{_AUX})(?P<neg>n't|\s+not)?\s+(?P<subj>you|u|your\s+[a-z'-]+(?:\s+[a-z'-]+)?)"
+                        rf"\s+(?P<neg2>not\s+)?(?P<rest>.*)$", re.IGNORECASE)
+_AUX_NEG_CONTRACTED = re.compile(r"^(?P<aux>don't|doesn't|didn't|aren't|isn't|wasn't|weren't|haven't|hasn't|hadn't|"
+                                 r"can't|couldn't|won't|wouldn't|shouldn't)\s+(?P<subj>you|u|your\s+[a-z'-]+)"
+                                 r"\s+(?P<rest>.*)$", re.IGNORECASE)
+_SAID = re.compile(r"^(?:say|said|tell me|told me|mention|mentioned|write|wrote)\s+(?:that\s+)?(?P<clause>.+)$",
+                   re.IGNORECASE)
+_TAG = re.compile(rf",?\s+(?:(?:{_AUX})(?:n't|\s+not)?\s+(?:you|u|it|i)|(?:don't|doesn't|didn't|aren't|isn't|"
+                  r"wasn't|weren't|haven't|hasn't|can't|couldn't|won't|wouldn't)\s+(?:you|u|it)|right|correct|"
+                  r"yeah|yes|no|huh|eh|ok|okay|true|is that right|is that true|am i right)\s*$", re.IGNORECASE)
+_REPORTED = re.compile(r"^(?:i\s+thought|i\s+heard|i\s+think|i\s+remember|i\s+read|i\s+was\s+told|you\s+said|"
+                       r"you\s+told\s+me|you\s+mentioned|didn't\s+you\s+say|did\s+you\s+say|did\s+you\s+not\s+say|"
+                       r"so\s+you're\s+saying|you're\s+saying|you\s+say)\s+(?:that\s+)?(?P<clause>.+)$",
+                       re.IGNORECASE)
+_YOU_CLAUSE = re.compile(r"^(?:you|u|you're|youre|you've|you'd|you'll|your)\b", re.IGNORECASE)
+#: a second question run into the first ("You teach do you have dementia?"): not one clause
+_INNER_QUESTION = re.compile(rf"\b(?:{_AUX})\s+(?:you|u)\b", re.IGNORECASE)
+_WH = re.compile(r"^(?:what|what's|whats|where|where's|when|why|who|who's|which|whose|how|how's)\b", re.IGNORECASE)
+#: auxiliary that opens a yes/no question about "you" -> (first-person affirmative, first-person negative)
+_FIRST_PERSON_AUX = {
+    "do": ("", "do not"), "did": ("did", "did not"), "are": ("am", "am not"), "were": ("was", "was not"),
+    "have": ("have", "have not"), "had": ("had", "had not"), "can": ("can", "cannot"),
+    "could": ("could", "could not"), "will": ("will", "will not"), "would": ("would", "would not"),
+    "should": ("should", "should not"), "shall": ("shall", "shall not"), "must": ("must", "must not"),
+    "am": ("am", "am not"), "is": ("am", "am not"), "was": ("was", "was not"), "does": ("", "do not"),
+    "has": ("have", "have not"),
+}
+#: the same for "your X" subjects (third person)
+_THIRD_PERSON_AUX = {"does": ("does", "does not"), "do": ("do", "do not"), "is": ("is", "is not"),
+                     "are": ("are", "are not"), "was": ("was", "was not"), "were": ("were", "were not"),
+                     "has": ("has", "has not"), "have": ("have", "have not"), "did": ("did", "did not"),
+                     "can": ("can", "cannot"), "could": ("could", "could not"), "will": ("will", "will not"),
+                     "would": ("would", "would not")}
+_CONTRACTED = {"don't": "do", "doesn't": "does", "didn't": "did", "aren't": "are", "isn't": "is", "wasn't": "was",
+               "weren't": "were", "haven't": "have", "hasn't": "has", "hadn't": "had", "can't": "can",
+               "couldn't": "could", "won't": "will", "wouldn't": "would", "shouldn't": "should"}
+#: the question's words as the answerer says them: "you" is the answerer, "me" the one who asked
+_PRONOUNS = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me", "ur": "my",
+             "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "please": ""}
+#: words an affirmative answer drops ("Do you have any kids?" "Yes." -> "I have kids")
+_AFFIRMATIVE_DROPS = frozenset({"any", "ever", "yet"})
+#: idioms that look like declarative questions and ask nothing ("You know what?")
+_IDIOMS = re.compile(r"^(?:you know(?: what)?|you see|you think so|you sure|you okay|you ok|you there|you too|"
+                     r"you know what i mean|you mean|your turn|you what)$|^you mean\b", re.IGNORECASE)
+#: what a clause read as one statement may not hold: a second question run in ("... what's the oldest ..."), or a
+#: choice put ("in California or Massachusetts?"), whose yes answers neither
+_NOT_ONE_CLAUSE = re.compile(r"\b(?:what's|whats|what|how|where|why|when|who)\b|\bor\b", re.IGNORECASE)
+#: longest yes/no clause read (longer ones are run-on messages)
+_MAX_CLAUSE_WORDS = 14
+_SUBJECT_YOU = (("you're", "I am"), ("youre", "I am"), ("you've", "I have"), ("you'd", "I would"),
+                ("you'll", "I will"), ("you are", "I am"), ("you were", "I was"), ("you aren't", "I am not"),
+                ("you weren't", "I was not"), ("you", "I"), ("u", "I"))
+
+
+def _words_swapped(text: str) -> str:
+    """"you"/"your" turned round to "me"/"my" and back (the question's words as the answerer says them)."""
+    return " ".join(filter(None, (_PRONOUNS.get(w.lower(), w) for w in text.split())))
+
+
+def _last_question(turn: str) -> str | None:
+    """The last question sentence of the other speaker's turn, without its leading interjections; a challenge
+    that reports what the speaker said ("Oh, I thought you were allergic to cats though!") asks too."""
+    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", turn.strip()) if p.strip()]
+    questions = [p for p in pieces[-2:] if p.endswith("?")]
+    if not questions and pieces and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
+        questions = [pieces[-1]]
+    if not questions:
         return None
-    aux = match.group("aux").lower()
-    if aux not in _AUXILIARIES:
+    text = _LEAD.sub("", questions[-1].rstrip("?.!").strip()).strip(" ,")
+    text = re.sub(r",?\s+(?:though|then|too)$", "", text, flags=re.IGNORECASE)
+    return text or None
+
+
+@dataclass(frozen=True)
+class _Clause:
+    """A yes/no question as a first-person clause: its affirmative and negative statements."""
+
+    affirmative: str
+    negative: str
+    kind: QuestionKind
+    #: the question put the clause negatively ("So you don't eat meat?"): a bare "yes" / "no" cannot be read, an
+    #: echo ("I do.") can, and a confirmation ("Right.") confirms the negative
+    put_negatively: bool = False
+
+
+def _sentence(words: str) -> str:
+    text = " ".join(words.split()).strip(" ,")
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def _aux_first(question: str) -> _Clause | None:
+    match = _AUX_FIRST.match(question)
+    negative = False
+    if match:
+        aux, subj, rest = match.group("aux").lower(), match.group("subj"), match.group("rest")
+        negative = bool(match.group("neg") or match.group("neg2"))
+    else:
+        match = _AUX_NEG_CONTRACTED.match(question)
+        if not match:
+            return None
+        aux, subj, rest = _CONTRACTED[match.group("aux").lower()], match.group("subj"), match.group("rest")
+        negative = True
+    kind = QuestionKind.NEGATIVE if negative else QuestionKind.YES_NO
+    said = _SAID.match(rest.strip())
+    if said and subj.lower() in ("you", "u"):  # "Didn't you say you had a dog?": the clause said is at stake
+        clause = _first_person_clause(said.group("clause"), reported=True)
+        return None if clause is None else _Clause(clause.affirmative, clause.negative, kind)
+    rest = rest.strip(" ,")
+    if not rest or _NOT_ONE_CLAUSE.search(rest) or len(rest.split()) > _MAX_CLAUSE_WORDS:
         return None
-    rest = match.group("rest").strip(" ,")
-    if not rest:
+    if subj.lower() in ("you", "u"):
+        positive, negative_verb = _FIRST_PERSON_AUX.get(aux, (None, None))
+        head = "I"
+    else:
+        positive, negative_verb = _THIRD_PERSON_AUX.get(aux, (None, None))
+        head = "My " + subj.split(None, 1)[1]
+    if positive is None:
         return None
-    words = [_PRONOUNS.get(w.lower(), w) for w in rest.split()]
-    if affirmative:  # "any" reads as "some" in an affirmative answer ("Do you have any kids?" -> "I have kids")
-        words = [w for w in words if w.lower() != "any"]
-    positive, negative = _AUXILIARIES[aux]
-    verb = positive if affirmative else negative
-    return " ".join(["I", *([verb] if verb else []), *words]) + "."
+    words = _words_swapped(rest)
+    # "any kids?" yes -> "I have kids"; "ever been to Texas?" yes -> "I have been to Texas"
+    affirmative_words = " ".join(w for w in words.split() if w.lower() not in _AFFIRMATIVE_DROPS)
+    if not affirmative_words:
+        return None
+    return _Clause(_sentence(" ".join(filter(None, [head, positive, affirmative_words]))),
+                   _sentence(" ".join([head, negative_verb, words])), kind)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str):
+    return spacy_nlp()(text)
+
+
+def _first_person_clause(clause: str, reported: bool = False) -> _Clause | None:
+    """"you had a labrador" -> affirmative "I have a labrador." (a reported clause is read in the present) and its
+    negative "I do not have a labrador."; None when the clause is not about "you" / "your X"."""
+    clause = clause.strip(" ,")
+    if not _YOU_CLAUSE.match(clause) or _IDIOMS.match(clause) or _INNER_QUESTION.search(clause) \
+            or _NOT_ONE_CLAUSE.search(clause) or len(clause.split()) > _MAX_CLAUSE_WORDS:
+        return None
+    lowered = clause.lower()
+    for you, me in _SUBJECT_YOU:
+        if lowered == you or lowered.startswith(you + " "):
+            clause = me + clause[len(you):]
+            break
+    else:  # "your X ..."
+        clause = "My" + clause[len("your"):]
+    head, _, rest = clause.partition(" ")
+    clause = head + " " + _words_swapped(rest) if rest else head
+    return _polarities(clause, reported)
+
+
+def _polarities(clause: str, reported: bool) -> _Clause | None:
+    """The clause's affirmative and negative forms, found from its first verb (spaCy's tags)."""
+    doc = _parse(clause)
+    tokens = list(doc)
+    verb_index = next((i for i, t in enumerate(tokens) if t.pos_ in ("AUX", "VERB") and i > 0), None)
+    if verb_index is None:
+        return None
+    words = [t.text for t in tokens]
+    negated = [i for i, t in enumerate(tokens) if t.dep_ == "neg" and t.lower_ in ("not", "n't", "never")]
+    third = tokens[0].lower_ != "i"
+    if negated:  # "I don't eat meat" -> affirmative "I eat meat"; the question put a negative: a bare yes is unclear
+        for i in reversed(negated):
+            del words[i]
+        if words[verb_index].lower() in ("do", "does", "did") and verb_index + 1 < len(words):
+            del words[verb_index]
+        affirmative = _spaced(words)
+        negative_clause = _polarities(affirmative, reported)
+        return None if negative_clause is None else _Clause(negative_clause.affirmative, negative_clause.negative,
+                                                            QuestionKind.DECLARATIVE, put_negatively=True)
+    verb = tokens[verb_index]
+    if verb.tag_ in ("VBG", "VBN") and verb_index == 1:  # "you having any family?": no finite verb to answer
+        return None
+    if reported and verb.tag_ == "VBD":  # "I thought you had a dog" asks whether "I have a dog" holds now
+        words[verb_index] = _present(verb, third)
+        verb = _parse(_spaced(words))[verb_index]
+    affirmative = _spaced(words)
+    if verb.pos_ == "AUX" and verb.lower_ not in ("do", "does", "did") or verb.lower_ in ("am", "is", "are", "was",
+                                                                                       "were", "'m", "'re"):
+        negative = words[:verb_index + 1] + ["not"] + words[verb_index + 1:]
+    else:
+        support = "did" if verb.tag_ == "VBD" else ("does" if third and verb.tag_ == "VBZ" else "do")
+        negative = words[:verb_index] + [support, "not", verb.lemma_] + words[verb_index + 1:]
+    return _Clause(_sentence(affirmative), _sentence(_spaced(negative)), QuestionKind.DECLARATIVE)
+
+
+def _present(verb, third: bool) -> str:
+    """A past verb in the present, first person ("had" -> "have", "were" -> "am")."""
+    if verb.lemma_ == "be":
+        return "is" if third else "am"
+    if verb.lemma_ == "have":
+        return "has" if third else "have"
+    return verb.lemma_ + ("s" if third else "")
+
+
+def _spaced(words: list[str]) -> str:
+    return re.sub(r"\s+(n't|'s|'m|'re|'ve|'d|'ll)\b", r"\1", " ".join(words))
+
+
+def _statement_clause(question: str) -> _Clause | None:
+    """A tag or declarative question as a clause ("You smoke, don't you?", "I thought you had a cat?")."""
+    if _WH.match(question) or _AUX_FIRST.match(question) or _AUX_NEG_CONTRACTED.match(question):
+        return None
+    tagged = _TAG.search(question)
+    body = question[:tagged.start()].strip(" ,") if tagged and tagged.start() > 0 else question
+    kind = QuestionKind.TAG if tagged and tagged.start() > 0 else QuestionKind.DECLARATIVE
+    body = _LEAD.sub("", body).strip(" ,")
+    reported = False
+    while match := _REPORTED.match(body):  # "I thought you said you like ..." reports twice
+        body, reported = match.group("clause"), True
+    clause = _first_person_clause(body, reported=reported)
+    if clause is None:
+        return None
+    return _Clause(clause.affirmative, clause.negative, kind, clause.put_negatively)
+
+
+# ---------------------------------------------------------------------------------------- wh-questions, values
+_VALUE_LEAD = re.compile(r"^(?:(?:oh|well|um|umm|hmm|ah|uh|haha|lol)[,!.]?\s+)*(?:it's|it is|its)?\s*", re.IGNORECASE)
+#: what a value may open with, by what the template needs: "I have three.", "I'm a nurse.", "I'm Tom."
+_VALUE_SUBJECT = {"number": re.compile(r"^(?:i have|i've got|i got|i own|we have|i am|i'm|about|around|roughly)\s+",
+                                       re.IGNORECASE),
+                  "role": re.compile(r"^(?:i am|i'm|i work as)\s+(?:actually|really|just|currently|now|still)?\s*",
+                                     re.IGNORECASE),
+                  "name": re.compile(r"^(?:my name is|i'm|i am|call me)\s+", re.IGNORECASE)}
+_DODGE = re.compile(r"\b(?:know|sure|idea|remember|say|guess|depends|maybe|perhaps|secret|rather|wish|why|"
+                    r"what|nothing|none of your)\b", re.IGNORECASE)
+_NUMBER_WORDS = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+                 "a couple|a few|several|many|no|none")
+_HAS_NUMBER = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
+_PREPOSITION = re.compile(r"^(?:in|at|on|near|by|from|outside|inside|downtown|around|close to|next to)\b",
+                          re.IGNORECASE)
+
+#: (question pattern, statement template, what the value must be): {v} the value, other names the pattern's groups
+_WH_TEMPLATES: tuple[tuple[re.Pattern, str, str], ...] = tuple((re.compile(p, re.IGNORECASE), t, need) for p, t, need in (
+    (r"^how many (?P<n>[\w' -]+?) do (?:you|u) (?P<verb>have|own|speak|play|know|want)(?P<rest>.*)$",
+     "I {verb} {v} {n}{rest}", "number"),
+    (r"^how many (?P<n>[\w' -]+?) have (?:you|u) got(?P<rest>.*)$", "I have {v} {n}{rest}", "number"),
+    (r"^how old are (?:you|u)(?: now)?$", "I am {v} years old", "number"),
+    (r"^how old is your (?P<x>[\w' -]+)$", "My {x} is {v} years old", "number"),
+    (r"^where (?:are|r) (?:you|u)(?: originally)? from$", "I am from {place}", "any"),
+    (r"^where do (?:you|u) come from$", "I come from {place}", "any"),
+    (r"^where (?:were|was) (?:you|u) born$", "I was born {at}", "any"),
+    (r"^where do (?:you|u) (?P<verb>live|work|stay|study|teach|go to school)(?P<rest>(?: now| again| these days)?)$",
+     "I {verb} {at}", "any"),
+    (r"^where did (?:you|u) (?P<verb>grow up|go to school|study|go to college)$", "I did {verb} {at}", "any"),
+    (r"^(?:what(?:'s| is)|whats) your (?:first |full )?name(?: again)?$", "My name is {v}", "name"),
+    (r"^(?:what are you called|who are you)$", "My name is {v}", "name"),
+    (r"^(?:what(?:'s| is)|whats) your fav(?:ou?)?rite (?P<x>[\w' -]+)$", "My favorite {x} is {v}", "any"),
+    (r"^what are your fav(?:ou?)?rite (?P<x>[\w' -]+)$", "My favorite {x} are {v}", "any"),
+    (r"^what (?:colou?r|kind|type|sort|breed|make|model|brand|size)(?: of [\w' -]+?)? (?:is|was) your (?P<x>[\w' -]+)$",
+     "My {x} is {v}", "any"),
+    (r"^what (?:kind|type|sort|breed) of (?P<x>[\w' -]+?) do (?:you|u) (?P<verb>have|own|drive|play|like|teach|"
+     r"study|make|cook|read|watch)(?P<rest>.*)$", "I {verb} {v}{rest}", "any"),
+    (r"^what do (?:you|u) do(?: for (?:a living|work|your job))?(?: again)?$", "I work as {role}", "role"),
+    (r"^what(?:'s| is) your (?:job|occupation|profession|line of work)(?: again)?$", "I work as {role}", "role"),
+    (r"^what (?P<x>[\w'-]+) do (?:you|u) (?P<verb>teach|study|play|speak|drive|like|love|have|read|watch|eat|drink|"
+     r"listen to|work in|work for|live in)(?P<rest>.*)$", "I {verb} {v}{rest}", "any"),
+    (r"^what do (?:you|u) (?P<verb>study|teach|drive|play|eat|drink|sell|make|collect|grow)(?P<rest>.*)$",
+     "I {verb} {v}{rest}", "any"),
+    (r"^how long have (?:you|u) (?P<verb>been|lived|worked|had|known|played|studied|taught|owned)(?P<rest>.*)$",
+     "I have {verb}{rest} for {v}", "any"),
+    (r"^which (?P<x>[\w' -]+?) do (?:you|u) (?P<verb>\w+)(?P<rest>.*)$", "I {verb} {v}{rest}", "any"),
+    (r"^(?:who(?:'s| is)|whos) your (?P<x>[\w' -]+)$", "My {x} is {v}", "name"),
+    (r"^(?:what(?:'s| is)|whats) your (?P<x>[\w' -]+)$", "My {x} is {v}", "any"),
+))
+
+
+def _bare_value(reply: str, need: str = "any") -> str | None:
+    """The value a reply's first sentence gives, when it is a bare phrase ("Just one.", "At a school.", "Madrid.",
+    "It's red.", "I have three."): at most six words, no verb of its own once "it's" / "I have" is taken off, no
+    question and no dodge ("I don't know"). None otherwise."""
+    first = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    if not first or first.endswith("?") or _DODGE.search(first) or _opening(first) is not None:
+        return None
+    value = _VALUE_LEAD.sub("", first.rstrip(".!,;~ ")).strip(" ,")
+    if need in _VALUE_SUBJECT:
+        value = _VALUE_SUBJECT[need].sub("", value)
+    if not value or len(value.split()) > 6 or value.lower() in ("yes", "no", "ok", "okay"):
+        return None
+    # a one-word value is a value whatever the tagger says of it alone ("Lisbon" tags as a verb)
+    if len(value.split()) > 1 and any(t.pos_ in ("VERB", "AUX", "PRON") and t.lower_ not in ("one", "none")
+                                      for t in _parse(value)):
+        return None
+    return value
+
+
+def _wh_statement(question: str, reply: str) -> str | None:
+    for pattern, template, need in _WH_TEMPLATES:
+        match = pattern.match(question.strip())
+        if not match:
+            continue
+        value = _bare_value(reply, need)
+        if value is None:
+            return None
+        if need == "number" and not _HAS_NUMBER.search(value):
+            return None
+        if need == "name" and not value[:1].isupper():
+            return None
+        groups = {k: _words_swapped(v).strip() for k, v in match.groupdict().items() if v is not None}
+        if need != "name" and _parse(value)[0].pos_ in ("NOUN", "ADJ", "NUM", "DET", "ADV", "ADP"):  # "Just one." -> "just one"; "Madrid." stays
+            value = value[:1].lower() + value[1:]
+        if "n" in groups and (value.lower().endswith(groups["n"].lower()) or groups["n"].lower().startswith("of ")):
+            groups["n"] = ""  # "I have two tanks." + "tanks"; "How many of them?" names no noun
+        if "n" in groups and groups["n"] and re.search(r"\b(?:one|1|a single)$", value, re.IGNORECASE):
+            groups["n"] = " ".join([*groups["n"].split()[:-1], _parse(groups["n"])[-1].lemma_])  # "one dog"
+        value = re.sub(r"\s+years?\s+old$", "", value, flags=re.IGNORECASE) if "years old" in template else value
+        place = re.sub(r"^from\s+", "", value, flags=re.IGNORECASE)
+        at = value if _PREPOSITION.match(value) else f"in {value}"
+        role = value if re.match(r"^(?:a|an|the)\s", value, re.IGNORECASE) or value[:1].isupper() and " " in value \
+            else f"{'an' if value[:1].lower() in 'aeiou' else 'a'} {value}"
+        role = re.sub(r"^(?:A|An|The)\b", lambda m: m.group(0).lower(), role)
+        rest = groups.pop("rest", "")
+        text = template.format(v=value, place=place, at=at, role=role, rest=f" {rest}" if rest else "",
+                               **{k: v for k, v in groups.items()})
+        return _sentence(text)
+    return None
+
+
+# ------------------------------------------------------------------------------------------------- the reading
+def read_answer(question_turn: str | None, reply: str) -> Reading | None:
+    """What ``reply`` states about its speaker once read with the other speaker's turn ``question_turn`` (its last
+    question), or None when the reply is no short answer to a question read here.
+
+    >>> read_answer("Wait, aren't you a teacher?", "Yes, I am.").statement
+    'I am a teacher.'
+    >>> read_answer("How many dogs do you have?", "Just one.").statement
+    'I have just one dogs.'
+    """
+    if not question_turn or not reply.strip():
+        return None
+    question = _last_question(question_turn)
+    if question is None:
+        return None
+    answer = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    opened = particle(reply)
+    if opened is not None:
+        clause = _aux_first(question) or _statement_clause(question)
+        if clause is None:
+            return None
+        word, yes = opened
+        if clause.put_negatively and _ECHO.match(reply) is None and _ECHO.match(after_particle(reply)) is None:
+            if word not in _CONFIRM:
+                return None  # "So you don't eat meat?" "Yes." could mean either
+            yes = False  # "Right.": the negative as it was put
+        statement = clause.affirmative if yes else clause.negative
+        return Reading(statement, answer, question, clause.kind)
+    statement = _wh_statement(question, reply) if _WH.match(question) else None
+    return Reading(statement, answer, question, QuestionKind.WH) if statement else None
 
 
 def resolve(question: str | None, reply: str) -> str | None:
-    """What ``reply``'s opening particle states about the speaker, given the other speaker's ``question``.
+    """The statement ``reply`` makes once read with ``question`` (``read_answer``), or None.
 
     >>> resolve("Do you have any children?", "No, I only have a daughter.")
     'I do not have any children.'
-    >>> resolve("Are you a student?", "Yep!")
-    'I am a student.'
     """
-    if not question or "?" not in question:
+    reading = read_answer(question, reply)
+    return None if reading is None else reading.statement
+
+
+#: a sentence that answers nothing about the speaker: a dodge, or an answer particle / echo read without a question
+_SAYS_NOTHING = re.compile(
+    r"^(?:(?:oh|well|um|hmm|haha|lol|ah)[,!.]?\s+)?(?:i\s+(?:don't|do not|dont)\s+know|i'm not sure|i am not sure|"
+    r"not sure|i\s+(?:can't|cannot)\s+say|hard to say|who knows|maybe|perhaps|i\s+guess|no idea|i have no idea|"
+    r"i\s+(?:don't|do not)\s+remember|i'd rather not say|it depends|i couldn't tell you|good question|"
+    r"let me think|i'm not certain|not really sure)\b", re.IGNORECASE)
+
+
+def says_nothing(reply: str, reading: Reading | None = None) -> bool:
+    """Whether a reply, read with its question (``reading``), claims nothing about its speaker: every sentence is a
+    dodge ("I don't know."), a greeting or backchannel, a question back, or an answer particle that no question
+    gives a meaning ("Yes, I am." with nothing asked). The guard's policies prefer a consistent reply that answers
+    over one that says nothing, so the guard does not teach the bot to dodge."""
+    from guard.text import asserts_nothing, sentences
+
+    if reading is not None:
+        return False
+    for sentence in sentences(reply):
+        if asserts_nothing(sentence) or _SAYS_NOTHING.match(sentence):
+            continue
+        rest = after_particle(sentence)
+        if _opening(sentence) is not None and (not rest or _ECHO.fullmatch(rest) or _SAYS_NOTHING.match(rest)):
+            continue  # "Yes.", "Yes, I am." with nothing asked, "No, I don't know."
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------- a denial's affirmation
+_CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
+_FIRST_PERSON = frozenset({"i", "we"})
+
+
+#: a sentence without one of these words denies nothing (checked before spaCy parses it: most sentences pass here)
+_DENIAL_WORD = re.compile(r"\b(?:not|never|no)\b|n't\b|\bnt\b", re.IGNORECASE)
+
+
+def affirmative(sentence: str) -> str | None:
+    """What a first-person denial denies, as an affirmation: "I'm not really a doctor." -> "I'm really a doctor.",
+    "I don't work as a teacher." -> "I do work as a teacher.", "I have no pets." -> "I have pets.",
+    "I've never been to Paris." -> "I've been to Paris."; None for a sentence that is no such denial (not about "I",
+    "we" or "my X", no negation of its main verb, more than one, or too little left to affirm).
+
+    A denial contradicts only what entails its affirmation: "I'm not a teacher." does not contradict "I work as a
+    nurse.", while "I don't have any pets." contradicts "I have two dogs." The detector asks the NLI model that
+    question (``guard.detector``), because a model trained on negation-heavy contradictions reads almost any denial
+    against any statement as a clash."""
+    if not _DENIAL_WORD.search(sentence):
         return None
-    opened = particle(reply)
-    if opened is None:
+    return _affirmed(after_particle(sentence))  # "No, I don't work as a teacher." denies as its rest does
+
+
+@lru_cache(maxsize=8192)
+def _affirmed(sentence: str) -> str | None:
+    """``affirmative`` of a sentence that holds a denial word (parsed, cached by text)."""
+    doc = _parse(sentence)
+    sents = list(doc.sents)
+    if len(sents) != 1:
         return None
-    return question_statement(question, opened[1])
+    root = sents[0].root
+    subjects = [t for t in root.children if t.dep_ in ("nsubj", "nsubjpass")]
+    if len(subjects) != 1:
+        return None
+    subject = subjects[0]
+    owner = [t for t in subject.children if t.dep_ == "poss"]
+    if subject.lower_ not in _FIRST_PERSON and not (owner and owner[0].lower_ in ("my", "our")):
+        return None
+    if any(t.dep_ in ("conj", "advcl", "ccomp") and t.pos_ in ("VERB", "AUX") for t in doc):
+        return None  # one clause only: "I've never been there, but I'd love to go" affirms no single statement
+    negations = [t for t in root.children if t.dep_ == "neg"]
+    determiners = [t for t in doc if t.lower_ == "no" and t.dep_ == "det" and t.head.head.i == root.i]
+    if len(negations) + len(determiners) != 1 or any(t.dep_ == "intj" for t in root.children):
+        return None
+    dropped = {t.i for t in negations}
+    # "I don't have any pets" affirms "I have pets": the do-support of a first-person present and "any" go too
+    dropped |= {t.i for t in doc if t.dep_ == "aux" and t.lower_ == "do" and t.head.i == root.i and negations
+                and subject.lower_ in _FIRST_PERSON}
+    dropped |= {t.i for t in doc if t.lower_ == "any" and t.dep_ == "det"}
+    words: list[str] = []
+    for token in doc:
+        if token.i in dropped:
+            continue
+        if token in determiners:  # "no pets" -> "pets", "no car" -> "a car"
+            if token.head.tag_ == "NN":
+                words.append("a" + token.whitespace_)
+            continue
+        joined = token.i + 1 in dropped and not token.whitespace_  # "do" of "don't", "ca" of "can't"
+        text = _CONTRACTED_AUX.get(token.lower_, token.text) if joined else token.text
+        words.append(text + (" " if joined else token.whitespace_))
+    result = re.sub(r"\s+", " ", "".join(words)).strip()
+    content = [t for t in _parse(result) if not t.is_punct and t.pos_ not in ("INTJ", "PART")]
+    if len(content) < 3 or (root.lemma_ == "do" and len(content) < 4):
+        return None
+    return result

@@ -10,10 +10,11 @@ broken file is reported once, naming the file and the key.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guard.vocabulary import PAIRINGS, Pairing
+from guard.vocabulary import CHECKS, PAIRINGS, Check, GuardMode, Pairing
 
 #: DECODE's default decision threshold (Nie et al. 2021, "Thresholding"): a checkpoint without a config gets it.
 FALLBACK_THRESHOLD = 0.5
@@ -53,6 +54,18 @@ class CascadeSettings:
 
 
 @dataclass(frozen=True)
+class BadgeBand:
+    """Where a flag earns the red badge: from ``threshold`` (≥ τ) up, the flags of the calibration stream's verified
+    turns were ``precision`` real contradictions; a flag between τ and ``threshold`` is a quieter "possible" mark
+    (its flags were ``possible_precision`` real). ``measured_on`` says on what, for the tooltip."""
+
+    threshold: float
+    precision: float | None = None
+    possible_precision: float | None = None
+    measured_on: str = ""
+
+
+@dataclass(frozen=True)
 class GuardConfig:
     """A checkpoint's guard settings, checked when read. Every field has the value a checkpoint without a
     ``guard_config.json`` gets (DECODE's τ 0.5, sentence pairing, 128 tokens)."""
@@ -71,6 +84,12 @@ class GuardConfig:
     #: the category thresholds were calibrated on a bot-turn stream (not tied to τ)
     stream_calibrated: bool = False
     cascade: CascadeSettings = field(default_factory=CascadeSettings)
+    #: the checks beside the history check that earned their place under the false-alarm budget: the chat, the
+    #: server and self-play run these; the playground and the Learn page run every check. A config that does not
+    #: say (calibrated before the budget) keeps every check.
+    checks: frozenset[Check] = frozenset(CHECKS)
+    #: the red badge's band (None: every flag gets the red badge)
+    badge: BadgeBand | None = None
 
     @classmethod
     def read(cls, folder: Path | None) -> GuardConfig:
@@ -106,9 +125,11 @@ class GuardConfig:
             max_length=_whole(data, "max_length", where, 128),
             prefilter_k=_whole(data, "prefilter_k", where, DEFAULT_PREFILTER_K),
             operating_point=_operating_point(calibration),
-            stream_calibrated=stream.get("rule") == STREAM_RULE,
+            stream_calibrated=stream.get("rule") == STREAM_RULE or isinstance(calibration.get("budget"), dict),
             cascade=CascadeSettings(escalate_at=float(cascade.get("escalate_at", 0.1)),
                                     max_escalated=int(cascade.get("max_escalated", 24))),
+            checks=_checks(data, where),
+            badge=_badge(data, where),
         )
 
     def threshold_for(self, pairing: Pairing | str | None = None) -> float:
@@ -143,6 +164,27 @@ def _probability(data: dict, key: str, where: Path | str, name: str | None = Non
     return value
 
 
+def _checks(data: dict, where: Path | str) -> frozenset[Check]:
+    """``checks``: the list of checks kept on (absent: every check)."""
+    raw = data.get("checks")
+    if raw is None:
+        return frozenset(CHECKS)
+    if not isinstance(raw, list) or any(c not in CHECKS for c in raw):
+        raise ConfigError(f"{where}: 'checks' must be a list of {', '.join(CHECKS)}, got {raw!r}")
+    return frozenset(Check(c) for c in raw)
+
+
+def _badge(data: dict, where: Path | str) -> BadgeBand | None:
+    raw = data.get("badge")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or "threshold" not in raw:
+        raise ConfigError(f"{where}: 'badge' must be an object with a 'threshold'")
+    return BadgeBand(threshold=_probability(raw, "threshold", where, "badge.threshold"),
+                     precision=raw.get("precision"), possible_precision=raw.get("possible_precision"),
+                     measured_on=str(raw.get("measured_on", "")))
+
+
 def _whole(data: dict, key: str, where: Path | str, default: int) -> int:
     raw = data.get(key, default)
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
@@ -163,3 +205,50 @@ def _operating_point(calibration: dict) -> OperatingPoint | None:
         threshold=float(chosen["threshold"]), rule="accuracy" if accuracy_rule else str(chosen.get("rule", "")),
         false_alarm_target=chosen.get("false_alarm_target"), fire_rate_consistent=max(rates) if rates else None,
         recall=chosen.get("recall_decode_contradictions", chosen.get("recall")))
+
+
+#: One of MuTual-plus's safe responses (Cui et al. 2020, §3): what the block mode sends when every candidate
+#: contradicts.
+DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Every setting of one judged turn, resolved once (``resolve``) from what the caller asked and the checkpoint's
+    config: the guard builds its detector and its policy's decision from these, and nothing after resolves a setting
+    again."""
+
+    mode: GuardMode = GuardMode.RERANK
+    threshold: float = FALLBACK_THRESHOLD
+    #: the prefilter picks the earlier sentences paired (asked for, and the guard has an embedder)
+    prefilter: bool = False
+    checks: frozenset[Check] = frozenset()
+    #: the flagging checks' own thresholds beside τ (``GuardConfig.intra_threshold_at`` and its own-question twin)
+    intra_threshold: float = FALLBACK_THRESHOLD
+    own_question_threshold: float = FALLBACK_THRESHOLD
+    penalty_lambda: float = 1.0
+    fallback: str = DEFAULT_SAFE_REPLY
+    repair_fallback: GuardMode = GuardMode.RERANK
+
+    @classmethod
+    def resolve(cls, config: GuardConfig | None = None, *, mode: GuardMode | str = GuardMode.RERANK,
+                threshold: float | None = None, prefilter: bool | None = True, has_embedder: bool = False,
+                checks: Collection[Check | str] | bool | None = None, penalty_lambda: float | None = None,
+                fallback: str | None = None, repair_fallback: GuardMode | str | None = None) -> JudgeSettings:
+        """The settings for a turn: None takes the checkpoint's value (τ, its checks) or the default (λ = 1, the
+        safe reply, re-rank after a declined repair); ``checks`` True or False turns every check on or off."""
+        config = config or GuardConfig()
+        if checks is None:
+            resolved = config.checks
+        elif isinstance(checks, bool):
+            resolved = frozenset(CHECKS) if checks else frozenset()
+        else:
+            resolved = frozenset(Check(c) for c in checks)
+        tau = float(config.threshold if threshold is None else threshold)
+        return cls(mode=GuardMode(mode or GuardMode.OFF), threshold=tau,
+                   intra_threshold=config.intra_threshold_at(tau),
+                   own_question_threshold=config.own_question_threshold_at(tau),
+                   prefilter=bool(prefilter is not False and has_embedder), checks=resolved,
+                   penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
+                   fallback=fallback or DEFAULT_SAFE_REPLY,
+                   repair_fallback=GuardMode(repair_fallback) if repair_fallback else GuardMode.RERANK)

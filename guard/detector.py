@@ -9,10 +9,20 @@
 * ``unstructured`` (DECODE's baseline): the whole history with speaker markers against the
   candidate, one pair.
 
-With ``categories=True`` the structured detector also names the CDConv category (Zheng et al.
-2022), decided in the paper's order: intra-sentence (two clauses of the candidate contradict each
-other), role confusion (a history contradiction that reads as the user's side of the
-conversation), history contradiction.
+A turn is read in the conversation: a short answer ("Yes, I am." to "Aren't you a teacher?") is paired as the
+statement it makes with its question (``guard.answers``), its own words kept beside the reading in the evidence.
+
+The structured detector may run checks beside the history check (``guard.vocabulary.Check``, CDConv's categories,
+Zheng et al. 2022, decided in the paper's order): intra-sentence (two clauses of the candidate contradict each
+other), the bot answering the question it asked the user back, and the role reading of a history contradiction (it
+reads as the user's side of the conversation). Which run is the caller's (``checks``); the chat runs those its
+checkpoint's calibration kept (``guard.config.GuardConfig.checks``).
+
+The persona outranks the bot's drift: evidence against an earlier turn that itself contradicted a persona line is
+set aside when the candidate agrees with that line (``guard.verdicts.PersonaSide``).
+
+Judging runs in three stages: plan every pair (history, persona, the checks', the drift pairs), score them in one
+batch (pairs scored before are taken from a bounded cache), build each verdict once from the scores.
 
 A sentence-transformer ``embedder`` with ``prefilter_k`` bounds the cost of long histories: each
 candidate sentence is paired only with the ``prefilter_k`` most similar earlier same-speaker
@@ -22,39 +32,29 @@ sentences (whole utterances with ``pairing="utterance"``), so the pairs per turn
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from embedded.turns import cpu_turn
 from guard import text as textsplit
-from guard.answers import after_particle
-from guard.answers import resolve as resolve_answer
+from guard.answers import Reading, affirmative, after_particle, read_answer, says_nothing
 from guard.config import GuardConfig
 from guard.nli import NLIScorer
 from guard.records import Dialogue, Turn
-from guard.verdicts import IntraCheck, PairScore, RoleCheck, Verdict, VerdictDetails
-from guard.vocabulary import METHODS, PAIRINGS, Category, Method, Pairing, PremiseSource
+from guard.verdicts import IntraCheck, PairScore, PersonaSide, RoleCheck, Verdict, VerdictDetails
+from guard.vocabulary import CHECKS, METHODS, PAIRINGS, Category, Check, Method, Pairing, PremiseSource
 
 _EMBED_CACHE_LIMIT = 50_000
+#: scored pairs kept per scorer: a conversation pairs the same persona lines and earlier sentences every turn
+PAIR_CACHE_LIMIT = 20_000
+#: P(entailment) from a persona line at which a candidate agrees with it (the persona outranks the bot's drift)
+PERSONA_AGREEMENT = 0.5
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", re.IGNORECASE)
-
-
-def _answered_questions(history: Sequence[Turn]) -> dict[int, str]:
-    """Turn id -> the statement its opening yes/no particle makes about its speaker (``guard.answers``)."""
-    answered = {}
-    for before, turn in zip(history, history[1:]):
-        if before.agent_id != turn.agent_id:
-            statement = resolve_answer(before.text, turn.text)
-            if statement:
-                answered[turn.turn_id] = statement
-    return answered
-
-
-def _with_answer(statement: str | None, units: tuple[str, ...]) -> tuple[str, ...]:
-    """A turn's units with the statement its answer particle makes put first (when there is one)."""
-    return (statement, *units) if statement and statement not in units else units
 
 
 def asks_back(text: str) -> bool:
@@ -84,6 +84,35 @@ def asked_back_turn(history: Sequence[Turn], speaker: str) -> int | None:
     return None
 
 
+def resolve_checks(categories: bool | Collection[Check | str] | None, default: Collection[Check] = CHECKS
+                   ) -> frozenset[Check]:
+    """The checks a detector runs: all of them (True), none (False), those named, or ``default`` (None)."""
+    if categories is None:
+        return frozenset(default)
+    if isinstance(categories, bool):
+        return frozenset(CHECKS) if categories else frozenset()
+    unknown = [c for c in categories if c not in CHECKS]
+    if unknown:
+        raise ValueError(f"unknown check(s) {unknown}; choose among {', '.join(CHECKS)}")
+    return frozenset(Check(c) for c in categories)
+
+
+def question_before(history: Sequence[Turn], speaker: str) -> str | None:
+    """The other speaker's turn right before ``speaker``'s next one (what a reply answers), or None."""
+    return history[-1].text if history and history[-1].agent_id != speaker else None
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a turn as it is paired: ``text`` is what the model reads, ``said`` the turn's own words it stands
+    for (the same text, or the answer whose reading ``text`` is)."""
+
+    text: str
+    said: str
+
+    @property
+    def reading(self) -> str:
+        return self.text if self.text != self.said else ""
 
 
 @dataclass
@@ -91,7 +120,94 @@ class _Premise:
     source: PremiseSource
     turn_id: int
     text: str
-    units: tuple[str, ...]
+    units: tuple[Unit, ...]
+
+
+@dataclass
+class _Slot:
+    """One planned pair: its premise, the two units, the pair's row in the scored batch and, when one side denies
+    what the other does not, the row of the pair that asks whether the other side entails the denied statement
+    (``denial_support``)."""
+
+    premise: _Premise
+    unit: Unit
+    candidate_unit: Unit
+    row: int
+    support: int | None = None
+
+
+def denial_support(premise: str, hypothesis: str) -> tuple[str, str] | None:
+    """The pair with the denial replaced by what it denies, or None when neither or both sides deny.
+
+    "I'm not a teacher." contradicts "I work as a nurse." only if the statement agrees with "I'm a teacher."; a
+    statement that clashes with the denial *and* with what it denies just talks of something else. An NLI model
+    trained on DECODE's negation-heavy contradictions scores nearly any denial against any statement as a clash
+    (v4: "I work as a nurse." / "I am not a teacher." 0.99), so a denial's contradiction score is capped by how much
+    the other side agrees with the affirmation: 1 - P(contradiction) of this pair (``ContradictionDetector``)."""
+    denied_h, denied_p = affirmative(hypothesis), affirmative(premise)
+    if denied_h and not denied_p:
+        return premise, denied_h
+    if denied_p and not denied_h:
+        return denied_p, hypothesis
+    return None
+
+
+@dataclass
+class _CandidatePlan:
+    """Everything planned for one candidate reply before any pair is scored."""
+
+    text: str
+    reading: Reading | None
+    units: tuple[Unit, ...]
+    slots: list[_Slot]
+    kept_turns: list[int]
+    clauses: tuple[str, ...] = ()
+    intra: list[_Slot] = field(default_factory=list)
+    role: list[_Slot] = field(default_factory=list)
+
+
+@dataclass
+class _Plan:
+    """Every pair a judgement needs, planned at once so they are scored in one batch."""
+
+    pairs: list[tuple[str, str]]
+    candidates: list[_CandidatePlan]
+    same_speaker: list[_Premise]
+    asked: int | None
+    #: (earlier turn premise, its unit, persona premise, persona unit, slot): did that turn contradict the persona?
+    drift: list[tuple[_Premise, Unit, _Premise, Unit, _Slot]]
+
+    def add(self, premise: str, hypothesis: str) -> int:
+        self.pairs.append((premise, hypothesis))
+        return len(self.pairs) - 1
+
+    def slot(self, premise: _Premise, unit: Unit, candidate_unit: Unit) -> _Slot:
+        """A contradiction pair, with its denial's support pair where one side denies (``denial_support``)."""
+        support = denial_support(unit.text, candidate_unit.text)
+        return _Slot(premise, unit, candidate_unit, self.add(unit.text, candidate_unit.text),
+                     None if support is None else self.add(*support))
+
+
+#: scorer -> (premise, hypothesis) -> probabilities; shared by every detector over one scorer (they take turns on it)
+_PAIR_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PAIR_CACHES_LOCK = threading.Lock()
+
+
+def pair_cache(scorer) -> OrderedDict:
+    """The bounded cache of scored pairs kept for ``scorer`` (cleared by ``clear_pair_cache``)."""
+    with _PAIR_CACHES_LOCK:
+        try:
+            return _PAIR_CACHES.setdefault(scorer, OrderedDict())
+        except TypeError:  # a scorer that cannot be weakly referenced: no cache
+            return OrderedDict()
+
+
+def clear_pair_cache(scorer=None) -> None:
+    """Forget scored pairs (of one scorer, or of all): benchmarks time a turn as if its pairs were new."""
+    with _PAIR_CACHES_LOCK:
+        for key in [scorer] if scorer is not None else list(_PAIR_CACHES.keys()):
+            if key in _PAIR_CACHES:
+                _PAIR_CACHES[key].clear()
 
 
 class ContradictionDetector:
@@ -104,7 +220,7 @@ class ContradictionDetector:
         threshold: float | None = None,
         embedder=None,
         prefilter_k: int | None = None,
-        categories: bool = True,
+        categories: bool | Collection[Check | str] | None = True,
         pairing: Pairing | str | None = None,
         role_threshold: float = 0.5,
         max_clauses: int = 6,
@@ -146,13 +262,18 @@ class ContradictionDetector:
         self.intra_threshold = float(intra_threshold)
         self.embedder = embedder
         self.prefilter_k = prefilter_k
-        self.categories = categories
+        self.checks = resolve_checks(categories, config.checks)
         self.pairing = Pairing(pairing)
         self.role_threshold = role_threshold
         self.max_clauses = max_clauses  # intra pairs grow quadratically; 6 clauses = 15 pairs
         # questions to the other speaker, greetings and thanks assert nothing: paired with nothing
         self.claims_only = claims_only
         self._embeddings: dict[str, np.ndarray] = {}
+
+    @property
+    def categories(self) -> bool:
+        """Whether any check runs beside the history check."""
+        return bool(self.checks)
 
     # ------------------------------------------------------------------ public API
     def detect(self, dialogue: Dialogue) -> Verdict:
@@ -180,18 +301,25 @@ class ContradictionDetector:
         texts = [t.text for t in history if t.text.strip()] + [p for p in persona if p.strip()]
         textsplit.prepare(texts)
         if self.embedder is not None and self.prefilter_k is not None:
-            self._embed([u for t in texts for u in self._units(t)])
+            self._embed([u.text for t in texts for u in self._units(t)])
 
-    # ------------------------------------------------------------------ internals
-    def _units(self, text: str) -> tuple[str, ...]:
+    # ------------------------------------------------------------------ units and pairs
+    def _units(self, text: str, reading: Reading | None = None) -> tuple[Unit, ...]:
+        """The pieces of a turn that are paired: its sentences (those that claim something, with ``claims_only``),
+        and first the statement its answer makes when it is read with a question."""
         if not text.strip():
             return ()  # an empty candidate has nothing to contradict with
         if self.pairing == Pairing.SENTENCE:
-            units = textsplit.sentences(text) or (text,)
+            pieces = textsplit.sentences(text) or (text,)
             if self.claims_only:  # "What do you do?", "Thanks!": nothing to contradict or be contradicted by
-                units = tuple(u for u in units if not textsplit.asserts_nothing(u))
-            return units
-        return (text,)
+                pieces = tuple(u for u in pieces if not textsplit.asserts_nothing(u))
+        else:
+            pieces = (text,)
+        units = tuple(Unit(p, p) for p in pieces)
+        if reading is not None and reading.statement not in pieces:
+            said = reading.answer if self.pairing == Pairing.SENTENCE else text
+            units = (Unit(reading.statement, said), *units)
+        return units
 
     def _clauses(self, text: str) -> tuple[str, ...]:
         """The clauses the intra-sentence check pairs (those that assert something, with ``claims_only``)."""
@@ -201,16 +329,26 @@ class ContradictionDetector:
         return found
 
     def _score_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        """Full softmax for each pair; duplicates scored once, similar lengths batched together."""
+        """Full softmax for each pair: pairs scored before come from the scorer's cache, the rest are scored once
+        each, similar lengths batched together."""
+        width = self.scorer.layout.num_labels
         if not pairs:
-            return np.zeros((0, self.scorer.layout.num_labels), dtype=np.float32)
-        unique = list(dict.fromkeys(pairs))
-        order = sorted(range(len(unique)), key=lambda i: len(unique[i][0]) + len(unique[i][1]))
-        probs_sorted = self.scorer.predict_proba([unique[i] for i in order])
-        probs = np.empty_like(probs_sorted)
-        probs[order] = probs_sorted
-        index = {pair: i for i, pair in enumerate(unique)}
-        return probs[[index[p] for p in pairs]]
+            return np.zeros((0, width), dtype=np.float32)
+        cache = pair_cache(self.scorer)
+        found: dict[tuple[str, str], np.ndarray] = {}
+        for pair in dict.fromkeys(pairs):
+            if pair in cache:
+                cache.move_to_end(pair)  # least recently used leaves first
+                found[pair] = cache[pair]
+        missing = [p for p in dict.fromkeys(pairs) if p not in found]
+        if missing:
+            order = sorted(range(len(missing)), key=lambda i: len(missing[i][0]) + len(missing[i][1]))
+            scored = self.scorer.predict_proba([missing[i] for i in order])
+            for i, row in zip(order, scored):
+                found[missing[i]] = cache[missing[i]] = np.asarray(row, dtype=np.float32)
+            while len(cache) > PAIR_CACHE_LIMIT:
+                cache.popitem(last=False)
+        return np.stack([found[p] for p in pairs]).reshape(len(pairs), width)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-normalised embeddings, each text encoded once (cached by text)."""
@@ -226,8 +364,8 @@ class ContradictionDetector:
                 self._embeddings.update(zip(missing, vectors))
             return np.stack([self._embeddings[t] for t in texts]) if texts else np.zeros((0, 1))
 
-    def _pair_plan(self, candidate_units: tuple[str, ...], premises: list[_Premise]
-                   ) -> list[tuple[_Premise, str, str]]:
+    def _pair_plan(self, candidate_units: tuple[Unit, ...], premises: list[_Premise]
+                   ) -> list[tuple[_Premise, Unit, Unit]]:
         """(premise, premise unit, candidate unit) pairs to score for one candidate.
 
         Exhaustive: every premise unit with every candidate unit (DECODE pairs every earlier
@@ -239,16 +377,17 @@ class ContradictionDetector:
         if not candidate_units:  # a reply that asserts nothing ("What about you?") pairs with nothing
             return []
         flat = [(p, u) for p in premises for u in p.units]
-        texts = list(dict.fromkeys(u for _, u in flat))  # a sentence said twice is one slot (and one pair) of k
+        texts = list(dict.fromkeys(u.text for _, u in flat))  # a sentence said twice is one slot (and one pair) of k
         if self.prefilter_k is None or len(texts) <= self.prefilter_k:
             return [(p, u, cu) for p, u in flat for cu in candidate_units]
-        sims = self._embed(texts) @ self._embed(list(candidate_units)).T
+        sims = self._embed(texts) @ self._embed([cu.text for cu in candidate_units]).T
         plan = []
         for j, cu in enumerate(candidate_units):
             top = {texts[i] for i in np.argsort(-sims[:, j], kind="stable")[: self.prefilter_k]}
-            plan.extend((p, u, cu) for p, u in flat if u in top)
+            plan.extend((p, u, cu) for p, u in flat if u.text in top)
         return plan
 
+    # ------------------------------------------------------------------ judging
     def _judge(self, history: list[Turn], candidates: list[str], speaker: str,
                persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
         for c in candidates:
@@ -257,7 +396,9 @@ class ContradictionDetector:
         with cpu_turn(self.scorer):  # sessions and requests sharing the scorer take turns (embedded.turns)
             if self.method == Method.UNSTRUCTURED:
                 return self._judge_unstructured(history, candidates, persona, own_turn_id)
-            return self._judge_structured(history, candidates, speaker, persona, own_turn_id)
+            plan = self._plan(history, candidates, speaker, persona)
+            probs = self._score_pairs(plan.pairs)
+            return [self._verdict(c, plan, probs, own_turn_id) for c in plan.candidates]
 
     def _judge_unstructured(self, history: list[Turn], candidates: list[str],
                             persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
@@ -291,157 +432,184 @@ class ContradictionDetector:
             used += n
         return "\n".join(head + kept)
 
-    def _judge_structured(self, history: list[Turn], candidates: list[str], speaker: str,
-                          persona: Sequence[str], own_turn_id: int) -> list[Verdict]:
+    def _plan(self, history: list[Turn], candidates: list[str], speaker: str, persona: Sequence[str]) -> _Plan:
+        """Stage 1: every pair the verdicts need, nothing scored yet.
+
+        Each candidate is paired with the persona lines, with the prefilter's choice of its speaker's earlier
+        sentences (and always with the turn that asked the user back, for that check), and, with the checks on,
+        its clauses with each other and its sentences with the user's statements (the role reading). The drift
+        pairs ask whether the earlier turns a candidate is paired with contradicted the persona themselves."""
         same = [t for t in history if t.agent_id == speaker and t.text.strip()]
-        textsplit.prepare([t.text for t in same] + list(persona) + candidates)
-        answered = _answered_questions(history)  # "No." to "Do you have kids?" read as "I do not have kids."
-        turns = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text,
-                          _with_answer(answered.get(t.turn_id), self._units(t.text))) for t in same]
-        question = history[-1].text if history and history[-1].agent_id != speaker else None
-        asked = asked_back_turn(history, speaker) if self.categories else None
-        persona_premises = [_Premise(PremiseSource.PERSONA, i, p, self._units(p))
-                            for i, p in enumerate(persona) if p.strip()]
-        contra, ent = self.scorer.layout.contradiction, self.scorer.layout.entailment
-
-        # Collect every candidate's pairs, then score them in one batch.
-        pairs: list[tuple[str, str]] = []
-        plan = []  # per candidate: (history/persona pair slots, intra pair slots, clauses, kept turn ids)
+        textsplit.prepare([t.text for t in history] + list(persona) + candidates)
+        before = {t.turn_id: prev for prev, t in zip(history, history[1:]) if prev.agent_id != t.agent_id}
+        premises = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text,
+                             self._units(t.text, read_answer(before[t.turn_id].text, t.text)
+                                         if t.turn_id in before else None)) for t in same]
+        persona_premises = [_Premise(PremiseSource.PERSONA, i, p, self._units(p)) for i, p in enumerate(persona)
+                            if p.strip()]
+        asked = asked_back_turn(history, speaker) if Check.OWN_QUESTION in self.checks else None
+        question = question_before(history, speaker)
+        user_premises = []
+        if Check.ROLE in self.checks:
+            others = [t for t in history if t.agent_id != speaker and t.text.strip()]
+            user_premises = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in others]
+        plan = _Plan([], [], premises, asked, [])
         for cand in candidates:
-            answer = resolve_answer(question, cand)
-            cand_units = _with_answer(answer, self._units(cand))
-            # persona lines are few and always paired; the history is prefiltered
-            planned = self._pair_plan(cand_units, turns) + [
-                (p, u, cu) for p in persona_premises for u in p.units for cu in cand_units]
-            slots = []
-            for premise, pu, cu in planned:
-                slots.append((premise, pu, cu, len(pairs)))
-                pairs.append((pu, cu))
-            kept = sorted({p.turn_id for p, _, _ in planned if p.source == PremiseSource.HISTORY})
-            intra_slots, clauses = [], ()
-            if self.categories:
-                # with a resolved particle, the particle's statement against what the reply says after it
-                clauses = (_with_answer(answer, self._clauses(after_particle(cand))) if answer
-                           else self._clauses(cand))[: self.max_clauses]
-                for i in range(len(clauses)):
-                    for j in range(i + 1, len(clauses)):
-                        intra_slots.append((clauses[i], clauses[j], len(pairs)))
-                        pairs.append((clauses[i], clauses[j]))
-            plan.append((slots, intra_slots, clauses, kept))
-        probs = self._score_pairs(pairs)
+            reading = read_answer(question, cand)
+            units = self._units(cand, reading)
+            planned = self._pair_plan(units, premises)
+            always = [p for p in premises if p.turn_id == asked] + persona_premises
+            planned += [(p, u, cu) for p in always for u in p.units for cu in units
+                        if not any(q is p and qu == u and qcu == cu for q, qu, qcu in planned)]
+            slots = [plan.slot(p, u, cu) for p, u, cu in planned]
+            kept = sorted({s.premise.turn_id for s in slots if s.premise.source == PremiseSource.HISTORY})
+            cplan = _CandidatePlan(cand, reading, units, slots, kept)
+            if Check.INTRA in self.checks:
+                # with a reading, the answer's statement against what the reply says after its particle
+                rest = self._clauses(after_particle(cand)) if reading else self._clauses(cand)
+                cplan.clauses = ((reading.statement, *rest) if reading else rest)[: self.max_clauses]
+                intra = _Premise(PremiseSource.INTRA, -1, cand, ())
+                cplan.intra = [plan.slot(intra, Unit(a, a), Unit(b, b)) for i, a in enumerate(cplan.clauses)
+                               for b in cplan.clauses[i + 1:]]
+            if user_premises:
+                cplan.role = [_Slot(p, u, cu, plan.add(u.text, cu.text))
+                              for p, u, cu in self._pair_plan(units, user_premises)]
+            plan.candidates.append(cplan)
+        if persona_premises:  # did an earlier turn a candidate is paired with contradict the persona itself?
+            paired = {s.premise.turn_id for c in plan.candidates for s in c.slots
+                      if s.premise.source == PremiseSource.HISTORY}
+            for premise in premises:
+                if premise.turn_id in paired:
+                    plan.drift.extend((premise, u, pp, pu, plan.slot(pp, pu, u))
+                                      for u in premise.units for pp in persona_premises for pu in pp.units)
+        return plan
 
-        verdicts = []
-        for cand, (slots, intra_slots, clauses, kept_ids) in zip(candidates, plan):
-            pair_scores = [PairScore(premise.source, premise.turn_id, pu, cu, float(probs[k, contra]))
-                           for premise, pu, cu, k in slots]
-            best_per_premise: dict[tuple[PremiseSource, int | None], PairScore] = {}
-            for ps in pair_scores:
-                key = (ps.source, ps.turn_id)
-                if key not in best_per_premise or ps.score > best_per_premise[key].score:
-                    best_per_premise[key] = ps
-            history_score = max((p.score for p in pair_scores), default=0.0)
-            history_evidence = sorted(
-                (p for p in best_per_premise.values() if p.score >= self.threshold), key=lambda p: -p.score
-            )
-            details = VerdictDetails(
-                method=Method.STRUCTURED, pairing=self.pairing, turn_id=own_turn_id, threshold=self.threshold,
-                history_score=history_score, paired_turn_ids=kept_ids, same_speaker_turns=len(turns),
-                n_pairs=len(slots) + len(intra_slots),
-                # the bot's own statements that support the candidate (used by the role reading)
-                bot_entailment=max((float(probs[k, ent]) for _, _, _, k in slots), default=0.0)
-                if ent is not None else None,
-                own_question_turn=asked,
-                own_question_score=max((p.score for p in pair_scores if p.source == PremiseSource.HISTORY
-                                        and p.turn_id == asked), default=0.0) if asked is not None else None,
-            )
-            if self.categories:
-                intra_pairs = [PairScore(PremiseSource.INTRA, own_turn_id, a, b, float(probs[k, contra]))
-                               for a, b, k in intra_slots]
-                details.intra = IntraCheck(clauses=list(clauses), pairs=intra_pairs,
-                                           score=max((p.score for p in intra_pairs), default=0.0),
-                                           threshold=self.intra_threshold)
-            verdicts.append(Verdict(
-                contradiction=False, score=history_score, category=Category.NONE,
-                evidence=history_evidence, pair_scores=pair_scores, details=details,
-            ))
-        self._decide_categories(verdicts, history, candidates, speaker)
-        return verdicts
+    def _verdict(self, cand: _CandidatePlan, plan: _Plan, probs: np.ndarray, own_turn_id: int) -> Verdict:
+        """Stage 3: one candidate's verdict, built once from the scored batch (nothing edits it afterwards)."""
+        ent = self.scorer.layout.entailment
+        tau = self.threshold
 
-    def _decide_categories(self, verdicts: list[Verdict], history: list[Turn],
-                           candidates: list[str], speaker: str) -> None:
-        """CDConv's order: intra-sentence, then role confusion, then history contradiction.
+        def pair(slot: _Slot) -> PairScore:
+            return PairScore(slot.premise.source, slot.premise.turn_id, slot.unit.said, slot.candidate_unit.said,
+                             self._contradiction(slot, probs), slot.unit.reading, slot.candidate_unit.reading)
 
-        Each category is decided at its own threshold: the intra check at ``intra_threshold``, the bot answering the
-        question it asked back at ``own_question_threshold``, a history contradiction at τ (and its role reading).
-        """
-        tau, intra_tau, own_tau = self.threshold, self.intra_threshold, self.own_question_threshold
-        role_todo = []
-        for i, v in enumerate(verdicts):
-            intra = v.details.intra  # None without categories
-            intra_fires = intra is not None and intra.score >= intra_tau
-            own_score = v.details.own_question_score or 0.0
-            own_fires = v.details.own_question_turn is not None and own_score >= own_tau
-            # contradiction == a check fired: the score is the history score, or a category check's where it fires
-            v.score = max(v.details.history_score, intra.score if intra_fires else 0.0, own_score if own_fires else 0.0)
-            if intra_fires:
-                intra_evidence = sorted((p for p in intra.pairs if p.score >= intra_tau), key=lambda p: -p.score)
-                v.contradiction, v.category = True, Category.INTRA
-                v.evidence = intra_evidence + v.evidence
-            elif own_fires:
-                asked = v.details.own_question_turn
-                pair = max((p for p in v.pair_scores if p.source == PremiseSource.HISTORY and p.turn_id == asked),
-                           key=lambda p: p.score)
-                v.contradiction, v.category = True, Category.ROLE
-                v.evidence = [pair] + [p for p in v.evidence if p is not pair and p.turn_id != asked]
-                v.details.role = RoleCheck(
-                    decided=True, signal="answers-own-question",
-                    why=f"it contradicts turn {asked}, which asked the user back, after a short reply: it answers "
-                        "its own question as the user would", role_threshold=own_tau)
-            elif v.details.history_score >= tau:
-                v.contradiction, v.category = True, Category.HISTORY
-                if self.categories:
-                    role_todo.append(i)
-        if role_todo:
-            self._role_confusion(verdicts, role_todo, history, candidates, speaker)
+        pair_scores = [pair(s) for s in cand.slots]
+        sides = self._persona_sides(cand, plan, probs, pair_scores)
+        set_aside = {id(side.pair) for side in sides}
+        standing = [p for p in pair_scores if id(p) not in set_aside]
+        best: dict[tuple[PremiseSource, int | None], PairScore] = {}
+        for ps in standing:
+            key = (ps.source, ps.turn_id)
+            if key not in best or ps.score > best[key].score:
+                best[key] = ps
+        history_score = max((p.score for p in standing), default=0.0)
+        evidence = sorted((p for p in best.values() if p.score >= tau), key=lambda p: -p.score)
 
-    def _role_confusion(self, verdicts: list[Verdict], todo: list[int], history: list[Turn],
-                        candidates: list[str], speaker: str) -> None:
-        """Role confusion: the contradicting candidate restates the *user's* side as its own.
+        intra = None
+        if Check.INTRA in self.checks:
+            intra_pairs = [PairScore(PremiseSource.INTRA, own_turn_id, s.unit.text, s.candidate_unit.text,
+                                     self._contradiction(s, probs)) for s in cand.intra]
+            intra = IntraCheck(clauses=list(cand.clauses), pairs=intra_pairs,
+                               score=max((p.score for p in intra_pairs), default=0.0), threshold=self.intra_threshold)
+        asked = plan.asked
+        asked_pairs = [p for p in standing if p.source == PremiseSource.HISTORY and p.turn_id == asked]
+        own_score = max((p.score for p in asked_pairs), default=0.0) if asked is not None else None
+        details = VerdictDetails(
+            method=Method.STRUCTURED, pairing=self.pairing, turn_id=own_turn_id, threshold=tau,
+            history_score=history_score, paired_turn_ids=cand.kept_turns, same_speaker_turns=len(plan.same_speaker),
+            n_pairs=len(cand.slots) + len(cand.intra) + len(cand.role),
+            # the speaker's own statements that support the candidate (the role reading's "own words" side)
+            bot_entailment=max((float(probs[s.row, ent]) for s in cand.slots), default=0.0) if ent is not None else None,
+            intra=intra, own_question_turn=asked, own_question_score=own_score,
+            checks=sorted(str(c) for c in self.checks),
+            answer_reading=cand.reading.statement if cand.reading else "",
+            answer_kind=str(cand.reading.kind) if cand.reading else "",
+            says_nothing=says_nothing(cand.text, cand.reading), persona_sides=sides,
+        )
+        intra_fires = intra is not None and intra.score >= self.intra_threshold
+        own_fires = asked is not None and own_score >= self.own_question_threshold
+        score = max(history_score, intra.score if intra_fires else 0.0, own_score if own_fires else 0.0)
+        if intra_fires:
+            intra_evidence = sorted((p for p in intra.pairs if p.score >= self.intra_threshold), key=lambda p: -p.score)
+            return Verdict(True, score, Category.INTRA, intra_evidence + evidence, pair_scores, details)
+        if own_fires:
+            top = max(asked_pairs, key=lambda p: p.score)
+            details.role = RoleCheck(
+                decided=True, signal="answers-own-question",
+                why=f"it contradicts turn {asked}, which asked the user back, after a short reply: it answers "
+                    "its own question as the user would", role_threshold=self.own_question_threshold)
+            return Verdict(True, score, Category.ROLE, [top] + [p for p in evidence if p.turn_id != asked
+                                                                or p.source != PremiseSource.HISTORY],
+                           pair_scores, details)
+        if history_score < tau:
+            return Verdict(False, score, Category.NONE, evidence, pair_scores, details)
+        category = Category.HISTORY
+        if Check.ROLE in self.checks:
+            details.role = self._role_reading(cand, probs, evidence, details.bot_entailment or 0.0)
+            if details.role.decided and details.role.user_reading >= self.role_threshold \
+                    and details.role.user_reading > details.role.bot_reading:
+                category = Category.ROLE
+        return Verdict(True, score, category, evidence, pair_scores, details)
+
+    def _contradiction(self, slot: _Slot, probs: np.ndarray) -> float:
+        """A planned pair's contradiction score: the model's, capped for a denial by how far the other side agrees
+        with what the denial denies (``denial_support``: 1 - P(contradiction) of the pair with the denial affirmed)."""
+        contra = self.scorer.layout.contradiction
+        score = float(probs[slot.row, contra])
+        if slot.support is None:
+            return score
+        return min(score, 1.0 - float(probs[slot.support, contra]))
+
+    def _role_reading(self, cand: _CandidatePlan, probs: np.ndarray, evidence: list[PairScore],
+                      bot_reading: float) -> RoleCheck:
+        """Role confusion: the contradicting sentences restate the *user's* side as the bot's own.
 
         Two readings of the sentences that contradict (the evidence's hypotheses), both NLI entailment: as the
-        bot's reply (best entailment from the bot's own earlier sentences and persona, already scored) and as the
-        user's words (best entailment from the user's earlier claims; questions are no premises). A contradicting
-        sentence that the user's own statements entail reads as the user's reply, so CDConv files it as role
-        confusion rather than history contradiction; the bot's other sentences about itself do not count.
+        bot's reply (best entailment from the bot's own earlier sentences and persona) and as the user's words
+        (best entailment from the user's earlier claims; questions are no premises). A contradicting sentence that
+        the user's own statements entail reads as the user's reply, so CDConv files it as role confusion rather
+        than history contradiction; the bot's other sentences about itself do not count.
         """
         ent = self.scorer.layout.entailment
         if ent is None:
-            for i in todo:
-                verdicts[i].details.role = RoleCheck(decided=False, why="a 2-way checkpoint has no entailment class",
-                                                     role_threshold=self.role_threshold)
-            return
-        others = [t for t in history if t.agent_id != speaker and t.text.strip()]
-        textsplit.prepare([t.text for t in others])
-        user_premises = [_Premise(PremiseSource.HISTORY, t.turn_id, t.text, self._units(t.text)) for t in others]
-        pairs, slots = [], []
-        for i in todo:
-            contradicting = tuple(dict.fromkeys(p.hypothesis for p in verdicts[i].evidence
-                                                if p.source in (PremiseSource.HISTORY, PremiseSource.PERSONA)))
-            for premise, pu, cu in self._pair_plan(contradicting or self._units(candidates[i]), user_premises):
-                slots.append((i, premise, pu, cu, len(pairs)))
-                pairs.append((pu, cu))
-        probs = self._score_pairs(pairs)
-        best: dict[int, PairScore] = {}
-        for i, premise, pu, cu, k in slots:
-            s = float(probs[k, ent])
-            if i not in best or s > best[i].score:
-                best[i] = PairScore(premise.source, premise.turn_id, pu, cu, s)
-        for i in todo:
-            v = verdicts[i]
-            user_reading = best[i].score if i in best else 0.0
-            bot_reading = v.details.bot_entailment or 0.0
-            is_role = user_reading >= self.role_threshold and user_reading > bot_reading
-            v.details.role = RoleCheck(decided=True, user_reading=user_reading, bot_reading=bot_reading,
-                                       user_pair=best.get(i), role_threshold=self.role_threshold)
-            if is_role:
-                v.category = Category.ROLE
+            return RoleCheck(decided=False, why="a 2-way checkpoint has no entailment class",
+                             role_threshold=self.role_threshold)
+        contradicting = {p.hypothesis for p in evidence if p.source in (PremiseSource.HISTORY, PremiseSource.PERSONA)}
+        slots = [s for s in cand.role if s.candidate_unit.said in contradicting] or cand.role
+        best = max(slots, key=lambda s: probs[s.row, ent], default=None)
+        user_pair = None if best is None else PairScore(best.premise.source, best.premise.turn_id, best.unit.said,
+                                                        best.candidate_unit.said, float(probs[best.row, ent]),
+                                                        best.unit.reading, best.candidate_unit.reading)
+        return RoleCheck(decided=True, user_reading=user_pair.score if user_pair else 0.0, bot_reading=bot_reading,
+                         user_pair=user_pair, role_threshold=self.role_threshold)
+
+    def _persona_sides(self, cand: _CandidatePlan, plan: _Plan, probs: np.ndarray,
+                       pair_scores: list[PairScore]) -> list[PersonaSide]:
+        """The evidence pairs to set aside: against an earlier turn that contradicted a persona line (at τ) when
+        this candidate agrees with that line (P(entailment) ≥ ``PERSONA_AGREEMENT`` for one of its units)."""
+        ent = self.scorer.layout.entailment
+        if ent is None or not plan.drift:
+            return []
+        drifted: dict[int, PairScore] = {}  # earlier turn -> its strongest pair against a persona line
+        for premise, unit, pp, pu, slot in plan.drift:
+            score = self._contradiction(slot, probs)
+            if score >= self.threshold and (premise.turn_id not in drifted or score > drifted[premise.turn_id].score):
+                drifted[premise.turn_id] = PairScore(PremiseSource.PERSONA, pp.turn_id, pu.said, unit.said, score,
+                                                     pu.reading, unit.reading)
+        if not drifted:
+            return []
+        agreement: dict[int, float] = {}  # persona line -> the candidate's best entailment from it
+        for slot in cand.slots:
+            if slot.premise.source == PremiseSource.PERSONA:
+                line = slot.premise.turn_id
+                agreement[line] = max(agreement.get(line, 0.0), float(probs[slot.row, ent]))
+        sides = []
+        for ps in pair_scores:
+            drift = drifted.get(ps.turn_id) if ps.source == PremiseSource.HISTORY else None
+            if drift is None or ps.score < self.threshold:
+                continue
+            agrees = agreement.get(drift.turn_id, 0.0)
+            if agrees >= PERSONA_AGREEMENT:
+                sides.append(PersonaSide(turn_id=ps.turn_id, persona_line=drift.turn_id, drift=drift,
+                                         agreement=agrees, pair=ps))
+        return sides

@@ -210,9 +210,21 @@ def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, d
     if found is not None and found.is_cascade:
         config = config or registry.read_config(name)
         return _load_cascade(name, bool(quantize), dtype, runtime, config.cascade)
-    resolved = registry.checkpoint(name)
+    resolved = checkpoint(name)
     max_length = (config or registry.read_config(name)).max_length
     return _load_scorer(resolved, bool(quantize), dtype, choose_runtime(runtime, resolved), name, max_length)
+
+
+def checkpoint(name: str | Path) -> str:
+    """What loads for a single detector (``guard.registry.source``): its folder, the merged copy of an adapter or
+    partial checkpoint (built once, cached), or the hub name."""
+    from guard import registry
+
+    try:
+        where = registry.source(name)
+    except ValueError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    return str(merged_model(Path(where))) if registry.needs_merge(where) else where
 
 
 @functools.lru_cache(maxsize=2)

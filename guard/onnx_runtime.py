@@ -93,13 +93,22 @@ def feed_forward_projections(onnx_file: Path) -> list[str]:
 
 
 def cached_int8_model(folder: Path) -> Path:
-    """The int8 ONNX export of a checkpoint folder, built on first use."""
+    """The int8 ONNX export of a checkpoint folder, built on first use. Processes take turns on the export (a lock
+    file beside it): two that start together would otherwise write the same temporary folder, and one would read
+    the other's half-written model ("Failed to find proper ai.onnx domain"); the second waits and finds it built."""
+    import fcntl
+
     from embedded import cache_dir
 
     folder = Path(folder)
     target = cache_dir() / "onnx" / f"{folder.name}-{checkpoint_digest(folder)}"
-    if not (target / _MODEL_FILE).exists():
-        export_int8(folder, target)
+    if (target / _MODEL_FILE).exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        if not (target / _MODEL_FILE).exists():
+            export_int8(folder, target)
     return target
 
 

@@ -2,7 +2,12 @@
 
     guard = load_guard("embedded")                      # scorer, embedder and guard_config.json, read once
     report = guard.judge(turns, candidates, speaker="bot", persona=persona, mode="rerank")
-    report.chosen, report.summary(), report.to_json()   # the one report type, in its one JSON form
+    report.sent, report.summary(), report.to_json()     # the one finished report type, in its one JSON form
+
+A judged turn runs in stages: every setting resolved once (``Guard.settings``: τ, the checks, the prefilter, the
+mode and its policy's settings, into a ``guard.config.JudgeSettings``), then the detector plans every pair, scores
+them in one batch and builds each verdict once (``guard.detector``), then the policy decides and the report is
+finished (``guard.report.decide``): it holds the text sent and whether the prefilter ran.
 
 ``load_guard`` is the one cached factory: the chat page, the playground, the server, the studio and self-play,
 the command lines, calibration and the benchmarks all get their guard from it, so a threshold set by one is the
@@ -17,16 +22,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from embedded.once import LoadedOnce
-from guard.config import GuardConfig
-from guard.detector import ContradictionDetector
+from guard.config import GuardConfig, JudgeSettings
+from guard.detector import ContradictionDetector, resolve_checks
 from guard.records import Candidate, Turn
 from guard.report import BotTurnReport, decide
 from guard.verdicts import Verdict
-from guard.vocabulary import GuardMode, Method, Pairing
+from guard.vocabulary import Check, GuardMode, Method, Pairing
 
 #: ContradictionDetectors a guard keeps (thresholds and methods asked for lately); each holds an embedding cache
 KEPT_DETECTORS = 16
@@ -50,16 +55,19 @@ class Guard:
         return self.config.threshold_for(self.config.pairing)
 
     def detector(self, threshold: float | None = None, method: Method | str = Method.STRUCTURED, *,
-                 prefilter: bool = True, categories: bool = True, pairing: Pairing | str | None = None,
-                 intra_threshold: float | None = None) -> ContradictionDetector:
+                 prefilter: bool = True, categories: bool | Collection[Check | str] | None = None,
+                 pairing: Pairing | str | None = None, intra_threshold: float | None = None) -> ContradictionDetector:
         """The ContradictionDetector at ``threshold`` (None: the calibrated τ) with the checkpoint's other settings;
         ``prefilter``: pair each candidate sentence with the ``config.prefilter_k`` most similar earlier ones (only
-        when the guard has an embedder). Built once per setting and kept."""
+        when the guard has an embedder); ``categories``: the checks beside the history check (None: those the
+        checkpoint's calibration kept, the chat's; True: every one, the playground's). Built once per setting and
+        kept."""
         if threshold is None:
             threshold = self.config.threshold_for(pairing or self.config.pairing)
         threshold = round(float(threshold), 4)
         prefilter_k = self.config.prefilter_k if prefilter and self.embedder is not None else None
-        key = (threshold, str(method), prefilter_k, bool(categories), str(pairing or self.config.pairing),
+        categories = resolve_checks(categories, self.config.checks)
+        key = (threshold, str(method), prefilter_k, tuple(sorted(categories)), str(pairing or self.config.pairing),
                intra_threshold)
         with self._lock:
             if key in self._detectors:
@@ -74,28 +82,40 @@ class Guard:
                 self._detectors.popitem(last=False)
             return detector
 
+    def settings(self, *, mode: GuardMode | str = GuardMode.RERANK, threshold: float | None = None,
+                 prefilter: bool | None = True, checks: Collection[Check | str] | bool | None = None,
+                 penalty_lambda: float | None = None, fallback: str | None = None,
+                 repair_fallback: GuardMode | str | None = None) -> JudgeSettings:
+        """Every setting of a turn, resolved once against this guard's config (None: the checkpoint's value or the
+        default)."""
+        return JudgeSettings.resolve(self.config, mode=mode, threshold=threshold, prefilter=prefilter,
+                                     has_embedder=self.embedder is not None, checks=checks,
+                                     penalty_lambda=penalty_lambda, fallback=fallback,
+                                     repair_fallback=repair_fallback)
+
     def verdicts(self, turns: Sequence[Turn], candidates: Sequence[str], *, speaker: str,
-                 persona: Sequence[str] = (), threshold: float | None = None, prefilter: bool = True
-                 ) -> list[Verdict]:
+                 persona: Sequence[str] = (), threshold: float | None = None, prefilter: bool = True,
+                 checks: Collection[Check | str] | bool | None = None,
+                 intra_threshold: float | None = None) -> list[Verdict]:
         """Each candidate reply of ``speaker`` judged against the conversation ``turns`` (both speakers) and the
         persona, every candidate's pairs in one batch."""
-        return self.detector(threshold, prefilter=prefilter).detect_candidates(
+        return self.detector(threshold, prefilter=prefilter, categories=checks,
+                             intra_threshold=intra_threshold).detect_candidates(
             list(turns), [str(c) for c in candidates], speaker, persona=list(persona))
 
     def judge(self, turns: Sequence[Turn], candidates: Sequence[Candidate], *, speaker: str,
-              persona: Sequence[str] = (), mode: GuardMode | str = GuardMode.RERANK, threshold: float | None = None,
-              prefilter: bool = True, penalty_lambda: float | None = 1.0, fallback: str | None = None,
-              repair_fallback: GuardMode | None = GuardMode.RERANK) -> BotTurnReport:
-        """The turn's report: every candidate judged (unless ``mode`` is off) and the reply the mode's policy
-        chooses (``guard.report.decide``; ``penalty_lambda``, ``fallback`` and ``repair_fallback`` go to it)."""
-        tau = self.threshold if threshold is None else float(threshold)
+              persona: Sequence[str] = (), settings: JudgeSettings | None = None, **options) -> BotTurnReport:
+        """The turn's finished report: every candidate judged (unless the mode is off) and the reply the mode's
+        policy chooses (``guard.report.decide``). ``settings`` resolved once (``Guard.settings``), or ``options``
+        to resolve them from (mode, threshold, prefilter, checks, penalty_lambda, fallback, repair_fallback)."""
+        settings = settings or self.settings(**options)
         verdicts = None
-        if GuardMode(mode) != GuardMode.OFF:
+        if settings.mode != GuardMode.OFF:
             verdicts = self.verdicts(turns, [c.text for c in candidates], speaker=speaker, persona=persona,
-                                     threshold=tau, prefilter=prefilter)
-        report, _ = decide(candidates, verdicts, mode=GuardMode(mode), threshold=tau, detector=self.name,
-                           persona=persona, penalty_lambda=penalty_lambda, fallback=fallback,
-                           repair_fallback=repair_fallback)
+                                     threshold=settings.threshold, prefilter=settings.prefilter,
+                                     checks=settings.checks, intra_threshold=settings.intra_threshold)
+        report, _ = decide(candidates, verdicts, settings, detector=self.name, persona=persona,
+                           badge=self.config.badge)
         return report
 
 

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from guard.config import DEFAULT_SAFE_REPLY
 from guard.records import Candidate
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
@@ -35,8 +36,6 @@ MODES = GUARD_MODES  # the modes choose() takes
 #: The policies repair falls back to when the generator's best cannot be repaired: those that look at every
 #: candidate (off and flag would send the contradiction unchanged).
 REPAIR_FALLBACKS: tuple[GuardMode, ...] = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK)
-#: One of MuTual-plus's safe responses (Cui et al. 2020, §3).
-DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
 
 
 @dataclass
@@ -116,8 +115,18 @@ def describe_verdict(verdict: Verdict) -> str:
         return f"probability {shown} (threshold {limit})"
 
     tau = verdict.details.threshold
+    sides = verdict.details.persona_sides
+    if sides:
+        side = sides[0]
+        turns = sorted({s.turn_id for s in sides})
+        took = (f"; the guard sided with the persona: turn{'s' if len(turns) > 1 else ''} "
+                f"{', '.join(map(str, turns))} contradicted persona line {side.persona_line + 1} "
+                f'("{side.drift.premise}"), which this reply agrees with, so contradicting '
+                f"{'them' if len(turns) > 1 else 'it'} is no error")
+    else:
+        took = ""
     if not verdict.contradiction:
-        return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}"
+        return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}{took}"
     score, limit = deciding_score(verdict)
     top = verdict.evidence[0] if verdict.evidence else None
     if verdict.category == Category.INTRA:
@@ -135,7 +144,7 @@ def describe_verdict(verdict: Verdict) -> str:
     what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
     return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(score, limit)}'
-            + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else ""))
+            + (f", and {len(verdict.evidence) - 1} more" if len(verdict.evidence) > 1 else "") + took)
 
 
 def _check(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, mode: GuardMode) -> GuardMode:
@@ -207,10 +216,12 @@ def choose(
             )
         return PolicyDecision(chosen, candidates[chosen].text, False, reasons, adjusted)
 
-    # rerank / block: the best generator score among the candidates the detector does not flag.
+    # rerank / block: the best generator score among the candidates the detector does not flag, those that answer
+    # before those that say nothing ("I don't know." must not beat a consistent answer: the guard would teach dodging)
     clean = [i for i in range(n) if not flagged[i]]
+    answering = [i for i in clean if not verdicts[i].details.says_nothing]
     if clean:
-        chosen = max(clean, key=lambda i: scores[i])
+        chosen = max(answering or clean, key=lambda i: scores[i])
     elif mode == GuardMode.RERANK:
         chosen = best_gen
     else:
@@ -219,8 +230,13 @@ def choose(
     for i in range(n):
         if i == chosen and flagged[i]:
             head = "chosen although flagged: every candidate contradicts, so the generator's best is kept"
-        elif i == chosen:
+        elif i == chosen and answering:
             head = f"chosen: the best generator score ({scores[i]:.3f}) among candidates without a contradiction"
+        elif i == chosen:
+            head = (f"chosen: the best generator score ({scores[i]:.3f}) among candidates without a contradiction; "
+                    "it says nothing, but no consistent candidate answers")
+        elif not flagged[i] and answering and i not in answering:
+            head = "not chosen: it says nothing, and a consistent candidate answers"
         elif flagged[i] and chosen is None:
             head = "rejected: every candidate contradicts, so the safe reply is sent"
         elif flagged[i]:

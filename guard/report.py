@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from guard.config import DEFAULT_SAFE_REPLY, BadgeBand, JudgeSettings
 from guard.jsonform import from_jsonable, jsonable
-from guard.policies import DEFAULT_SAFE_REPLY, PolicyDecision, Repair, choose, deciding_score
+from guard.policies import PolicyDecision, Repair, choose, deciding_score
 from guard.records import Candidate
+from guard.reminders import CandidateOrigin, Reminder
 from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 
@@ -36,6 +38,8 @@ class CandidateReport:
     # repair mode: this candidate was sent with its contradicting sentence removed (what, why, the text sent);
     # None otherwise and in reports stored before the mode existed
     repair: Repair | None = None
+    #: who wrote it: the bot, the bot after a reminder, or the guard (the reminder's opening alone)
+    origin: CandidateOrigin = CandidateOrigin.BOT
 
     @property
     def contradiction_score(self) -> float | None:
@@ -98,6 +102,15 @@ class BotTurnReport:
     # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
     # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptReading)
     prompt_note: str = ""
+    #: the bot reminded of what it said when nothing consistent answered (guard.reminders); None when not
+    reminder: Reminder | None = None
+    #: where a flag earns the red badge (the checkpoint's calibration); None: every flag does
+    badge: BadgeBand | None = None
+    #: whether the prefilter chose the earlier sentences paired (None: not judged, or not recorded)
+    prefilter: bool | None = None
+    #: the text the turn sent (the chosen candidate, repaired or not, or the safe reply); "" in reports stored
+    #: before it was kept (``sent_reply`` works it out)
+    sent: str = ""
 
     def to_json(self) -> dict:
         """The report's one JSON form: what the studio stores, the transcript download carries and the guard
@@ -112,6 +125,8 @@ class BotTurnReport:
     def sent_reply(self, safe_reply: str = DEFAULT_SAFE_REPLY) -> str:
         """The text this turn sent: the chosen candidate (without its removed sentence, when repaired), or
         ``safe_reply`` when the safe reply was sent."""
+        if self.sent:  # the finished report holds what it sent
+            return self.sent
         chosen = self.chosen
         if chosen is None:
             return safe_reply
@@ -155,10 +170,20 @@ class BotTurnReport:
         return TurnStatus.CONSISTENT
 
     def summary(self) -> str:
-        """One line on what the guard did this turn, in the words of its mode (the transcript's caption); after
-        a re-judge, with what the guard would now send when that is another reply than the one sent."""
+        """One line on what the guard did this turn, in the words of its mode (the transcript's caption): the
+        reminder first when there was one; after a re-judge, with what the guard would now send when that is another
+        reply than the one sent."""
+        line = self._outcome()
+        if self.reminder is not None:
+            line = f"{reminder_phrase(self.reminder)}; {line}"
         change = self.rejudged_change()
-        return f"{self._outcome()}; {change}" if change else self._outcome()
+        return f"{line}; {change}" if change else line
+
+    def badge_band(self, score: float) -> str:
+        """"red" for a flag in the badge band (or when the config sets none), "possible" between τ and it."""
+        if self.badge is None or score >= self.badge.threshold:
+            return "red"
+        return "possible"
 
     def rejudged_change(self) -> str:
         """After a re-judge: which reply the guard would now send, when not the one that was sent ("" else)."""
@@ -242,6 +267,21 @@ def upgrade_report_json(data: dict) -> dict:
     return {**data, "candidates": candidates} if "candidates" in data else dict(data)
 
 
+def reminder_phrase(reminder: Reminder) -> str:
+    """What the reminder did, in words: what the bot was reminded of and who wrote the reply sent after it."""
+    top = reminder.facts[0] if reminder.facts else None
+    what = f'{describe_source(top)} ("{reminder.fact}")' if top is not None else "what it said"
+    how = (f'its reply opened with "{reminder.opening}"' if reminder.method == "opening"
+           else "the fact restated in its persona")
+    if reminder.outcome == CandidateOrigin.REMINDED:
+        result = "the bot wrote a consistent reply"
+    elif reminder.outcome == CandidateOrigin.COMPOSED:
+        result = "every reminded reply still contradicted, so the guard composed the reply from the evidence"
+    else:
+        result = "nothing consistent came of it"
+    return f"reminded the bot of {what}, {how}: {result}"
+
+
 def contradiction_phrase(cand: CandidateReport) -> str:
     """What a contradicting candidate contradicts, in words: "contradicts itself", "contradicts turn 3"."""
     outside = [e for e in cand.evidence if e.source not in (PremiseSource.INTRA, PremiseSource.WHOLE_HISTORY)]
@@ -254,17 +294,15 @@ def contradiction_phrase(cand: CandidateReport) -> str:
     return f"contradicts {where}{more}"
 
 
-def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, *, mode: GuardMode,
-           threshold: float, detector: str, persona: Sequence[str] = (), penalty_lambda: float | None = 1.0,
-           fallback: str | None = None, repair_fallback: GuardMode | None = GuardMode.RERANK,
+def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, settings: JudgeSettings, *,
+           detector: str, persona: Sequence[str] = (), badge: BadgeBand | None = None
            ) -> tuple[BotTurnReport, PolicyDecision]:
     """The policy's choice among ``candidates`` given their ``verdicts`` (None: the guard is off), as the turn's
-    report; also the decision itself (its ``reply`` is the text to send). ``penalty_lambda`` (penalty mode),
-    ``fallback`` (the safe reply; None: the policies' default) and ``repair_fallback`` (the policy repair mode falls
-    back to) are the settings record's (``conversation.records.ChatSettings``); None means its default."""
-    mode = GuardMode(mode)
-    decision = choose(candidates, verdicts, mode, penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
-                      fallback=fallback or DEFAULT_SAFE_REPLY, repair_fallback=repair_fallback or GuardMode.RERANK)
+    finished report (with the text it sends); also the decision itself. ``settings`` were resolved once
+    (``guard.config.JudgeSettings.resolve``)."""
+    mode = settings.mode
+    decision = choose(candidates, verdicts, mode, penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
+                      repair_fallback=settings.repair_fallback)
     if decision.repair is not None:
         decision.repair.evidence = [plain_pair(p) for p in decision.repair.evidence]
     reasons = list(decision.reasons)
@@ -276,9 +314,10 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
                                else None)
                for i, candidate in enumerate(candidates)]
     report = BotTurnReport(
-        mode=mode, threshold=float(threshold), detector=detector, chosen_index=decision.chosen_index,
+        mode=mode, threshold=float(settings.threshold), detector=detector, chosen_index=decision.chosen_index,
         used_fallback=bool(decision.used_fallback), candidates=reports, persona=list(persona),
-        repair_declined=decision.repair_declined, decided_by=decision.decided_by,
+        repair_declined=decision.repair_declined, decided_by=decision.decided_by, badge=badge,
+        prefilter=None if verdicts is None else settings.prefilter, sent=decision.reply,
     )
     return report, decision
 
@@ -293,4 +332,5 @@ def kept_verdict(verdict: Verdict) -> Verdict:
 
 def plain_pair(pair: PairScore) -> PairScore:
     return PairScore(PremiseSource(pair.source), None if pair.turn_id is None else int(pair.turn_id),
-                     str(pair.premise), str(pair.hypothesis), float(pair.score))
+                     str(pair.premise), str(pair.hypothesis), float(pair.score), str(pair.premise_reading),
+                     str(pair.hypothesis_reading))

@@ -133,8 +133,9 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE)
 #: how a question that asks the other speaker something opens (it asserts nothing about the one who asks)
 _ASKS = re.compile(
-    r"^(?:(?:so|and|but|well|oh|hey|ok|okay)[,]?\s+)?(?:what|what's|whats|how|how's|where|where's|when|why|who|"
-    r"which|whose|do|does|did|are|is|was|were|have|has|had|can|could|will|would|should|shall|may|might|"
+    r"^(?:(?:so|and|but|well|oh|hey|ok|okay|wait|really|sorry|hmm)[,!]?\s+)?(?:what|what's|whats|how|how's|where|"
+    r"where's|when|why|who|which|whose|do|does|did|are|is|was|were|have|has|had|can|could|will|would|should|shall|"
+    r"may|might|don't|doesn't|didn't|aren't|isn't|wasn't|weren't|haven't|hasn't|can't|couldn't|won't|wouldn't|"
     r"tell me|you|your|any|anything)\b", re.IGNORECASE)
 
 

@@ -27,6 +27,16 @@ class PairScore:
     premise: str
     hypothesis: str
     score: float
+    #: an answer read with its question (``guard.answers``): the statement the model compared in place of the words
+    #: above ("Yes, I am." read as "I am a teacher."); "" when the words themselves were compared. ``premise`` and
+    #: ``hypothesis`` always quote the turn's own words.
+    premise_reading: str = ""
+    hypothesis_reading: str = ""
+
+    @property
+    def compared(self) -> tuple[str, str]:
+        """The two texts the model scored: each side's reading where it has one, else its own words."""
+        return self.premise_reading or self.premise, self.hypothesis_reading or self.hypothesis
 
 
 @dataclass
@@ -55,6 +65,20 @@ class RoleCheck:
 
 
 @dataclass
+class PersonaSide:
+    """Evidence the guard set aside because the persona outranks the bot's drift: the earlier turn ``turn_id``
+    contradicted persona line ``persona_line`` (``drift``: that pair), and the judged reply agrees with the line
+    (``agreement``: P(entailment) of the reply from it), so contradicting that turn is no error (``pair``: the
+    evidence set aside)."""
+
+    turn_id: int
+    persona_line: int
+    drift: PairScore
+    agreement: float
+    pair: PairScore
+
+
+@dataclass
 class VerdictDetails:
     """What a verdict rests on besides its evidence: the settings it was judged with and each check's numbers."""
 
@@ -73,6 +97,17 @@ class VerdictDetails:
     own_question_turn: int | None = None
     own_question_score: float | None = None
     role: RoleCheck | None = None  # history contradictions, structured with categories=True
+    #: the checks that ran beside the history check (``guard.vocabulary.Check`` values)
+    checks: list[str] = field(default_factory=list)
+    #: the judged turn read with the other speaker's question (``guard.answers.read_answer``): the statement it makes
+    #: and the question's kind; "" when it is no short answer read here
+    answer_reading: str = ""
+    answer_kind: str = ""
+    #: the turn claims nothing about its speaker ("I don't know.", "Yes." with nothing asked): the policies prefer a
+    #: consistent reply that answers (``guard.answers.says_nothing``)
+    says_nothing: bool = False
+    #: evidence against earlier turns that themselves contradicted the persona, set aside (``PersonaSide``)
+    persona_sides: list[PersonaSide] = field(default_factory=list)
 
 
 @dataclass

@@ -58,7 +58,18 @@ class PremiseSource(StrEnum):
     WHOLE_HISTORY = "whole_history"  # the unstructured method's speaker-marked history, no single turn
 
 
+class Check(StrEnum):
+    """The checks a structured detector may run beside the history check (CDConv's categories, Zheng et al. 2022).
+    Each that flags has its own threshold; which run in the chat is the checkpoint's calibration's choice
+    (``guard.config.GuardConfig.checks``)."""
+
+    INTRA = "intra"  # two clauses of the judged turn contradict each other (flags)
+    OWN_QUESTION = "own_question"  # the bot answers the question it asked the user back (flags, as role confusion)
+    ROLE = "role"  # a history contradiction that reads as the user's side is named role confusion (names only)
+
+
 METHODS: tuple[Method, ...] = tuple(Method)
+CHECKS: tuple[Check, ...] = tuple(Check)
 PAIRINGS: tuple[Pairing, ...] = tuple(Pairing)
 CATEGORIES: tuple[Category, ...] = tuple(Category)
 GUARD_MODES: tuple[GuardMode, ...] = tuple(GuardMode)

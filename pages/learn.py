@@ -13,6 +13,7 @@ from guard.vocabulary import Method
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.render import escape_markdown
+from ui.transcript import every_check_note
 from ui.widgets import (
     example_judgements,
     judgement_text,
@@ -33,8 +34,10 @@ st.caption(escape_markdown(
     "that is part of the lesson."))
 
 guard = get_guard(detector_name, kept="the explanations below still read without it")
-detectors = {} if guard is None else {method: guard.detector(threshold, method, prefilter=False)
+detectors = {} if guard is None else {method: guard.detector(threshold, method, prefilter=False, categories=True)
                                       for method in (Method.STRUCTURED, Method.UNSTRUCTURED)}
+if guard is not None:
+    st.caption(escape_markdown(every_check_note(guard.config.checks)))
 structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Method.UNSTRUCTURED)
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
               if structured is not None else {})

@@ -14,6 +14,7 @@ from guard.vocabulary import METHODS, Method, category_name
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.render import escape_markdown, inserted_turns_note
+from ui.transcript import every_check_note
 from ui.widgets import (
     example_judgements,
     heatmap,
@@ -57,8 +58,10 @@ st.caption(f"detector: {escape_markdown(detector_name)} · τ = {threshold:.2f} 
 left, right = st.columns([3, 2])
 # both methods over one guard: a detector that fails to load is reported once
 guard = get_guard(detector_name, kept="your dialogue and the probe log are kept")
-detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False)
+detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False, categories=True)
                                         for method in METHODS}
+if guard is not None:
+    st.caption(escape_markdown(every_check_note(guard.config.checks)))
 judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
               if detectors is not None else {})
 with right:

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument("--penalty-lambda", type=float, default=1.0)
     guard.add_argument("--repair-fallback", default=str(GuardMode.RERANK), choices=[str(m) for m in REPAIR_FALLBACKS])
     guard.add_argument("--safe-reply", help="what block mode sends when every candidate contradicts")
+    guard.add_argument("--no-remind", dest="remind", action="store_false",
+                       help="never ask the bot again reminded of what it contradicted (guard.reminders); the policy "
+                            "alone decides")
     return parser
 
 
@@ -93,7 +96,7 @@ def build_service(args: argparse.Namespace):
                             guard_mode=GuardMode(args.mode), detector=args.detector, threshold=threshold,
                             num_candidates=args.candidates, penalty_lambda=args.penalty_lambda,
                             prefilter=bool(args.prefilter), fallback=args.safe_reply,
-                            repair_fallback=GuardMode(args.repair_fallback))
+                            repair_fallback=GuardMode(args.repair_fallback), remind=bool(args.remind))
     return GuardService(generator=generator, generator_label=spec.label, guard=guard, defaults=defaults,
                         max_candidates=args.max_candidates, model_name=args.served_model_name)
 

@@ -42,6 +42,7 @@ GUARD_FIELDS = {
     "penalty_lambda": "a number >= 0 (penalty mode's λ)",
     "repair_fallback": f"one of {', '.join(REPAIR_FALLBACKS)} (the policy repair falls back to)",
     "fallback": "a non-empty string (the safe reply: what block mode sends when every candidate contradicts)",
+    "remind": "true or false (when nothing consistent answers, ask the bot again reminded of the fact it contradicted)",
 }
 #: names the ``guard`` field took before it used the settings record's: refused with the name to use
 RENAMED_GUARD_FIELDS = {"mode": "guard_mode", "candidates": "num_candidates", "safe_reply": "fallback"}
@@ -240,8 +241,12 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
     fallback = value.get("fallback", defaults.fallback)
     if fallback is not None and (not isinstance(fallback, str) or not fallback.strip()):
         raise bad("fallback", fallback)
+    remind = value.get("remind", defaults.remind)
+    if not isinstance(remind, bool):
+        raise bad("remind", remind)
     return replace(defaults, guard_mode=GuardMode(mode), threshold=float(threshold), num_candidates=candidates,
-                   penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback))
+                   penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback),
+                   remind=remind)
 
 
 def _decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:

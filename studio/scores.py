@@ -53,6 +53,9 @@ class TurnOutcome:
     confirmed: bool | None  # None: not annotated
     annotators: int
     repaired: bool = False  # repair mode: the reply was sent with its contradicting sentence cut (not flagged)
+    # the guard reminded the bot (guard.reminders): "" when it did not, else who wrote the reply sent after it:
+    # "reminded" (the bot, reminded), "composed" (the guard, from the evidence) or "none" (nothing consistent)
+    reminder: str = ""
 
 
 def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> list[TurnOutcome]:
@@ -72,7 +75,8 @@ def turn_outcomes(session: StoredSession, annotations: dict[tuple[str, int], lis
             guard_flag=bool(report is not None and report.any_contradiction),
             reply_flagged=bool(report is not None and report.reply_flagged),
             confirmed=majority(labels), annotators=len(labels),
-            repaired=bool(report is not None and report.repaired)))
+            repaired=bool(report is not None and report.repaired),
+            reminder=str(report.reminder.outcome or "none") if report is not None and report.reminder else ""))
     return out
 
 
@@ -94,6 +98,9 @@ class SessionScore:
     turns_to_first_confirmed: int | None  # bot turns until the first contradiction people confirmed
     triggers: dict[str, int] = field(default_factory=dict)  # method -> contradictions it provoked
     repaired_replies: int = 0  # replies sent with their contradicting sentence cut (repair mode; not flagged)
+    reminders: int = 0  # bot turns where the guard reminded the bot
+    reminded_replies: int = 0  # ... and a consistent reply the bot wrote after the reminder was sent
+    composed_replies: int = 0  # ... and the guard's composed opening was sent (every reminded candidate contradicted)
 
 
 def session_score(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> SessionScore:
@@ -120,7 +127,10 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
         turns_to_first_flag=flags[0].bot_turn_number if flags else None,
         turns_to_first_confirmed=confirmed[0].bot_turn_number if confirmed else None,
         triggers=dict(Counter(o.method for o in provoked)),
-        repaired_replies=sum(o.repaired for o in outcomes))
+        repaired_replies=sum(o.repaired for o in outcomes),
+        reminders=sum(bool(o.reminder) for o in outcomes),
+        reminded_replies=sum(o.reminder == "reminded" for o in outcomes),
+        composed_replies=sum(o.reminder == "composed" for o in outcomes))
 
 
 def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annotation]) -> pd.DataFrame:

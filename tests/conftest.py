@@ -91,7 +91,7 @@ def studio_database(tmp_path_factory) -> str:
 
 
 def start_scripted_app(monkeypatch, tmp_path: Path, detector: str | Path, mode: str, script: dict,
-                       candidates: int = 2):
+                       candidates: int = 2, remind: bool = False):
     """The app through AppTest: the scripted bot playing ``script``, ``detector`` at its own τ, ``mode``."""
     from streamlit.testing.v1 import AppTest
 
@@ -101,6 +101,8 @@ def start_scripted_app(monkeypatch, tmp_path: Path, detector: str | Path, mode: 
     monkeypatch.setenv("GUARD_APP_DETECTOR", str(detector))
     monkeypatch.setenv("GUARD_APP_MODE", mode)
     monkeypatch.setenv("GUARD_APP_CANDIDATES", str(candidates))
+    # the page as the policy alone leaves it (tests/test_conversation_reading.py has the reminders)
+    monkeypatch.setenv("GUARD_APP_REMIND", "1" if remind else "0")
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception, at.exception
     return at

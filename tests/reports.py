@@ -35,5 +35,6 @@ class FakeGuard(Guard):
         super().__init__(name, scorer=None, config=GuardConfig(threshold=threshold))
         self.fake = detector
 
-    def verdicts(self, turns, candidates, *, speaker, persona=(), threshold=None, prefilter=True):
+    def verdicts(self, turns, candidates, *, speaker, persona=(), threshold=None, prefilter=True, checks=None,
+                 intra_threshold=None):
         return self.fake.detect_candidates(list(turns), list(candidates), speaker, persona=list(persona))

@@ -22,6 +22,7 @@ CONTRA = (0.02, 0.03, 0.95)
     ("Cool. And are you married?", "no way", "I am not married."),
     ("Did you see the game?", "Not really, I was working.", "I did not see the game."),
     ("Do you have kids?", "No I don't", "I do not have kids."),  # no comma, as people type
+    ("Is your car new?", "No, it is old.", "My car is not new."),  # "your X": the speaker's X
 ])
 def test_a_particle_answering_a_yes_no_question_becomes_a_first_person_statement(question, reply, statement):
     assert resolve(question, reply) == statement
@@ -29,7 +30,6 @@ def test_a_particle_answering_a_yes_no_question_becomes_a_first_person_statement
 
 @pytest.mark.parametrize(("question", "reply"), [
     ("What do you do?", "No idea."),                 # not a yes/no question
-    ("Is your car new?", "No, it is old."),          # not addressed to "you"
     ("Do you eat meat?", "Nothing but veggies."),    # no particle up front
     ("I love my dog.", "No, you don't."),            # not a question
     (None, "No."),
@@ -66,7 +66,9 @@ def test_an_earlier_bare_no_is_evidence_for_a_later_history_contradiction():
                               Turn(2, "user", "What keeps you up?"), Turn(3, "bot", "My dog barks all night.")])
     verdict = ContradictionDetector(scorer, threshold=0.5, categories=False).detect(dialogue)
     assert verdict.contradiction and verdict.evidence_turn_ids == [1]
-    assert verdict.evidence[0].premise == "I do not have pets."
+    # the evidence quotes the turn's own words, with the reading the guard compared beside them
+    assert verdict.evidence[0].premise == "Nope."
+    assert verdict.evidence[0].premise_reading == "I do not have pets."
 
 
 def test_asking_back_and_short_replies():

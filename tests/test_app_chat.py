@@ -300,7 +300,7 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
 
 def test_presentation_mode_styles_the_page(monkeypatch, tmp_path, flagging_detector):
     """The toggle's state (kept in the session) decides the page style; the browser test measures the type."""
-    from ui.render import PRESENTATION_CSS
+    from ui.styles import PRESENTATION_CSS
 
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert at.toggle(key="presentation").value is False
@@ -342,3 +342,17 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
 def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert any(c.value.startswith("Operating point: not recorded") for c in at.sidebar.caption)
+
+
+def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch, tmp_path, flagging_detector):
+    """Every candidate contradicts (τ 0.1): the guard reminds the bot (the scripted bot gets the fact in its persona),
+    and the turn's caption, live steps and candidate panel say so; the candidates table says who wrote each."""
+    from conftest import start_scripted_app
+
+    at = start_scripted_app(monkeypatch, tmp_path, str(flagging_detector), "rerank", PLANTED, remind=True)
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
+    assert any(c.value.startswith("reminded the bot of ") or "reminded the bot of " in c.value for c in at.caption)
+    table = html_tables(at, "cg-candidates")[1]
+    assert list(table["written by"])[-1] == "the guard, from the evidence"
+    assert any("The guard reminded the bot of" in m.value for m in at.markdown)

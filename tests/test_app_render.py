@@ -200,7 +200,8 @@ def test_block_falls_back_when_every_candidate_contradicts():
     conv = Conversation()
     bot = ScriptedBot({"replies": [["I never sleep."], ["I never eat.", "I never run."]]})
     conv.add(USER, "hi")
-    turn = guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()), ChatSettings(guard_mode="block"))
+    # without a reminder (tests/test_conversation_reading.py: with one, the guard's composed reply goes first)
+    turn = guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()), ChatSettings(guard_mode="block", remind=False))
     assert turn.report.used_fallback and turn.report.chosen_index is None
     assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
 
@@ -290,10 +291,12 @@ CLEAN_FIRST = {"replies": [
 
 
 def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversation:
+    """A scripted chat guarded by a fake detector; no reminders (these tests draw what the policy alone sent:
+    tests/test_conversation_reading.py has the reminded turns)."""
     conv, bot, detector = Conversation(), ScriptedBot(script), detector or FlagFirstDetector()
     for k in range(turns):
         conv.add(USER, f"message {k}")
-        guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode, detector="fake"))
+        guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode, detector="fake", remind=False))
     return conv
 
 

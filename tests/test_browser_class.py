@@ -15,7 +15,7 @@ import re
 import pytest
 
 from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
-from ui.render import PRESENTATION_FONT_PX
+from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")

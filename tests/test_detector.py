@@ -125,7 +125,9 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
     strict = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
     assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", [])
     assert strict.score < 0.5 and strict.details.intra.score == pytest.approx(0.9)  # kept for the evidence view
-    blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98)})
+    # "I never drink it" is a denial: its clash is capped by how far "I hate tea" agrees with "I drink it." (here:
+    # entirely, so the cap leaves the score alone; guard.detector.denial_support)
+    blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98), (clauses[0], "I drink it."): (0.98, 0.01, 0.01)})
     verdict = ContradictionDetector(blatant, threshold=0.5, intra_threshold=0.95).detect(_dialogue(candidate))
     assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))
     # its own threshold, not tied to τ (issue 23: a high τ must not silence the category check)
@@ -161,7 +163,13 @@ def test_shipped_detector_has_a_calibrated_intra_threshold():
     tau, intra = config.threshold, config.intra_threshold
     assert intra is not None and 0.0 < intra < 1.0
     calibration = json.loads((config_folder("embedded") / "guard_config.json").read_text())["calibration"]
-    if calibration.get("chosen") == "stream":  # set on real bot turns: its own rule, not bound to τ
+    if calibration.get("chosen") == "budget":  # one false-alarm budget over both dev streams' calibration halves
+        note = calibration["budget"]
+        assert (note["threshold"], note["intra_threshold"]) == (pytest.approx(tau), pytest.approx(intra))
+        assert note["check_false_alarm_target"] <= 0.01
+        assert all(s["false_alarm_rate"] <= note["false_alarm_target"] for s in note["per_stream"].values())
+        assert set(config.checks) == set(note["checks"])
+    elif calibration.get("chosen") == "stream":  # set on real bot turns: its own rule, not bound to τ
         note = calibration["stream"]
         assert (note["threshold"], note["intra_threshold"]) == (pytest.approx(tau), pytest.approx(intra))
         assert note["intra_false_alarm_target"] <= 0.01 and note["false_alarm_rate"] <= note["false_alarm_target"]

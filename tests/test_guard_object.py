@@ -63,7 +63,8 @@ def test_judging_reads_an_answer_with_the_users_question():
                          persona=["I have two kids."], mode=GuardMode.RERANK)
     assert isinstance(report, BotTurnReport) and report.detector == "scripted" and report.threshold == 0.9
     first = report.candidates[0]
-    assert first.contradicts and first.evidence[0].hypothesis == statement
+    assert first.contradicts and first.evidence[0].hypothesis_reading == statement
+    assert first.evidence[0].hypothesis == "No."  # the candidate's own words, the reading beside them
     assert report.chosen_index == 1 and report.sent_reply() == "Yes, two of them."
     # without the question the bare "No." asserts nothing to contradict
     alone = guard.judge(turns[:2], [Candidate("No.", -0.1)], speaker="bot", persona=["I have two kids."])
@@ -101,10 +102,12 @@ def test_sessions_take_turns_on_the_scorer():
     scorer = _SlowScorer()
     guard = Guard("scripted", scorer, config=GuardConfig(threshold=0.9))
     turns = [Turn(0, "bot", "I have a dog."), Turn(1, "user", "Nice.")]
-    jobs = [lambda: guard.verdicts(turns, ["I have a cat.", "I like tea."], speaker="bot"),
-            lambda: guard.verdicts(turns, ["I have no pets."], speaker="bot", threshold=0.5),
-            lambda: guard.detector(0.5, "unstructured").detect_candidates(turns, ["I hate dogs."], "bot")]
-    threads = [threading.Thread(target=job) for job in jobs for _ in range(2)]
+    # each session asks about other candidates (pairs scored once are kept in the scorer's cache)
+    jobs = [lambda n=n: guard.verdicts(turns, [f"I have {n} cats.", "I like tea."], speaker="bot") for n in (2, 3)] + [
+        lambda n=n: guard.verdicts(turns, [f"I have {n} pets."], speaker="bot", threshold=0.5) for n in (0, 1)] + [
+        lambda n=n: guard.detector(0.5, "unstructured").detect_candidates(turns, [f"I hate {n} dogs."], "bot")
+        for n in (4, 5)]
+    threads = [threading.Thread(target=job) for job in jobs]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -41,7 +41,24 @@ def test_export_runs_once_per_checkpoint_and_a_failed_export_leaves_no_cache(tin
     monkeypatch.setattr("onnxruntime.quantization.quantize_dynamic", broken)
     with pytest.raises(OnnxRuntimeError, match="runtime='torch'"):
         cached_int8_model(tiny_nli_model_dir)
-    assert not list((tmp_path / "other-cache" / "onnx").iterdir())  # no half-written folder left behind
+    # no half-written folder left behind (the lock file the exports take turns on stays)
+    assert [p.name for p in (tmp_path / "other-cache" / "onnx").iterdir()] == [f"{first.name}.lock"]
+
+
+def test_two_processes_exporting_at_once_take_turns(tiny_nli_model_dir, tmp_path):
+    """Two processes that need the same export at the same time (two scorers started in parallel) both get a whole
+    model: the second waits for the first's export instead of writing the same temporary folder."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from guard.onnx_runtime import OnnxNLIScorer; "
+            "s = OnnxNLIScorer.from_checkpoint(sys.argv[1]); print(s.predict_proba([('a b', 'c d')]).shape)")
+    env = {**__import__("os").environ, "GUARD_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tiny_nli_model_dir)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-500:] for _, err in outputs]
+    assert all(out.strip().endswith("(1, 3)") for out, _ in outputs)
 
 
 def test_runtime_choice(tiny_nli_model_dir, monkeypatch):

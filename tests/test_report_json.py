@@ -48,7 +48,9 @@ def test_the_server_field_the_studio_and_the_download_carry_the_same_report_json
 
     request, turn = guarded
     report = turn.report
-    assert report.any_contradiction and len(report.candidates) == 3  # a turn with verdicts and evidence to carry
+    # a turn with verdicts and evidence to carry, and a reminder (the tiny detector flags all: the scripted bot is
+    # asked again with the fact restated, the guard's composed reply goes last)
+    assert report.any_contradiction and len(report.candidates) == 4 and report.reminder is not None
     one_form = _parsed(report.to_json())
 
     server = _parsed(completion_body(request, turn, "consistency-guard"))["guard"]["report"]

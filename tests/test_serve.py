@@ -28,8 +28,8 @@ ECHO = {"replies": [[{"text": "You said: {user}", "score": -0.2}]]}
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """Three servers started together: ``guarded`` (scripted demo + tiny detector, rerank, an API key, a 20 kB
-    limit), ``upstream`` (scripted echo, no detector, its own key) and ``front`` (the upstream's candidates, the
+    """Three servers started together: ``guarded`` (scripted demo + tiny detector, rerank, no reminders unless a
+    request asks, an API key, a 20 kB limit), ``upstream`` (scripted echo, no detector, its own key) and ``front`` (the upstream's candidates, the
     tiny detector, flag mode)."""
     folder = tmp_path_factory.mktemp("serve")
     detector = str(build_flagging_detector(folder / "tiny_nli"))
@@ -39,7 +39,7 @@ def servers(tmp_path_factory):
     ports = {name: free_port() for name in ("guarded", "upstream", "front")}
     arguments = {
         "guarded": ["--bot", "scripted", "--detector", detector, "--no-prefilter", "--candidates", "3",
-                    "--api-key", KEY, "--max-request-bytes", str(LIMIT)],
+                    "--api-key", KEY, "--max-request-bytes", str(LIMIT), "--no-remind"],
         "upstream": ["--bot", "scripted", "--script", str(script), "--detector", "none", "--mode", "off",
                      "--api-key", UPSTREAM_KEY, "--log-level", "warning"],
         "front": ["--upstream", f"http://127.0.0.1:{ports['upstream']}/v1", "--upstream-api-key", UPSTREAM_KEY,
@@ -120,6 +120,21 @@ def test_guard_settings_per_request_and_nothing_kept_between_requests(servers):
     fresh = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hello"}])
     assert _guard(fresh)["mode"] == "rerank" and len(_guard(fresh)["candidates"]) == 1
     assert fresh.choices[0].message.content == "Hi! I'm Sam. I have two dogs, Max and Bella."
+
+
+def test_a_request_may_ask_for_the_reminder_and_its_report_says_what_came_of_it(servers):
+    """The tiny detector flags everything: reminded (the scripted bot cannot continue an opening, so the fact is
+    restated in its persona), nothing the bot writes is consistent, and neither is the guard's composed reply."""
+    client = _client(servers)
+    reminded = client.chat.completions.create(model="m", messages=DEMO, extra_body={"guard": {"remind": True}})
+    report = _guard(reminded)
+    assert report["reminder"]["method"] == "restated" and report["reminder"]["outcome"] == "none"
+    assert report["reminder"]["restated"][0].startswith("Remember, you said: ")
+    # the scripted bot repeats itself when asked again: only the composed reply is new
+    assert [c["origin"] for c in report["candidates"]] == ["bot"] * 3 + ["composed"]
+    assert reminded.model_extra["guard"]["summary"].startswith("reminded the bot of ")
+    with pytest.raises(openai.BadRequestError, match="guard.remind must be true or false"):
+        client.chat.completions.create(model="m", messages=DEMO, extra_body={"guard": {"remind": "yes"}})
 
 
 def test_streaming_sends_the_chosen_reply_as_server_sent_events_and_the_report_last(servers):

@@ -44,11 +44,23 @@ def store(tmp_path):
 #: not repair, and the policy that decided instead; issue 32: what the bot did not read of a long message), at their
 #: defaults in old reports
 NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None,
-                     "prompt_note": ""}
-#: fields added to a verdict's details since (issue 23: the own-question role check), None in old reports
-NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None}
-#: fields added to a candidate's report since (issue 25: the repair mode's removed sentence), None in old reports
-NEW_CANDIDATE_FIELDS = {"repair": None}
+                     "prompt_note": "", "reminder": None, "badge": None, "prefilter": None, "sent": ""}
+#: fields added to a verdict's details since (issue 23: the own-question role check; issue 35: the checks that ran,
+#: the answer's reading, whether it says nothing, the evidence set aside for the persona), at their defaults
+NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "checks": [], "answer_reading": "",
+                     "answer_kind": "", "says_nothing": False, "persona_sides": []}
+#: fields added to a candidate's report since (issue 25: the repair mode's removed sentence; issue 35: who wrote it)
+NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot"}
+#: fields added to a scored pair since (issue 35: the reading compared beside the turn's own words)
+NEW_PAIR_FIELDS = {"premise_reading": "", "hypothesis_reading": ""}
+
+
+def _old_pair(pair: dict | None) -> dict | None:
+    """A scored pair as that code wrote it (no readings: it compared the words themselves)."""
+    if pair is None:
+        return None
+    assert {k: pair[k] for k in NEW_PAIR_FIELDS} == NEW_PAIR_FIELDS
+    return {k: v for k, v in pair.items() if k not in NEW_PAIR_FIELDS}
 
 
 def _old_form(turn: dict) -> dict:
@@ -69,11 +81,16 @@ def _old_form(turn: dict) -> dict:
                 assert {k: details[k] for k in NEW_DETAIL_FIELDS} == NEW_DETAIL_FIELDS
                 details = {k: v for k, v in details.items() if k not in NEW_DETAIL_FIELDS}
                 assert verdict["pair_scores"] == []
+                if details.get("intra"):
+                    details["intra"] = {**details["intra"], "pairs": [_old_pair(p) for p in details["intra"]["pairs"]]}
+                if details.get("role"):
+                    details["role"] = {**details["role"], "user_pair": _old_pair(details["role"]["user_pair"])}
             candidate.update({
                 "contradiction_score": None if verdict is None else verdict["score"],
                 "contradicts": bool(verdict and verdict["contradiction"]),
                 "category": "none" if verdict is None else verdict["category"],
-                "evidence": [] if verdict is None else verdict["evidence"], "details": details})
+                "evidence": [] if verdict is None else [_old_pair(p) for p in verdict["evidence"]],
+                "details": details})
             candidates.append(candidate)
         if "candidates" in turn["report"]:
             turn["report"]["candidates"] = candidates

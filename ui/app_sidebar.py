@@ -18,7 +18,7 @@ _REFILLED_KEY = "chat_view_refilled_detector"
 def presentation_toggle() -> bool:
     """The sidebar's presentation-mode toggle (kept in the session): large type and high-contrast
     highlights for a projector; the sidebar starts collapsed. Rendered by app.py on every page."""
-    from ui.render import PRESENTATION_CSS
+    from ui.styles import PRESENTATION_CSS
 
     on = st.sidebar.toggle("Presentation mode", key="presentation",
                            help="For a projector: large type, high-contrast highlights and badges, "

@@ -62,6 +62,10 @@ def draw(conversation: Conversation) -> ChatSettings:
     if mode == GuardMode.PENALTY or (mode == GuardMode.REPAIR
                                      and st.session_state.get(key("repair_fallback")) == GuardMode.PENALTY):
         st.slider("Penalty λ", *chat_state.LAMBDA_RANGE, step=0.1, key=key("penalty_lambda"))
+    st.toggle("Ask the bot again when no reply is consistent", key=key("remind"),
+              help="The bot's reply is started for it with what it said before (\"No, I work as a nurse.\") and it "
+                   "writes on; if it still contradicts, that opening alone is sent (marked as written by the guard). "
+                   "Technical: guard.reminders; a bot that cannot continue a reply gets the fact in its persona.")
     st.toggle("Prefilter long histories (top 8 similar sentences)", key=key("prefilter"))
     st.session_state.setdefault(SHOW_REJECTED_KEY, False)
     st.toggle("Mark unsent candidates' evidence in the transcript", key=SHOW_REJECTED_KEY,

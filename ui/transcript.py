@@ -5,12 +5,14 @@ widgets that show these are in ``ui/turn_widgets.py``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from conversation.records import BOT, Conversation
 from guard.report import BotTurnReport, CandidateReport, TurnStatus
+from guard.verdicts import PairScore
 from guard.vocabulary import GuardMode, PremiseSource, describe_source
-from ui.render import DialogueMarks, Mark, turn_html
+from ui.render import DialogueMarks, Mark, escape_markdown, turn_html
 
 MODE_HELP: dict[GuardMode, str] = {
     GuardMode.OFF: "no detection: the generator's best candidate is sent",
@@ -54,10 +56,26 @@ def transcript_marks(conversation: Conversation, include_rejected: bool = False)
                     continue  # the persona has been shortened since
                 found.setdefault((ev.source, ev.turn_id, ev.premise), []).append((who, turn.turn_id, ev.score))
             if sent:
-                marks.on_turn(turn.turn_id, *candidate_marks(cand))
+                marks.on_turn(turn.turn_id, *candidate_marks(cand, report))
     for (source, turn_id, premise), hits in found.items():
         marks.on_premise(source, turn_id, Mark(premise, evidence_label(hits), "evidence"))
     return marks
+
+
+def badge_tooltip(report: BotTurnReport, band: str) -> str:
+    """What a sent reply's badge colour means, as measured (the hover text): the red band's precision, or the
+    possible mark's."""
+    badge = report.badge
+    if badge is None:
+        return ""
+    if band == "possible":
+        share = f" ({badge.possible_precision:.0%} of such flags were real contradictions)" \
+            if badge.possible_precision is not None else ""
+        return (f"A possible contradiction: its score is over the threshold but under {badge.threshold:.4f}, "
+                f"where the red badge starts{share}; measured on {badge.measured_on}.")
+    share = f"{badge.precision:.0%} of flags scoring this high were real contradictions" \
+        if badge.precision is not None else "the red band"
+    return f"A red badge: {share} (from {badge.threshold:.4f} up; measured on {badge.measured_on})."
 
 
 def evidence_label(hits: list[tuple[str, int, float]]) -> str:
@@ -76,19 +94,27 @@ def evidence_label(hits: list[tuple[str, int, float]]) -> str:
 REMOVED_LABEL = "removed before sending"
 
 
-def candidate_marks(cand: CandidateReport) -> list[Mark]:
+def candidate_marks(cand: CandidateReport, report: BotTurnReport | None = None) -> list[Mark]:
     """Marks on a candidate's own text: the clause that contradicts earlier turns, or both
-    clauses of a clash inside the candidate; for a repaired candidate, the sentence the repair removed."""
+    clauses of a clash inside the candidate; for a repaired candidate, the sentence the repair removed. With the
+    turn's ``report``, a flag under the red badge's band is marked as a possible contradiction (quieter, its
+    measured precision on hover)."""
     marks: list[Mark] = []
     if cand.repair is not None:
         marks.append(Mark(cand.repair.removed, REMOVED_LABEL, "removed"))
+    band = report.badge_band(cand.deciding[0]) if report is not None and cand.deciding is not None else "red"
+    tooltip = badge_tooltip(report, band) if report is not None else ""
     for ev in cand.evidence:
         if ev.source == PremiseSource.INTRA:
             label = f"clashes inside the reply (p={ev.score:.2f})"
-            marks.append(Mark(ev.premise, label, "intra"))
-            marks.append(Mark(ev.hypothesis, label, "intra"))
+            marks.append(Mark(ev.premise, label, "intra", tooltip))
+            marks.append(Mark(ev.hypothesis, label, "intra", tooltip))
+        elif band == "possible":
+            marks.append(Mark(ev.hypothesis, f"possibly contradicts {describe_source(ev)} (p={ev.score:.2f})",
+                              "possible", tooltip))
         else:
-            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
+            marks.append(Mark(ev.hypothesis, f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause",
+                              tooltip))
     return marks
 
 
@@ -165,13 +191,59 @@ def candidate_table(report: BotTurnReport) -> list[dict]:
             "contradiction score": None if c.contradiction_score is None else round(c.contradiction_score, 3),
             "category": c.category,
         })
+        if any(c.origin != "bot" for c in report.candidates):
+            rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
     return rows
+
+
+#: the checks beside the history check, in a class's words
+CHECK_WORDS = {"intra": "a reply clashing with itself", "own_question": "the bot answering the question it asked back",
+               "role": "naming role confusion"}
+
+
+def every_check_note(kept) -> str:
+    """What a page that runs every check says about those the chat leaves off (``kept``: the checkpoint's
+    ``GuardConfig.checks``, the ones that earned their place under the chat's false-alarm budget)."""
+    off = [CHECK_WORDS[c] for c in CHECK_WORDS if c not in {str(k) for k in kept}]
+    if not off:
+        return "Every check runs here, as in the chat."
+    return ("Every check runs here. The chat leaves some off because they did not catch enough real contradictions "
+            f"for the false alarms they raise on real bot turns: {', '.join(off)}.")
+
+
+#: who wrote a candidate, for its row in the candidates table
+ORIGIN_LABELS = {"bot": "", "reminded": "the bot, reminded", "composed": "the guard, from the evidence"}
+
+
+def reminding_line(reminder) -> str:
+    """The live view's line when the guard reminds the bot: what every candidate contradicted, and how it asks
+    again (Markdown, the texts escaped)."""
+    top = reminder.facts[0]
+    how = (f"its reply opened with “{escape_markdown(reminder.opening)}”" if reminder.method == "opening"
+           else "the fact restated in its persona")
+    return (f"🔁 Nothing consistent to send: the candidates contradict {describe_source(top)} "
+            f"(“{escape_markdown(reminder.fact)}”). The bot is asked again, {how}.")
 
 
 def evidence_rows(cand: CandidateReport) -> list[dict]:
     """Evidence pairs for the candidate panel, each saying what the candidate clause was compared with."""
-    return [
-        {"compared with": describe_source(e), "earlier text": e.premise, "candidate clause": e.hypothesis,
-         "score": round(e.score, 3)}
-        for e in cand.evidence
-    ]
+    return pair_rows(cand.evidence, "candidate clause")
+
+
+def pair_rows(pairs: Sequence[PairScore], judged: str) -> list[dict]:
+    """Evidence pairs as table rows in the turns' own words (``judged``: what the judged side is called); where the
+    guard read an answer with its question, the reading it compared stands beside the words, marked as the reading
+    (those columns appear only when a pair has one)."""
+    pairs = [e for e in pairs if e.source != PremiseSource.WHOLE_HISTORY]
+    readings = any(e.premise_reading or e.hypothesis_reading for e in pairs)
+    rows = []
+    for e in pairs:
+        row = {"compared with": describe_source(e), "earlier text": e.premise}
+        if readings:
+            row["read as (the guard's reading)"] = e.premise_reading
+        row[judged] = e.hypothesis
+        if readings:
+            row[f"{judged} read as"] = e.hypothesis_reading
+        row["score"] = round(e.score, 3)
+        rows.append(row)
+    return rows

@@ -12,7 +12,7 @@ import streamlit as st
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
-from guard.report import BotTurnReport, CandidateReport
+from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
@@ -23,6 +23,7 @@ from ui.transcript import (
     candidate_table,
     evidence_context_html,
     evidence_rows,
+    reminding_line,
     turn_scores,
 )
 from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
@@ -56,6 +57,8 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             return
         # wrapping HTML: the candidate and its reason wrap, the scores stay whole at any width (an st.dataframe
         # clipped them at 1400 px) and grow in presentation mode
+        if report.reminder is not None:
+            st.markdown(escape_markdown("🔁 The guard " + reminder_phrase(report.reminder) + "."))
         show_table(candidate_table(report), css_class="cg-candidates")
         for cand in report.candidates:
             if not cand.contradicts and cand.repair is None:
@@ -84,8 +87,9 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
                     f"role reading: as the user's words {role.user_reading:.2f} vs as the bot's "
                     f"{role.bot_reading:.2f} (NLI entailment)"))
         timings = report.timings
+        remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
-            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s · "
+            f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
             f"detector {report.detector} · τ = {report.threshold:.4f}"))
 
 
@@ -201,6 +205,18 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                                     "turns and persona…")
             elif step.kind == "verdict" and step.index in lines:
                 lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
+            elif step.kind == "reminding":
+                status.write(reminding_line(step.reminder))
+                status.update(label="The bot is writing again, reminded of what it said…")
+            elif step.kind == "reminded":
+                start = len(texts)
+                texts.extend(c.text for c in step.candidates)
+                status.write(f"**{len(step.candidates) - 1} reminded candidates** and the guard's own reply "
+                             f"in {step.seconds:.1f} s")
+                for i, text in enumerate(texts[start:], start=start):
+                    who = " (composed by the guard)" if i == len(texts) - 1 else ""
+                    lines[i] = status.empty()
+                    lines[i].markdown(f"⏳ #{i + 1}{who} “{escape_markdown(text)}”")
             elif step.kind == "chosen":
                 status.write(f"{_choice_line(step.report, settings.mode)} · {step.seconds:.1f} s")
 

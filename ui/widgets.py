@@ -18,6 +18,7 @@ from guard.vocabulary import Category, PremiseSource, category_name, describe_so
 from ui.charts import pair_heatmap
 from ui.render import escape_markdown, evidence_marks, turn_html
 from ui.tables import pair_score_frame, table_html
+from ui.transcript import pair_rows
 
 if TYPE_CHECKING:  # loads torch
     from guard.detector import ContradictionDetector
@@ -118,11 +119,7 @@ def _html(text: str) -> str:
 
 def show_evidence_table(verdict: Verdict) -> None:
     """The evidence pairs: what each judged clause was compared with, and the score."""
-    rows = [
-        {"compared with": describe_source(e), "earlier text": e.premise, "judged clause": e.hypothesis,
-         "score": round(e.score, 3)}
-        for e in verdict.evidence if e.source != PremiseSource.WHOLE_HISTORY
-    ]
+    rows = pair_rows(verdict.evidence, "judged clause")
     if rows:
         show_table(rows, css_class="cg-evidence-table")
 

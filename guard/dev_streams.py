@@ -1,0 +1,193 @@
+"""Both dev streams and one false-alarm budget for the whole decision.
+
+The guard is judged as a live chat sees it on two streams of real bot turns (``guard.stream``: ConvAI2's wild
+evaluation, every bot turn of a sample labelled by us in two passes; ``guard.decode_stream``: DECODE's human-bot dev
+half, the last bot turn of each conversation verified). ``labelled_turns`` reads either; ``budget_operating_point``
+sets the whole decision (τ, the checks kept on, the red badge's band) on their calibration halves by the rules fixed
+before any score (docs/experiments/2026-11-27-conversation-reading.md); ``bootstrap_interval`` gives the figures'
+intervals over conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from guard.stream import (
+    STREAM_FALSE_ALARM,
+    STREAM_INTRA_FALSE_ALARM,
+    StreamTurn,
+    TurnScore,
+    false_alarm_threshold,
+    read_conversations,
+    read_labels,
+    stream_turns,
+    threshold_allowing,
+)
+
+#: the dev streams a detector is judged on: every bot turn of real human-bot conversations
+STREAMS = ("convai2", "decode")
+#: the budget's rules (docs/experiments/2026-11-27-conversation-reading.md, written before any score): a check must
+#: add this many caught contradictions over the calibration halves to stay on; the red badge's band must be this
+#: precise on the DECODE calibration half's verified turns
+CHECK_MIN_GAIN = 2
+BADGE_PRECISION = 0.90
+
+
+def labelled_turns(stream_name: str, split: str | None) -> list[StreamTurn]:
+    """Every bot turn of one dev stream's half (``split``; None: both), as a live guard judged it, with its label
+    where people gave one (ConvAI2: every bot turn of the labelled sample; DECODE: the verified last turns)."""
+    if stream_name == "convai2":
+        labels = [x for x in read_labels() if split is None or x.split == split]
+        wanted = {x.record_id for x in labels}
+        return stream_turns([d for d in read_conversations() if d.record_id in wanted], labels)
+    if stream_name == "decode":
+        from guard import decode_stream
+
+        return decode_stream.decode_stream_turns(decode_stream.read_conversations(split=split))
+    raise ValueError(f"stream must be one of {', '.join(STREAMS)}, got {stream_name!r}")
+
+
+@dataclass
+class ScoredStream:
+    """One stream half scored: each bot turn's scores, its label (None: not verified) and its conversation."""
+
+    name: str
+    scores: list[TurnScore]
+    labels: list[bool | None]
+
+    @property
+    def verified(self) -> list[int]:
+        return [i for i, y in enumerate(self.labels) if y is not None]
+
+    def consistent(self) -> list[TurnScore]:
+        return [s for s, y in zip(self.scores, self.labels) if y is False]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The whole decision as the budget sets it: τ, the checks kept on and their thresholds (1.0: off)."""
+
+    threshold: float
+    intra_threshold: float = 1.0
+    own_question_threshold: float = 1.0
+
+    def flagged(self, s: TurnScore) -> bool:
+        return s.flagged(self.threshold, self.intra_threshold, self.own_question_threshold)
+
+    def score(self, s: TurnScore) -> float:
+        return s.score(self.intra_threshold, self.own_question_threshold)
+
+
+def _check_score(s: TurnScore, check: str) -> float:
+    return s.intra_score if check == "intra" else s.own_question_score
+
+
+def _solve_tau(streams: Sequence[ScoredStream], false_alarm: float, intra: float, own: float) -> float:
+    """The smallest τ at which the whole decision flags at most ``false_alarm`` of each stream's consistent turns."""
+    taus = []
+    for st in streams:
+        consistent = st.consistent()
+        by_checks = sum(s.intra_score >= intra or s.own_question_score >= own for s in consistent)
+        allowed = int(np.floor(false_alarm * len(consistent) + 1e-9)) - by_checks
+        rest = [s.history_score for s in consistent if s.intra_score < intra and s.own_question_score < own]
+        taus.append(threshold_allowing(rest, allowed) if rest and allowed >= 0 else 0.9999)
+    return max(taus)
+
+
+def catches(streams: Sequence[ScoredStream], decision: Decision) -> int:
+    """Verified contradictions the decision flags, over every stream given."""
+    return sum(decision.flagged(s) for st in streams for s, y in zip(st.scores, st.labels) if y)
+
+
+def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float = STREAM_FALSE_ALARM,
+                           check_false_alarm: float = STREAM_INTRA_FALSE_ALARM, min_gain: int = CHECK_MIN_GAIN,
+                           badge_precision: float = BADGE_PRECISION, band_stream: str = "decode") -> dict:
+    """One false-alarm budget for the whole decision, on the calibration halves of the dev streams.
+
+    Each flagging check (intra-sentence, the bot answering its own question) gets the smallest threshold at which it
+    alone flags at most ``check_false_alarm`` of each stream's consistent turns; a check stays on when, with τ solved
+    again so the whole decision flags at most ``false_alarm`` of each stream's consistent turns, it adds at least
+    ``min_gain`` caught contradictions over the streams together. The red badge's band starts at the smallest score
+    ≥ τ at which the flagged verified turns of ``band_stream`` are ``badge_precision`` real contradictions.
+    """
+    own_floor = 0.5  # never below an even chance: most turns are not in the own-question situation (score 0)
+    check_tau = {c: max(false_alarm_threshold([_check_score(s, c) for s in st.consistent()], check_false_alarm)
+                        for st in streams) for c in ("intra", "own_question")}
+    check_tau["own_question"] = max(check_tau["own_question"], own_floor)
+
+    def decision(on: set[str]) -> Decision:
+        intra = check_tau["intra"] if "intra" in on else 1.0
+        own = check_tau["own_question"] if "own_question" in on else 1.0
+        return Decision(_solve_tau(streams, false_alarm, intra, own), intra, own)
+
+    alone = decision(set())
+    gains = {c: catches(streams, decision({c})) - catches(streams, alone) for c in check_tau}
+    earned = {c for c, gain in gains.items() if gain >= min_gain}
+    chosen = decision(earned)
+    everything = decision(set(check_tau))
+    per_stream = {}
+    for st in streams:
+        consistent = st.consistent()
+        flags = [everything.flagged(s) for s in consistent]
+        shares = {"history": sum(s.history_score >= everything.threshold for s, f in zip(consistent, flags) if f),
+                  "intra": sum(s.intra_score >= everything.intra_threshold for s, f in zip(consistent, flags) if f),
+                  "own_question": sum(s.own_question_score >= everything.own_question_threshold
+                                      for s, f in zip(consistent, flags) if f)}
+        verified = st.verified
+        y = [bool(st.labels[i]) for i in verified]
+        flagged = [chosen.flagged(st.scores[i]) for i in verified]
+        per_stream[st.name] = {
+            "bot_turns": len(st.scores), "verified": len(verified), "contradictions": sum(y),
+            "false_alarm_rate": round(float(np.mean([f for f, t in zip(flagged, y) if not t])), 4),
+            "recall": round(float(np.mean([f for f, t in zip(flagged, y) if t])), 4),
+            "false_alarms_by_check_with_every_check_on": shares}
+    band = next((st for st in streams if st.name == band_stream), None)
+    badge = _badge_band(band, chosen, badge_precision) if band is not None else None
+    return {"rule": "one false-alarm budget over the dev streams' calibration halves",
+            "threshold": chosen.threshold,
+            "intra_threshold": check_tau["intra"], "own_question_threshold": check_tau["own_question"],
+            "checks": sorted(earned), "check_gains": gains, "catches_history_alone": catches(streams, alone),
+            "false_alarm_target": false_alarm, "check_false_alarm_target": check_false_alarm,
+            "min_gain": min_gain, "per_stream": per_stream, "badge": badge}
+
+
+def _badge_band(stream: ScoredStream, decision: Decision, precision: float) -> dict:
+    """The red badge's band on one stream's verified turns (see ``budget_operating_point``)."""
+    pairs = [(decision.score(stream.scores[i]), bool(stream.labels[i])) for i in stream.verified
+             if decision.flagged(stream.scores[i])]
+
+    def precision_from(b: float) -> float | None:
+        above = [y for s, y in pairs if s >= b]
+        return round(sum(above) / len(above), 4) if above else None
+
+    candidates = sorted({decision.threshold} | {s for s, _ in pairs if s >= decision.threshold})
+    start = next((b for b in candidates if (precision_from(b) or 0.0) >= precision), None)
+    start = decision.threshold if start is None else start
+    below = [y for s, y in pairs if s < start]
+    return {"threshold": round(float(start), 4), "precision": precision_from(start),
+            "possible_precision": round(sum(below) / len(below), 4) if below else None,
+            "flags": len(pairs), "red": sum(s >= start for s, _ in pairs), "target_precision": precision,
+            "measured_on": f"the verified bot turns of the {stream.name} dev stream's calibration half"}
+
+
+def bootstrap_interval(groups: Sequence[str], statistic, resamples: int = 1000, seed: int = 0,
+                       level: float = 0.90) -> tuple[float, float]:
+    """A percentile bootstrap interval for ``statistic(indices)`` resampling whole conversations (``groups``: the
+    conversation of each item), so turns of one conversation move together."""
+    rng = np.random.default_rng(seed)
+    by_group: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_group.setdefault(g, []).append(i)
+    keys = list(by_group)
+    values = []
+    for _ in range(resamples):
+        picked = rng.integers(0, len(keys), len(keys))
+        idx = [i for k in picked for i in by_group[keys[k]]]
+        value = statistic(idx)
+        if value == value:  # not NaN
+            values.append(value)
+    low, high = np.percentile(values, [50 * (1 - level), 100 - 50 * (1 - level)])
+    return round(float(low), 4), round(float(high), 4)

@@ -1,0 +1,169 @@
+"""The shipped detector, as the chat builds it, on the conversations the reading issues were filed with: a short answer
+read with its question, a denial read by what it denies, the persona over the bot's drift, and the embedded bot
+reminded instead of muted (examples from the issues' walks; the scores they measured are in the comments)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard.detector import clear_pair_cache
+from guard.pipeline import load_guard
+from guard.records import Candidate, Turn
+from guard.vocabulary import PremiseSource
+
+NURSE = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
+
+
+#: int8 kernels differ between CPUs and with the batch a pair is scored in (dynamic quantization): a score this close
+#: to its threshold may fall either side, so a verdict there is not held against the detector
+MARGIN = 0.01
+
+
+@pytest.fixture(scope="module")
+def guard():
+    return load_guard("embedded")
+
+
+@pytest.fixture(autouse=True)
+def fresh_pairs(guard):
+    """Each test's pairs scored in its own batches (the scorer's cache would keep another test's)."""
+    clear_pair_cache(guard.scorer)
+
+
+def _verdict_is(cand, contradicts: bool) -> None:
+    """``cand`` is (not) flagged, unless the deciding score lies within MARGIN of the threshold that decided."""
+    score, threshold = cand.deciding
+    if abs(score - threshold) < MARGIN:
+        return
+    assert cand.contradicts is contradicts, (cand.text, score, threshold)
+
+
+def _turns(*texts: str) -> list[Turn]:
+    """Alternating user / bot turns, the user first."""
+    return [Turn(i, "user" if i % 2 == 0 else "bot", text) for i, text in enumerate(texts)]
+
+
+def _verdicts(guard, turns, candidates, persona=NURSE):
+    report = guard.judge(turns, [Candidate(c, -1.0 - i / 10) for i, c in enumerate(candidates)], speaker="bot",
+                         persona=persona)
+    return report, {c.text: c for c in report.candidates}
+
+
+def test_aren_t_you_a_teacher_is_read_with_its_question(guard):
+    turns = _turns("Hi! What do you do?", "I work as a nurse at a hospital here in Paris.",
+                   "Wait, aren't you a teacher?")
+    report, cands = _verdicts(guard, turns, [
+        "Yes, I am.",  # read as "I am a teacher.": was sent unflagged (0.11) before answers were read
+        "I'm a teacher at a school here in Paris.",
+        "No, I don't work as a teacher. I'm a nurse.",  # a denial that agrees: flagged (0.99) before
+        "I don't work as a teacher.",
+        "No, I work as a nurse."])
+    yes = cands["Yes, I am."]
+    assert yes.contradicts and yes.details.answer_reading == "I am a teacher."  # 0.99 against the nurse turn
+    # the nurse turn and the persona's nurse line both say otherwise (int8 scores move a little with the batch)
+    assert {(e.source, e.turn_id) for e in yes.evidence} <= {(PremiseSource.HISTORY, 1), (PremiseSource.PERSONA, 2)}
+    assert yes.evidence[0].hypothesis == "Yes, I am." and yes.evidence[0].hypothesis_reading == "I am a teacher."
+    assert cands["I'm a teacher at a school here in Paris."].contradicts
+    for consistent in ("No, I don't work as a teacher. I'm a nurse.", "I don't work as a teacher.",
+                       "No, I work as a nurse."):
+        assert not cands[consistent].contradicts, consistent
+    assert report.sent == "No, I don't work as a teacher. I'm a nurse."
+
+
+def test_yes_i_am_is_flagged_with_the_persona_line_as_evidence(guard):
+    _, cands = _verdicts(guard, _turns("Wait, aren't you a teacher?"), ["Yes, I am."])
+    yes = cands["Yes, I am."]
+    _verdict_is(yes, True)  # 0.946 alone against "I work as a nurse." on an AVX2 EPYC (τ 0.9361)
+    verdict, = guard.verdicts(_turns("Wait, aren't you a teacher?"), ["Yes, I am."], speaker="bot", persona=NURSE)
+    top = max(verdict.pair_scores, key=lambda p: p.score)
+    assert (top.source, top.turn_id, top.premise, top.hypothesis_reading) == (
+        PremiseSource.PERSONA, 2, "I work as a nurse.", "I am a teacher.")
+
+
+def test_a_nurse_who_is_not_really_a_doctor_is_not_flagged(guard):
+    _, cands = _verdicts(guard, _turns("Are you a doctor?"), [
+        "I'm not really a doctor. I'm a nurse, and I do everything in my profession to help people."])
+    assert not next(iter(cands.values())).contradicts  # five red badges with the cascade before (0.92, 0.95)
+
+
+def test_declarative_questions_are_read(guard):
+    _, labrador = _verdicts(guard, _turns("Do you have pets?", "No, I don't have any pets.",
+                                          "I thought you had a labrador?"), ["I do, but he is old now."], persona=[])
+    answer = labrador["I do, but he is old now."]
+    # read as "I have a labrador.": 0.93 against "No, I don't have any pets." (unread, the reply scored 0.14; issue
+    # 29 caught such answers 0.11-0.21), just under τ 0.9361 on an AVX2 EPYC: raised, not always flagged
+    assert answer.details.answer_reading == "I have a labrador." and answer.contradiction_score > 0.9
+    _, potter = _verdicts(guard, _turns("What do you like to read?", "I love Harry Potter, I read all the books.",
+                                        "I thought you said you like Harry Potter?"),
+                          ["No, I don't like harry potter."], persona=[])
+    assert potter["No, I don't like harry potter."].details.answer_reading == "I do not like Harry Potter."
+    assert potter["No, I don't like harry potter."].contradicts  # 0.98
+
+
+@pytest.mark.xfail(strict=True, reason="read as 'I have lived in California for just under a year.', but detector v4 "
+                                       "does not infer that being born there means living there longer (scores it "
+                                       "well under τ)")
+def test_a_bare_value_against_a_birthplace(guard):
+    _, cands = _verdicts(guard, _turns("Where are you from?", "I was born in California and never left.",
+                                       "How long have you lived in California?"), ["Just under a year."], persona=[])
+    assert cands["Just under a year."].details.answer_reading.startswith("I have lived in California")
+    assert cands["Just under a year."].contradicts
+
+
+@pytest.mark.parametrize("reply", [
+    "I love italian food as well. I also love french food.",  # 0.94 by the intra check before the budget
+    "I used to play the piano when I was younger, but I haven't played in a long time.",  # 0.95 before
+    "I'm glad you asked, but I'm too tired to talk about it now.",
+])
+def test_clauses_that_elaborate_are_not_flagged(guard, reply):
+    """The intra check at the budget's threshold (0.9434; 0.7119 before, set on ConvAI2 turns alone)."""
+    _, cands = _verdicts(guard, _turns("Tell me more."), [reply], persona=[])
+    _verdict_is(cands[reply], False)  # the piano reply's clauses score 0.94-0.95: borderline
+
+
+def test_the_persona_outranks_a_drifted_first_reply(guard):
+    """After the bot's first reply drifted from its persona, a candidate that keeps to the persona is sent (issue 35:
+    seven "I'm actually a nurse." candidates were rejected as contradicting the drift)."""
+    turns = _turns("Hi, who are you?",
+                   "My name is Emily Rodriguez, and I'm a freelance creative writing assistant.",
+                   "What do you do for work?")
+    report, cands = _verdicts(guard, turns, ["I'm a doctor.", "I'm actually a nurse."])
+    assert cands["I'm a doctor."].contradicts and not cands["I'm actually a nurse."].contradicts
+    assert report.sent == "I'm actually a nurse."
+
+
+def test_the_writer_contradiction_is_caught(guard):
+    _, cands = _verdicts(guard, _turns("Do you like your work?"), ["I'm happy to be a writer."])
+    assert cands["I'm happy to be a writer."].contradicts  # sent unflagged at 0.94 before
+
+
+@pytest.mark.xfail(strict=True, reason="detector v4 scores a doctor against 'I work as a nurse.' about 0.73-0.80, "
+                                       "under τ: job swaps without a clash word are its known weakness")
+def test_a_doctor_against_a_nurse(guard):
+    _, cands = _verdicts(guard, _turns("Are you good at your job?"),
+                         ["I'm an amazing doctor with many years of experience."])
+    assert cands["I'm an amazing doctor with many years of experience."].contradicts
+
+
+def test_the_embedded_bot_reminded_answers_the_teacher_question_consistently(guard):
+    """Five seeded tries, the app's code path: the reply sent is consistent (not flagged, no teaching claimed) in at
+    least four (the reminder gave 0 of 5 before openings; the replies are read by people in docs/guard.md)."""
+    from dataclasses import replace
+
+    from bots.registry import make_bot
+    from conversation.guarding import guarded_reply
+    from conversation.records import ChatSettings, Conversation
+
+    bot = make_bot("embedded")
+    consistent = 0
+    for seed in (1, 2, 3, 4, 5):
+        conversation = Conversation(persona=list(NURSE))
+        for speaker, text in (("user", "Hi! What do you do?"), ("bot", "I work as a nurse at a hospital here in Paris."),
+                              ("user", "Wait, aren't you a teacher?")):
+            conversation.add(speaker, text)
+        settings = ChatSettings(bot="embedded", threshold=guard.threshold)
+        settings = replace(settings, decoding=replace(settings.decoding_config, seed=seed))
+        turn = guarded_reply(conversation, bot, guard, settings)
+        claims = any(w in turn.text.lower() for w in ("i'm a teacher", "i am a teacher", "yes, i am"))
+        consistent += not turn.report.reply_flagged and not claims
+    assert consistent >= 4
