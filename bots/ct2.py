@@ -64,8 +64,9 @@ CHECKPOINT_TOKENS = 256
 CACHE_BUDGET_TOKENS = 8192
 #: A partial conversion folder older than this is a leftover of a killed process and is removed.
 STALE_PARTIAL_SECONDS = 3600
-#: While candidates are written, their text goes to ``on_text`` at most this often (each call decodes every one).
-STREAM_INTERVAL_S = 0.1
+#: While candidates are written, their text goes to ``on_text`` at most this often (each call decodes every one);
+#: ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one that all but does not).
+STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.1"))
 
 
 def available() -> bool:

@@ -307,8 +307,8 @@ class LocalTransformersBot(Bot):
                                    add_special_tokens=False)["input_ids"])
 
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = (), on_text: Callable[[list[str]], None] | None = None,
-                 opening: str = "") -> list[Candidate]:
+                 persona: Sequence[str] = (), opening: str = "", *,
+                 on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
         """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``). ``on_text`` (where
         ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread; with
         ``opening`` (``continue_reply``), each begins with it."""

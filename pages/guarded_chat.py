@@ -106,8 +106,11 @@ def fill_transcript(between=lambda: None) -> None:
     turn's steps so far)."""
     while placed:
         what, place = placed.pop(0)
-        with place:
-            draw_persona() if what == "persona" else draw_turn_content(what)
+        with place:  # statements, not one conditional expression: Streamlit's magic would write its None on the page
+            if what == "persona":
+                draw_persona()
+            else:
+                draw_turn_content(what)
         between()
 
 

@@ -62,6 +62,16 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     assert [t.agent_id for t in state.turns] == ["user", "bot", "user", "bot"]
 
 
+def test_the_transcript_writes_nothing_but_its_turns(monkeypatch, tmp_path, flagging_detector):
+    """Each turn is drawn into its place without a stray "None" under it (Streamlit's magic writes the value of any
+    expression standing alone in a page script: a conditional expression used as a statement drew one per turn)."""
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
+    written = [e.value for kind in ("markdown", "code", "text") for e in getattr(at, kind)]
+    assert not [w for w in written if str(w).strip("` \n") == "None"]
+
+
 def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="off",
               script={"replies": [["You said: {user}"]]})
