@@ -363,6 +363,6 @@ def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch,
     say(at, "Do you have pets?")
     say(at, "Tell me about your pets")
     assert any(c.value.startswith("reminded the bot of ") or "reminded the bot of " in c.value for c in at.caption)
-    table = html_tables(at, "cg-candidates")[1]
+    table = html_tables(open_panels(at), "cg-candidates")[1]  # a closed panel builds nothing (issue 36)
     assert list(table["written by"])[-1] == "the guard, from the evidence"
     assert any("The guard reminded the bot of" in m.value for m in at.markdown)
