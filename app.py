@@ -18,25 +18,27 @@ configure_openmp()
 
 import streamlit as st  # noqa: E402
 
-from ui import app_sidebar, chat_session, navigation, ownership, startup  # noqa: E402
+from ui import app_sidebar, chat_session, navigation, ownership, profiling, startup  # noqa: E402
 from ui.app_defaults import defaults  # noqa: E402
 
 # Presentation mode (the sidebar toggle below, kept in the session) starts with the sidebar collapsed.
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
-startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
+# GUARD_PROFILE_DIR set: each run of what follows is profiled into that folder (ui/profiling.py)
+with profiling.profiled("run"):
+    startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
 
-chat_page = navigation.page(navigation.CHAT)
-page = st.navigation([chat_page] + [navigation.page(spec) for spec in navigation.PAGES[1:]])
-if page.url_path == chat_page.url_path:
-    # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
-    # controls before they are drawn; a session of another browser is refused (ui.ownership)
-    chat_session.resume()
-app_defaults = defaults()
-startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
-app_sidebar.presentation_toggle()
-app_sidebar.sidebar_detector_settings()
-with st.sidebar:
-    ownership.keep_cookie()  # this browser's token, which its sessions belong to, into its cookie (a first visit)
-page.run()
+    chat_page = navigation.page(navigation.CHAT)
+    page = st.navigation([chat_page] + [navigation.page(spec) for spec in navigation.PAGES[1:]])
+    if page.url_path == chat_page.url_path:
+        # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
+        # controls before they are drawn; a session of another browser is refused (ui.ownership)
+        chat_session.resume()
+    app_defaults = defaults()
+    startup.start_warm_up(app_defaults.bot, app_defaults.detector)  # once per server process
+    app_sidebar.presentation_toggle()
+    app_sidebar.sidebar_detector_settings()
+    with st.sidebar:
+        ownership.keep_cookie()  # this browser's token, which its sessions belong to, into its cookie (a first visit)
+    page.run()

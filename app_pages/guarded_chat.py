@@ -1,20 +1,23 @@
 """Guarded chat: the bot proposes N candidates, the guard checks them against the bot's earlier turns and persona.
 
-One pass a turn: the sidebar, then the chat input is read, the transcript is drawn once, a new message is answered
-in place with the guard's steps shown as they happen, the session is saved once, and the goading assistant comes
-last. No rerun after a reply (docs/app.md).
+One pass a turn: the sidebar, then the chat input is read, the transcript's places are set (each turn's bubble, kept
+on screen as it was), a new message is answered in place with the guard's steps shown as they happen while the turns
+are drawn into their places, the session is saved, and the goading assistant comes last. No rerun after a reply
+(docs/app.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from bots.base import BotError
-from conversation.records import BOT, USER
+from conversation.records import BOT, USER, Conversation
 from guard.vocabulary import GuardMode, PremiseSource
 from ui import chat_session, chat_sidebar, suggestions
 from ui.annotations import annotation_box
-from ui.models import get_bot, get_guard, loaded_bot
+from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, turn_html
 from ui.startup import warm_up_status
 from ui.transcript import transcript_marks
@@ -39,32 +42,33 @@ st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
 
-# ---------------------------------------------------------------- the transcript, drawn once
+# ---------------------------------------------------------------- the transcript: its places first, its turns later
 show_rejected = bool(st.session_state.get(chat_sidebar.SHOW_REJECTED_KEY))
 marks = transcript_marks(conversation, include_rejected=show_rejected)
 slots: dict[tuple[str, int], object] = {}  # each turn's text, redrawn in place when a new reply marks it
 
 
 def draw_persona() -> None:
-    if not conversation.persona:
-        return
-    with st.container(border=True):
-        st.markdown("**Bot persona**")
-        for i, line in enumerate(conversation.persona):
-            slots[("persona", i)] = st.empty()
-            slots[("persona", i)].html(turn_html(BOT, line, marks.persona.get(i, ()), turn_id=i, show_id=True,
-                                                 source=PremiseSource.PERSONA))
+    st.markdown("**Bot persona**")
+    for i, line in enumerate(conversation.persona):
+        slots[("persona", i)] = st.empty()
+        slots[("persona", i)].html(turn_html(BOT, line, marks.persona.get(i, ()), turn_id=i, show_id=True,
+                                             source=PremiseSource.PERSONA))
+
+
+def draw_turn_content(turn) -> None:
+    slots[("turn", turn.turn_id)] = st.empty()
+    slots[("turn", turn.turn_id)].html(turn_html(turn.agent_id, turn.text, marks.turns.get(turn.turn_id, ()),
+                                                 turn_id=turn.turn_id, show_id=True))
+    if turn.report is not None:
+        turn_caption(turn.report)
+        show_candidates(conversation, turn)
+        annotation_box(conversation, turn)
 
 
 def draw_turn(turn) -> None:
     with st.chat_message("user" if turn.agent_id == USER else "assistant"):
-        slots[("turn", turn.turn_id)] = st.empty()
-        slots[("turn", turn.turn_id)].html(turn_html(turn.agent_id, turn.text, marks.turns.get(turn.turn_id, ()),
-                                                     turn_id=turn.turn_id, show_id=True))
-        if turn.report is not None:
-            turn_caption(turn.report)
-            show_candidates(conversation, turn)
-            annotation_box(conversation, turn)
+        draw_turn_content(turn)
 
 
 def redraw_marked() -> None:
@@ -82,17 +86,37 @@ def redraw_marked() -> None:
     marks = fresh
 
 
-def draw_transcript() -> None:
-    """The persona and every turn; an empty slot before each bot turn, where its steps were shown (``answer``)."""
-    draw_persona()
-    for turn in conversation.turns:
+def place_transcript() -> list[tuple[object, object]]:
+    """Every part of the transcript in its place, empty: the persona's box and a chat bubble per turn, an empty slot
+    before each bot turn (where its steps were shown: ``answer``). Streamlit keeps what its last run drew inside a
+    block of the same kind until this run draws over it, so the transcript stays on screen as it was while the live
+    box below it starts at once; ``fill_transcript`` then draws the turns into their places, while the bot writes.
+    Returns (what goes in, its place) in order."""
+    places: list[tuple[object, object]] = []
+    if conversation.persona:
+        places.append(("persona", st.container(border=True)))
+    for turn in list(conversation.turns):
         if turn.agent_id == BOT:
             st.empty()
-        draw_turn(turn)
+        places.append((turn, st.chat_message("user" if turn.agent_id == USER else "assistant")))
+    return places
+
+
+def fill_transcript(between=lambda: None) -> None:
+    """Draw the placed transcript's turns (once per run: later calls do nothing), ``between()`` after each (the live
+    turn's steps so far)."""
+    while placed:
+        what, place = placed.pop(0)
+        with place:  # statements, not one conditional expression: Streamlit's magic would write its None on the page
+            if what == "persona":
+                draw_persona()
+            else:
+                draw_turn_content(what)
+        between()
 
 
 chat_session.save_turns(conversation, settings)  # turns a failed save left behind (a no-op when all are stored)
-draw_transcript()
+placed = place_transcript()
 if not conversation.turns and prompt is None:
     st.info("Say something to the bot. Each reply is chosen from several candidates; when the sent reply "
             "contradicts what the bot said before, both are highlighted. Each turn's candidate panel shows the "
@@ -100,18 +124,21 @@ if not conversation.turns and prompt is None:
 
 
 # ---------------------------------------------------------------- one guarded turn, answered in place
-def answer(live=None, slot=None) -> bool:
+def answer(live=None, slot=None, while_running=None) -> bool:
     """Generate and guard the bot's reply to the last user turn, showing the guard at work; False (with an error
     that says what is kept) on failure. ``live``: where the steps go (a new slot by default); ``slot``: what is
-    emptied once the reply is in (``live`` by default; the Retry's slot, with its warning and button, on a retry)."""
+    emptied once the reply is in (``live`` by default; the Retry's slot, with its warning and button, on a retry);
+    ``while_running(pump)``: what the page draws while the bot writes (the transcript, and the user's turn saved)."""
     # One slot, right under the user's message, for everything transient: a model's first load, the guard's steps, an
-    # error that stops the turn. The finished turn goes under it once it is emptied, and later runs draw an empty slot
-    # before every bot turn (draw_transcript), so each turn keeps its place from one run to the next: Streamlit leaves
+    # error that stops the turn. The finished turn goes under it once it is emptied, and later runs place an empty slot
+    # before every bot turn (place_transcript), so each turn keeps its place from one run to the next: Streamlit leaves
     # the last run's elements on screen, faded, until this run draws over them, and a turn drawn lower down last time
     # would show as a second copy while the bot writes, or lend its caption and candidates to the user's new message.
     # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
     live = st.empty() if live is None else live
     with live.container():
+        if not (settings.mode == GuardMode.OFF or guard_loaded(settings.detector)) or not bot_loaded(settings.bot):
+            fill_transcript()  # a first load takes seconds: the transcript is not left faded meanwhile
         guard = None
         if settings.mode != GuardMode.OFF:
             guard = get_guard(settings.detector, kept=KEPT)
@@ -121,7 +148,7 @@ def answer(live=None, slot=None) -> bool:
         if bot is None:
             return False
         try:
-            turn = guarded_turn_live(conversation, bot, guard, settings)
+            turn = guarded_turn_live(conversation, bot, guard, settings, while_running)
         except BotError as exc:
             st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
                      icon="⚠️")
@@ -130,14 +157,24 @@ def answer(live=None, slot=None) -> bool:
             st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
             return False
     (live if slot is None else slot).empty()
-    chat_session.save_turns(conversation, settings)
     draw_turn(turn)
+    chat_session.save_turns(conversation, settings)  # after the reply is on screen
     redraw_marked()
     return True
 
 
+def save_and_fill(pump, asked: Conversation) -> None:
+    """While the bot writes: the user's message saved (a reload meanwhile keeps it), then the transcript drawn.
+    ``asked`` is the conversation as it was when the bot was asked: the turn's thread adds the reply to the page's
+    own, and a save that read it then would count the reply as stored without storing it."""
+    chat_session.save_turns(asked, settings)
+    pump()
+    fill_transcript(between=pump)
+
+
 if prompt is not None:
     if not prompt.strip():
+        fill_transcript()
         st.warning("Empty message: type something first.", icon="✍️")
     else:
         conversation.add(USER, prompt.strip())
@@ -145,10 +182,13 @@ if prompt is not None:
         chat_session.note_user_turn(conversation, picked.method if is_suggestion else "typed",
                                     picked.suggestion_id if is_suggestion else None,
                                     picked.edited if is_suggestion else False)
-        chat_session.save_turns(conversation, settings)  # a reload while the bot writes keeps the message
         draw_turn(conversation.turns[-1])
-        answer()
+        asked = replace(conversation, turns=list(conversation.turns))
+        answer(while_running=lambda pump: save_and_fill(pump, asked))
+        fill_transcript()  # where the turn stopped before the bot wrote (a model that failed to load)
+        chat_session.save_turns(conversation, settings)
 elif conversation.awaiting_reply:
+    fill_transcript()
     # the warning, the button and the retried turn's steps share the one slot a bot turn has before it: a successful
     # retry empties it, so neither stays above the reply, and the turn keeps its place in the next run
     retry_slot = st.empty()
@@ -158,6 +198,8 @@ elif conversation.awaiting_reply:
         retry_live = st.empty() if retry else None
     if retry:
         answer(retry_live, retry_slot)  # a failure leaves the warning and the button above its error
+else:
+    fill_transcript()
 
 
 # ---------------------------------------------------------------- after the transcript

@@ -10,6 +10,7 @@ Enter -> reply minus generation minus guard. The summary has the whole run and i
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --turns 30 --warmup 2 --json runs/bench_app.json
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --empty-cache --turns 2 --warmup 1  # a new user's first reply
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_app --turns 12 --warmup 2 --busy 1  # beside a CPU-bound process
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def main() -> int:
     parser.add_argument("--empty-cache", action="store_true",
                         help="start the app on a new, empty GUARD_CACHE_DIR (every conversion and export runs): "
                              "the first turn then measures a new user's first reply")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="keep this many CPU-bound processes spinning beside the app from its start to the end")
     parser.add_argument("--demo-screenshot", type=Path,
                         help="instead of timing: run the planted demo (scripted bot) and save this screenshot")
     args = parser.parse_args()
@@ -124,6 +127,21 @@ def main() -> int:
 
 
 def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
+    import multiprocessing
+
+    from benchmarks.bench_openmp import _spin
+
+    busy = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.busy)]
+    for process in busy:
+        process.start()
+    try:
+        return _measure(args, env, total)
+    finally:
+        for process in busy:
+            process.terminate()
+
+
+def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
     rows = []
     started = time.perf_counter()
     with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
@@ -172,7 +190,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         **_split(measured_rows),
         "first": _split(measured_rows[:args.window]), "last": _split(measured_rows[-args.window:]),
         "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
-        "empty_cache": args.empty_cache,
+        "empty_cache": args.empty_cache, "busy_processes": args.busy,
         # from the server's health answer to the first reply on screen: page load, the first message, and whatever
         # model loading (or, on an empty cache, conversion) the start-up warm-up had not finished by then
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),
@@ -193,6 +211,8 @@ def _split(rows: list[dict]) -> dict:
     return {"turns": [r["turn"] for r in rows], "p50_s": round(statistics.median(seconds), 3),
             "p90_s": round(percentile(seconds, 0.9), 3), "mean_s": round(statistics.mean(seconds), 3),
             "max_s": round(max(seconds), 3), "first_step_p50_s": _median([r.get("first_step_s") for r in rows]),
+            "first_step_max_s": max((r["first_step_s"] for r in rows if r.get("first_step_s") is not None),
+                                    default=None),
             "generate_p50_s": _median([r.get("generate_s") for r in rows]),
             "guard_p50_s": _median([r.get("guard_s") for r in rows]),
             "page_p50_s": _median([r.get("page_s") for r in rows])}

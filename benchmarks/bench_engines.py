@@ -79,9 +79,7 @@ def load_bots(threads: int = 0):
             "transformers": make_bot("embedded", engine="transformers", dtype="float32")}
     if threads:
         torch.set_num_threads(threads)
-        engine = bots["ctranslate2"].engine
-        engine.intra_threads = threads
-        engine.generator = engine._load()
+        bots["ctranslate2"].engine.set_threads(threads)
     return bots
 
 

@@ -133,6 +133,9 @@ def stand_in_scorer(folder: Path):
 
 
 def percentiles(values: list[float]) -> dict:
+    """p50 / p90 / mean in ms and the count; None for each figure where nothing was timed (``--cold-reps 0``)."""
+    if not values:
+        return {"p50_ms": None, "p90_ms": None, "mean_ms": None, "n": 0}
     arr = np.asarray(values) * 1000.0
     return {"p50_ms": round(float(np.percentile(arr, 50)), 1), "p90_ms": round(float(np.percentile(arr, 90)), 1),
             "mean_ms": round(float(arr.mean()), 1), "n": len(values)}

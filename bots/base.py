@@ -250,6 +250,9 @@ class Bot(ABC):
     #: What runs the model, for the app and the CLIs to show ("CTranslate2 4.8.5 int8", "transformers 5.23.0
     #: float32"); empty for bots without a local model.
     engine_label: str = ""
+    #: Whether ``generate(..., on_text=f)`` calls ``f(texts)`` with every candidate's text while they are written
+    #: (a local bot on CTranslate2, bots.local); bots without it take no ``on_text``.
+    streams_text: bool = False
 
     @abstractmethod
     def generate(

@@ -34,6 +34,7 @@ import hashlib
 import logging
 import math
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,7 @@ from types import SimpleNamespace
 from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, first_line
 from bots.candidates import _distinct, make_candidate
 from bots.tokenizer import LightTokenizer, snapshot
+from embedded.threads import ThreadFit
 from embedded.turns import cpu_turn
 
 logger = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ CHECKPOINT_TOKENS = 256
 CACHE_BUDGET_TOKENS = 8192
 #: A partial conversion folder older than this is a leftover of a killed process and is removed.
 STALE_PARTIAL_SECONDS = 3600
+#: While candidates are written, their text goes to ``on_text`` at most this often (each call decodes every one);
+#: ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one that all but does not).
+STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.1"))
 
 
 def available() -> bool:
@@ -86,17 +91,16 @@ def converts(config) -> bool:
 
 
 def _source_key(source: str | Path) -> str:
-    """A key that changes when the source model changes: its files' names, sizes and mtimes (a folder),
-    or its name (a hub model), plus the CTranslate2 version and compute type."""
+    """A key that changes when the source model changes: its files' names, sizes and mtimes (a folder or one
+    file), or its name (a hub model), plus the CTranslate2 version and compute type."""
     import ctranslate2
 
     path = Path(source)
-    parts = [str(path.resolve()) if path.is_dir() else str(source), ctranslate2.__version__, COMPUTE_TYPE]
-    if path.is_dir():
-        for file in sorted(path.iterdir()):
-            if file.is_file():
-                stat = file.stat()
-                parts.append(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}")
+    parts = [str(path.resolve()) if path.exists() else str(source), ctranslate2.__version__, COMPUTE_TYPE]
+    files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else [path] if path.is_file() else []
+    for file in files:  # a folder's files, or the one file (a GGUF converted in one pass, bots.gguf_ct2)
+        stat = file.stat()
+        parts.append(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}")
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
@@ -243,15 +247,21 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
 
 @dataclass
 class _Hypotheses:
-    """Tokens and their log-probabilities per hypothesis, collected by generate_batch's step callback."""
+    """Tokens and their log-probabilities per hypothesis, collected by generate_batch's step callback; with
+    ``on_text``, the hypotheses' text so far is handed on while they are written (at most every
+    ``STREAM_INTERVAL_S``). The callback runs in CTranslate2's worker thread, between two decoding steps: it only
+    decodes and hands on, whoever receives the texts must not block."""
 
     tokenizer: object
     stop_strings: Sequence[str]
     end_ids: set[int]
     expected: int
+    on_text: Callable[[list[str]], None] | None = None
+    clean: Callable[[str], str] = str.strip
     tokens: dict[int, list[int]] = field(default_factory=dict)
     log_probs: dict[int, list[float]] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
+    streamed_at: float = 0.0
 
     def __call__(self, step) -> bool:
         """Record one step; True (stop the batch) once every hypothesis has ended or hit a stop string."""
@@ -264,7 +274,28 @@ class _Hypotheses:
             text = self.tokenizer.decode(tokens, skip_special_tokens=True).lstrip()
             if any(s in text for s in self.stop_strings):
                 self.done.add(step.hypothesis_id)
+        if self.on_text is not None and time.perf_counter() - self.streamed_at >= STREAM_INTERVAL_S:
+            self.streamed_at = time.perf_counter()
+            self.on_text(self.texts())
         return bool(self.stop_strings) and len(self.done) >= self.expected
+
+    def let_go(self) -> None:
+        """Drop the caller's functions once the batch is over. CTranslate2's worker thread may hold this callback
+        until its next job; were it the last holder of a bot (``clean`` is a bot's method), the bot's model would be
+        freed in that thread, which then waits for itself to end ("Resource deadlock avoided", the process aborts)."""
+        self.on_text = None
+        self.clean = str.strip
+
+    def texts(self) -> list[str]:
+        """Every hypothesis's text so far (one per hypothesis asked for, "" before its first token), in hypothesis
+        order, cut where its reply ends (end token, stop string)."""
+        written = []
+        for hypothesis in range(max(self.expected, len(self.tokens))):
+            ids = [t for t in self.tokens.get(hypothesis, ()) if t not in self.end_ids]
+            text = self.tokenizer.decode(ids, skip_special_tokens=True).lstrip()
+            cut = min((text.find(s) for s in self.stop_strings if s and s in text), default=-1)
+            written.append(self.clean(text[:cut] if cut >= 0 else text))
+        return written
 
 
 #: Every engine alive, so their models are released before the interpreter shuts down (``_release_models``).
@@ -281,11 +312,23 @@ def _release_models() -> None:
 
 
 class CTranslate2Engine:
-    """Generation and scoring through a converted CTranslate2 model (decoder-only)."""
+    """Generation and scoring through a converted CTranslate2 model (decoder-only).
+
+    Threads: ``intra_threads`` > 0 fixes the count; 0 (the default) fits it to the machine before each generation
+    (``embedded.threads.ThreadFit``: the usable cores less those other processes keep busy, ``GUARD_BOT_THREADS``
+    overrides), reloading the model when the count changes (CTranslate2 sets it per loaded model).
+
+    Seeds: CTranslate2 draws from one random generator per worker thread, seeded from the process-wide seed when
+    that thread first samples; ``set_random_seed`` later changes nothing for it. So a seeded generation on a model
+    that has sampled already reloads it first (a fresh worker thread, about 0.2 s), and the same seed gives the
+    same candidates however often it is asked for in one process, as in a new one.
+    """
 
     name = "ctranslate2"
     #: Turns dropped at a time past the prompt budget (bots.local.prompt_ids), so the checkpoint stays valid.
     drop_block = 8
+    #: generate(on_text=...) hands the candidates' text on while they are written
+    streams = True
 
     def __init__(self, model_dir: str | Path, tokenizer, config, generation_config=None,
                  load_transformers_model: Callable | None = None, intra_threads: int = 0):
@@ -296,10 +339,12 @@ class CTranslate2Engine:
         self.config = config  # the transformers config of the source (architecture, eos, context size)
         self.generation_config = generation_config
         self._load_transformers_model = load_transformers_model
-        self.intra_threads = intra_threads
+        self.thread_fit = None if intra_threads > 0 else ThreadFit()
+        self.intra_threads = intra_threads if intra_threads > 0 else self.thread_fit.threads()
         self.checkpoint_tokens = CHECKPOINT_TOKENS  # 0: cache the fixed head only (benchmarks compare both)
-        self.generator = self._load()
         self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
+        self.sampled = False  # whether the loaded model's worker thread has drawn (its random generator is seeded)
+        self.generator = self._load()
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
         _ENGINES.add(self)
 
@@ -311,6 +356,46 @@ class CTranslate2Engine:
                                          intra_threads=self.intra_threads)
         except (RuntimeError, ValueError, OSError) as exc:
             raise BotError(f"could not load the CTranslate2 model in {self.model_dir}: {first_line(exc)}") from exc
+
+    def reload(self) -> None:
+        """Load the model again: a new worker thread (its random generator not seeded yet), the current thread count,
+        and an empty prefix cache."""
+        self.generator = None  # the old model's memory goes before the new one's comes
+        self.generator = self._load()
+        self.cached_prefixes.clear()
+        self.sampled = False
+
+    def set_threads(self, threads: int) -> None:
+        """Fix the thread count (0: fit it to the machine again before each generation) and reload at that count."""
+        self.thread_fit = None if threads > 0 else ThreadFit()
+        self.intra_threads = threads if threads > 0 else self.thread_fit.threads()
+        self.reload()
+
+    def _fit_threads(self) -> None:
+        """Before a generation: the thread count the machine's load calls for, reloading when it changed."""
+        if self.thread_fit is None:
+            return
+        wanted = self.thread_fit.threads()
+        if wanted != self.intra_threads:
+            logger.info("CTranslate2 threads %d -> %d (others keep %.2f cores busy)", self.intra_threads, wanted,
+                        self.thread_fit.others or 0.0)
+            self.intra_threads = wanted
+            self.reload()
+
+    def _seed(self, decoding: DecodingConfig) -> None:
+        """Before a sampling generation: the seed it asks for, on a worker thread that has not drawn yet (reloaded
+        when it has), or a fresh random seed for a new worker thread, which would otherwise replay the last seed."""
+        import ctranslate2
+
+        if not decoding.samples:
+            return
+        if decoding.seed is not None:
+            if self.sampled:
+                self.reload()
+            ctranslate2.set_random_seed(decoding.seed)
+        elif not self.sampled:
+            ctranslate2.set_random_seed(random.SystemRandom().randrange(2**31))
+        self.sampled = True
 
     def static_prefix(self, prompt: Sequence[int], static_length: int = 0) -> list[int]:
         """The prefix whose state CTranslate2 caches: the last checkpoint or the fixed head, whichever is longer
@@ -326,8 +411,7 @@ class CTranslate2Engine:
         if not key or key in self.cached_prefixes:
             return
         if sum(map(len, self.cached_prefixes)) + len(key) > CACHE_BUDGET_TOKENS:
-            self.generator = self._load()
-            self.cached_prefixes.clear()
+            self.reload()
         self.cached_prefixes.add(key)
 
     @classmethod
@@ -345,6 +429,32 @@ class CTranslate2Engine:
         target = convert(source, name)
         light = snapshot_tokenizer(target, source, tokenizer, config, generation_config)
         return cls(target, light, config, generation_config, load_transformers_model)
+
+    @classmethod
+    def from_gguf(cls, gguf: str | Path, name: str | None = None,
+                  load_transformers_model: Callable | None = None) -> CTranslate2Engine:
+        """The engine over a GGUF file's conversion, made now in one pass on first use (bots.gguf_ct2: read once,
+        de-quantized in memory, no float32 copy on disk), its tokenizer snapshot written with the model so that a
+        later process loads both from the cache (``from_cache``) without torch or transformers."""
+        cached = cls.from_cache(gguf, name, load_transformers_model)
+        if cached is not None:
+            return cached
+
+        def one_pass(source: str, output_dir: str) -> None:
+            from bots.gguf_ct2 import convert_loaded, load_gguf
+
+            loaded = load_gguf(source)
+            convert_loaded(loaded, output_dir, COMPUTE_TYPE)
+            extra = {"config": _settings(loaded.config), "generation_config": _settings(loaded.generation_config)}
+            if not snapshot(loaded.tokenizer, output_dir, extra):
+                raise RuntimeError("its tokenizer has no tokenizers backend to keep beside the model")
+
+        convert(gguf, name, converter=one_pass)
+        engine = cls.from_cache(gguf, name, load_transformers_model)
+        if engine is None:  # the snapshot is there unless another transformers version wrote it meanwhile
+            raise BotError(f"the conversion of {name or gguf} has no tokenizer this transformers version reads; "
+                           f"remove {converted_dir(gguf, name)} to convert it again")
+        return engine
 
     @classmethod
     def from_cache(cls, source: str | Path, name: str | None = None,
@@ -375,13 +485,14 @@ class CTranslate2Engine:
     def generate(self, prompt: Sequence[int], decoding: DecodingConfig, num_candidates: int, *,
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
                  clean: Callable[[str], str] = str.strip,
-                 banned_sequences: Sequence[Sequence[int]] = ()) -> list[Candidate]:
+                 banned_sequences: Sequence[Sequence[int]] = (),
+                 on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
         """N scored candidates after ``prompt`` (token ids). The first ``static_length`` ids are a fixed head;
         it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring).
         ``banned_sequences`` (each of 2 or more tokens) go in as ``suppress_sequences``: a reply never
-        completes one (CTranslate2 matches them against the generated tokens only)."""
-        import ctranslate2
-
+        completes one (CTranslate2 matches them against the generated tokens only). ``on_text`` gets every
+        hypothesis's text so far while they are written (sampling and greedy; a beam search has no step callback),
+        from CTranslate2's worker thread."""
         request = generation_options(decoding, num_candidates)
         ends = {int(t) for t in end_ids}
         prompt = list(prompt)
@@ -395,17 +506,19 @@ class CTranslate2Engine:
             kwargs["static_prompt"] = self._tokens(static)
         if banned_sequences:
             kwargs["suppress_sequences"] = [self._tokens(b) for b in banned_sequences if len(b) > 1]
-        hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"])
+        hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"], on_text, clean)
         if not request.beam:
             kwargs["callback"] = hypotheses
         with cpu_turn(self):  # one generation at a time (embedded.turns); the seed is process-wide
+            self._fit_threads()
             self._remember(static)
-            if decoding.seed is not None:
-                ctranslate2.set_random_seed(decoding.seed)
+            self._seed(decoding)
             try:
                 (result,) = self.generator.generate_batch([self._tokens(start)], **kwargs)
             except (RuntimeError, ValueError) as exc:
                 raise BotError(f"generation failed: {first_line(exc)}") from exc
+            finally:
+                hypotheses.let_go()
             if request.beam:  # no step callback in beam search: score the finished beams token by token
                 rows = [list(ids) for ids in result.sequences_ids]
                 scores = self._token_log_probs(prompt, rows)

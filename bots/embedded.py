@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-#: The prompt keeps the system prompt and the newest turns that fit in this many tokens.
-MAX_PROMPT_TOKENS = 1024
+#: The prompt keeps the system prompt with the persona (79 tokens for the default one) and the newest turns that fit in
+#: this many tokens: with 30-40 tokens a turn, the last 9 to 17 (turns are dropped 8 at a time, bots.local). With 1,024
+#: a 30-turn chat's prompt kept growing and its replies took twice as long by its end (docs/bots.md, "Prompt budget");
+#: the guard still judges every reply against the whole conversation.
+MAX_PROMPT_TOKENS = 384
 #: ChatML's end-of-turn token (SmolLM2, Qwen, ...): a reply ends there even where it is not the eos.
 CHATML_END = "<|im_end|>"
 #: Who the embedded bot is when the caller gives no persona. Without one, SmolLM2-135M invents an

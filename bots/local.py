@@ -24,7 +24,6 @@ from bots.base import Bot, BotError, Candidate, DecodingConfig, PromptReading, c
 from bots.candidates import common_prefix_length
 from bots.engines import (
     CT2_ENGINE,
-    TRANSFORMERS_ENGINE,
     CTranslate2Engine,
     TransformersEngine,
     prefers_ctranslate2,
@@ -99,6 +98,7 @@ class LocalTransformersBot(Bot):
         self.end_token_ids = list(end_token_ids)  # end-of-turn tokens besides the model's eos
         self.engine = engine if engine is not None else TransformersEngine(model, tokenizer)
         self.engine_label = self.engine.label
+        self._last_fit: tuple[tuple, PromptFit] | None = None  # (conversation state, its fit): ``fitted``
 
     @property
     def model(self) -> PreTrainedModel:
@@ -164,29 +164,21 @@ class LocalTransformersBot(Bot):
                   **options):
         """Load a shipped GGUF causal LM (``locate`` finds the file; converted and cached on first use).
 
-        The CTranslate2 engine converts the cached float32 transformers folder once more (int8) and caches that;
-        once both are cached it loads without torch or transformers (``cached_ctranslate2_engine``).
+        On CTranslate2 the GGUF converts in one pass (``CTranslate2Engine.from_gguf``: read once, int8 straight from
+        the de-quantized tensors, the tokenizer kept beside it), and once cached loads without torch or transformers.
+        The transformers weights (the studio's FQness scorer reads them) then come from the float32 folder of the
+        two-pass way (embedded.gguf), made on that first use only. ``engine="transformers"`` loads that folder.
         """
         from embedded.gguf import ensure_converted, load_gguf_causal_lm
 
         check_dtype(dtype)
         try:
             gguf = locate()
-            if engine != TRANSFORMERS_ENGINE:
-                source = ensure_converted(gguf, "float32")
-                # the transformers weights for code that needs them (the studio's FQness scorer): the float32 folder
-                # cast to ``dtype`` on load, the same numbers as a second, bfloat16 de-quantization of the GGUF
-                loader = _weights_loader(cls, source, dtype)
-                cached = cls.cached_ctranslate2_engine(source, name, engine, loader)
-                if cached is not None:
-                    return cls(None, cached.tokenizer, name=name, engine=cached, **options)
-                from transformers import AutoConfig, AutoTokenizer
-
-                config = AutoConfig.from_pretrained(source)
-                if resolve_engine(engine, config, cls.model_class) == CT2_ENGINE:
-                    ct2 = CTranslate2Engine.from_source(source, AutoTokenizer.from_pretrained(source), config, name,
-                                                        loader)
-                    return cls(None, ct2.tokenizer, name=name, engine=ct2, **options)
+            if prefers_ctranslate2(engine, cls.model_class):
+                # the float32 folder cast to ``dtype`` on load: the same numbers as a bfloat16 de-quantization
+                loader = _weights_loader(cls, lambda: ensure_converted(gguf, "float32"), dtype)
+                ct2 = CTranslate2Engine.from_gguf(gguf, name, loader)
+                return cls(None, ct2.tokenizer, name=name, engine=ct2, **options)
             weights, tokenizer = load_gguf_causal_lm(gguf, dtype)
         except embedded.MissingAssetError as exc:
             raise BotError(str(exc)) from exc
@@ -202,17 +194,30 @@ class LocalTransformersBot(Bot):
 
     def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays, cut to its end
-        when it alone is longer than the budget (``fit_prompt``)."""
-        return self.fit_prompt(history, persona).ids
+        when it alone is longer than the budget (``fit_prompt``, once per conversation state: ``fitted``)."""
+        return self.fitted(history, persona).ids
 
     def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading:
         """What the prompt for a reply to ``history`` holds of it: how much of the last turn, how many earlier turns."""
         history = list(history)
-        fit = self.fit_prompt(history, persona)
+        fit = self.fitted(history, persona)
         last = history[-1].text if history else ""
         return PromptReading(budget=self.max_prompt_tokens, last_chars=len(last),
                              last_chars_read=len(last) if fit.last_text == last else len(fit.last_text),
                              earlier=max(len(history) - 1, 0), earlier_read=max(len(history) - 1 - fit.start, 0))
+
+    def fitted(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
+        """``fit_prompt`` once per turn: the bot fits the prompt when it generates, and the page asks right after
+        what that prompt held (``reading``); a fit renders the chat template several times (twice the bisection's
+        steps), which a long chat paid twice a turn. The last fit is kept, keyed by every turn's speaker and text,
+        the persona and the budget."""
+        key = (tuple((t.agent_id, t.text) for t in history), tuple(persona), self.max_prompt_tokens)
+        last = getattr(self, "_last_fit", None)
+        if last is not None and last[0] == key:
+            return last[1]
+        fit = self.fit_prompt(history, persona)
+        self._last_fit = (key, fit)
+        return fit
 
     def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
@@ -275,6 +280,11 @@ class LocalTransformersBot(Bot):
         return []
 
     @property
+    def streams_text(self) -> bool:
+        """Whether ``generate(on_text=...)`` hands on the candidates' text while they are written (CTranslate2)."""
+        return bool(getattr(self.engine, "streams", False))
+
+    @property
     def continues_openings(self) -> bool:
         """A decoder-only model writes on from an opening put at the start of its reply (``continue_reply``)."""
         return not self.is_encoder_decoder
@@ -297,9 +307,11 @@ class LocalTransformersBot(Bot):
                                    add_special_tokens=False)["input_ids"])
 
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = (), opening: str = "") -> list[Candidate]:
-        """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``); with ``opening``
-        (``continue_reply``), each begins with it."""
+                 persona: Sequence[str] = (), opening: str = "", *,
+                 on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
+        """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``). ``on_text`` (where
+        ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread; with
+        ``opening`` (``continue_reply``), each begins with it."""
         history = check_history(history)
         decoding = decoding or self.default_decoding
         input_ids = self.prompt_ids(history, persona) + (self.reply_ids(opening) if opening else [])
@@ -309,7 +321,7 @@ class LocalTransformersBot(Bot):
             input_ids, decoding, num_candidates,
             stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
             static_length=common_prefix_length(head, input_ids) if head else 0,
-            banned_sequences=banned,
+            banned_sequences=banned, **({"on_text": on_text} if on_text is not None and self.streams_text else {}),
         )
         if opening:
             candidates = [Candidate(opened_reply(opening, c.text), c.score) for c in candidates]

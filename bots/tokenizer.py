@@ -217,7 +217,11 @@ class LightTokenizer:
                 raise ValueError("this tokenizer does not know where its model came from")
             from transformers import AutoTokenizer
 
-            self._transformers = AutoTokenizer.from_pretrained(self.source)
+            source = Path(self.source)
+            if source.suffix == ".gguf" and source.is_file():  # a GGUF converted in one pass (bots.gguf_ct2)
+                self._transformers = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
+            else:
+                self._transformers = AutoTokenizer.from_pretrained(self.source)
         return self._transformers
 
 

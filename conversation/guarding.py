@@ -41,9 +41,10 @@ if TYPE_CHECKING:  # loads torch
 
 @dataclass
 class GuardStep:
-    """One step of a guarded turn as it happens: ``kind`` is "generating", "candidates", "judging", "verdict"
-    (one per candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new
-    candidates, the composed one last; their indices follow the first ones'), "chosen" (the report with the
+    """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
+    ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
+    "judging", "verdict" (one per candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded"
+    (the new candidates, the composed one last; their indices follow the first ones'), "chosen" (the report with the
     policy's choice) or "done"; ``seconds`` since the turn started."""
 
     kind: str
@@ -52,6 +53,7 @@ class GuardStep:
     index: int | None = None
     verdict: Verdict | None = None
     report: BotTurnReport | None = None
+    written: list[str] = field(default_factory=list)
     reminder: Reminder | None = None
 
 
@@ -76,8 +78,10 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
     decoding = settings.decoding_config
     step("generating")
+    stream = {"on_text": lambda texts: step("writing", written=list(texts))} \
+        if on_step is not None and getattr(bot, "streams_text", False) else {}
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding,
-                              persona=tuple(conversation.persona))
+                              persona=tuple(conversation.persona), **stream)
     generated = time.perf_counter()
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")

@@ -83,6 +83,23 @@ class CausalLMScorer:
         return scores
 
 
+def can_score_continuations(bot: Bot) -> bool:
+    """Whether ``continuation_scorer(bot)`` may give a scorer, told without loading a local bot's weights. A
+    CTranslate2 bot loads its transformers weights only when asked, and where its GGUF was converted in one pass
+    (bots.gguf_ct2) that first de-quantizes the GGUF once more (about 40 s on a 2-core machine): a page that only
+    offers the ranking must not pay for it, the click that asks for it does."""
+    if callable(getattr(bot, "score_continuation", None)):
+        return True
+    base = getattr(bot, "base", None)
+    if base is not None and base is not bot and hasattr(base, "generate"):
+        return can_score_continuations(base)
+    from bots.local import LocalTransformersBot
+
+    if isinstance(bot, LocalTransformersBot):
+        return not bot.is_encoder_decoder
+    return continuation_scorer(bot) is not None
+
+
 def continuation_scorer(bot: Bot) -> ContinuationScorer | None:
     """The bot's own way to score a next user message, or None when it has no local LM."""
     hook = getattr(bot, "score_continuation", None)

@@ -115,6 +115,19 @@ def say(at, text: str):
     return at
 
 
+def open_panels(at, annotations: bool = False):
+    """Open every bot turn's candidate panel (``annotations``: its annotation box) and run the page: they draw their
+    contents only while open (ui.turn_widgets.show_candidates, ui.annotations.annotation_box)."""
+    conversation = at.session_state["chat::conversation"]
+    for turn in conversation.turns:
+        if turn.report is not None:
+            at.session_state[f"ann::{conversation.record_id}::{turn.turn_id}::open" if annotations
+                             else f"candidates::{conversation.record_id}::{turn.turn_id}"] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def html_tables(at, css_class: str = "cg-table"):
     """The pandas frames of the page's HTML tables (ui.tables.table_html) whose class list holds ``css_class``."""
     from html.parser import HTMLParser

@@ -9,7 +9,7 @@ on the embedded detector and is skipped without models/detector.
 from __future__ import annotations
 
 import pytest
-from conftest import APP, html_tables, say, start_scripted_app
+from conftest import APP, html_tables, open_panels, say, start_scripted_app
 
 from embedded import DETECTOR_DIR
 
@@ -51,7 +51,7 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     assert 'class="cg-clause"' in _turn_html(at, 3)
     # every candidate with its scores and reason, on demand
     assert any(e.label.startswith("Candidates (2)") for e in at.expander)
-    tables = html_tables(at, "cg-candidates")
+    tables = html_tables(open_panels(at), "cg-candidates")
     assert len(tables) == 2  # one candidates table per bot turn
     table = tables[1]
     assert list(table["reply"]) == ["I have never had a dog.", "Max loves long walks in the park."]
@@ -64,6 +64,16 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
         assert f"probability {row['contradiction score']} (threshold {row['flags from']})" in row["why"], row
     state = at.session_state["chat::conversation"]
     assert [t.agent_id for t in state.turns] == ["user", "bot", "user", "bot"]
+
+
+def test_the_transcript_writes_nothing_but_its_turns(monkeypatch, tmp_path, flagging_detector):
+    """Each turn is drawn into its place without a stray "None" under it (Streamlit's magic writes the value of any
+    expression standing alone in a page script: a conditional expression used as a statement drew one per turn)."""
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    say(at, "Do you have pets?")
+    say(at, "Tell me about your pets")
+    written = [e.value for kind in ("markdown", "code", "text") for e in getattr(at, kind)]
+    assert not [w for w in written if str(w).strip("` \n") == "None"]
 
 
 def test_user_text_is_escaped(monkeypatch, tmp_path, flagging_detector):
@@ -169,7 +179,7 @@ def test_embedded_detector_catches_the_planted_contradiction(monkeypatch, tmp_pa
     assert report.candidates[0].evidence[0].turn_id == 1
     # the rejected candidate's evidence is in its panel; the transcript marks only what the sent reply contradicts
     assert 'class="cg-evidence"' not in _turn_html(at, 1)
-    [panel] = [h.proto.body for h in at.html if 'data-context-turn-id="1"' in h.proto.body]
+    [panel] = [h.proto.body for h in open_panels(at).html if 'data-context-turn-id="1"' in h.proto.body]
     assert 'class="cg-evidence"' in panel and "candidate #1 at turn 3" in panel
     at.toggle(key="chat_view::show_rejected_evidence").set_value(True).run()
     evidence = _turn_html(at, 1)
@@ -226,7 +236,7 @@ def test_repair_mode_shows_the_cut_sentence_and_the_text_sent(monkeypatch, tmp_p
                for c in at.caption)
     # the candidate panel: the table says the reply was repaired, the candidate shows the sentence struck out,
     # and the text that was sent
-    assert list(html_tables(at, "cg-candidates")[1]["sent"]) == ["✔ repaired", ""]
+    assert list(html_tables(open_panels(at), "cg-candidates")[1]["sent"]) == ["✔ repaired", ""]
     [struck] = [h.proto.body for h in at.html if 'class="cg-removed"' in h.proto.body]
     assert "I have no pets.</mark>" in struck and "removed before sending" in struck and "&lt;b&gt;" in struck
     [sent] = [h.proto.body for h in at.html if "cg-repaired-reply" in h.proto.body]
@@ -363,6 +373,6 @@ def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch,
     say(at, "Do you have pets?")
     say(at, "Tell me about your pets")
     assert any(c.value.startswith("reminded the bot of ") or "reminded the bot of " in c.value for c in at.caption)
-    table = html_tables(at, "cg-candidates")[1]
+    table = html_tables(open_panels(at), "cg-candidates")[1]  # a closed panel builds nothing (issue 36)
     assert list(table["written by"])[-1] == "the guard, from the evidence"
     assert any("The guard reminded the bot of" in m.value for m in at.markdown)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import APP, html_tables, say, start_scripted_app
+from conftest import APP, html_tables, open_panels, say, start_scripted_app
 
 from studio.storage import Store, forget_store
 
@@ -99,6 +99,7 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
     say(at, "Tell me about your pets")
     record_id = at.session_state["chat::conversation"].record_id
     key = f"ann::{record_id}::3"
+    open_panels(at, annotations=True)
     at.radio(key=f"{key}::yes").set_value("yes").run()
     at.multiselect(key=f"{key}::turns").set_value([1]).run()
     at.radio(key=f"{key}::right").set_value("yes").run()
@@ -149,6 +150,8 @@ def test_a_database_failure_the_page_works_around_is_said_not_swallowed(monkeypa
     say(at, "Do you have any pets?")
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("The suggestions are not saved") and "disk I/O error" in w for w in warnings), warnings
+    open_panels(at, annotations=True)  # an annotation box reads the earlier annotations once opened
+    warnings = [w.value for w in at.warning]
     assert any(w.startswith("Earlier annotations could not be read") for w in warnings), warnings
     assert 3 <= len(_suggestion_buttons(at)) <= 5  # the suggestions still work
     assert len(at.session_state["chat::conversation"].turns) == 2

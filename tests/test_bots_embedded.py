@@ -32,13 +32,15 @@ def test_embedded_bot_gives_a_real_answer(embedded_bot):
 def test_gguf_and_ctranslate2_conversions_are_cached(embedded_bot):
     from bots import ct2
     from bots.embedded import smollm2_path
-    from embedded.gguf import converted_dir
+    from embedded.gguf import ensure_converted
 
-    cached = converted_dir(smollm2_path(), "float32")  # CTranslate2 converts from the float32 folder
+    # CTranslate2 converts the GGUF itself, in one pass (bots.gguf_ct2; tests/test_bots_gguf_ct2.py)
+    assert embedded_bot.engine.name == "ctranslate2"
+    assert embedded_bot.engine.model_dir == ct2.converted_dir(smollm2_path(), "embedded")
+    assert ct2.is_complete(embedded_bot.engine.model_dir)
+    cached = ensure_converted(smollm2_path(), "float32")  # transformers' weights, where something asks for them
     assert (cached / "config.json").exists() and (cached / "model.safetensors").exists()
     assert "quantization_config" not in (cached / "config.json").read_text()
-    assert embedded_bot.engine.name == "ctranslate2" and embedded_bot.engine.model_dir == ct2.converted_dir(cached, "embedded")
-    assert ct2.is_complete(embedded_bot.engine.model_dir)
 
 
 def test_int8_engine_scores_like_the_transformers_engine(embedded_bot):
@@ -71,14 +73,13 @@ def test_registry_plugs_in_and_rejects_names():
 def test_the_light_tokenizer_prompts_smollm2_as_transformers_tokenizer_does(embedded_bot):
     """The bot's prompt ids (chat template, persona, turns dropped to fit), the fixed head, the banned n-grams and
     decoded replies: the same through the light tokenizer (bots.tokenizer) and through transformers'."""
-    from transformers import AutoTokenizer
-
     from bots.embedded import EMBEDDED_PERSONA, ChatTemplateBot
     from bots.tokenizer import LightTokenizer
 
     if not isinstance(embedded_bot.tokenizer, LightTokenizer):
         pytest.skip("the embedded bot does not run on CTranslate2 here")
-    reference = ChatTemplateBot(None, AutoTokenizer.from_pretrained(embedded_bot.tokenizer.source), "reference",
+    # transformers' tokenizer of the same model, read from the GGUF the engine was converted from
+    reference = ChatTemplateBot(None, embedded_bot.tokenizer.transformers_tokenizer(), "reference",
                                 engine=embedded_bot.engine, default_persona=EMBEDDED_PERSONA)
     histories = [
         [Turn(0, "user", "Do you have any pets?")],
@@ -86,7 +87,7 @@ def test_the_light_tokenizer_prompts_smollm2_as_transformers_tokenizer_does(embe
          Turn(0, "user", "Nice. Do you have any pets?")],
         [Turn(0, "user", "Ça va? 🐶 naïve café — “quotes” 日本語 and <|im_end|> in the text\n\nsecond line")],
         [Turn(0, "user" if i % 2 == 0 else "bot", f"Message {i}: I really like hiking near Portland. " * 3)
-         for i in range(40)],  # past the 1,024-token budget: whole turns dropped
+         for i in range(40)],  # past the 384-token budget: whole turns dropped
     ]
     for history in histories:
         for persona in ((), ["I am a chef.", "I have three cats."]):
@@ -108,10 +109,9 @@ def test_python_m_bots_generate_imports_neither_torch_nor_transformers(tmp_path)
     from bots import ct2
     from bots.embedded import smollm2_path
     from embedded import MissingAssetError
-    from embedded.gguf import converted_dir
 
     try:
-        source = converted_dir(smollm2_path(), "float32")
+        source = smollm2_path()
     except MissingAssetError as exc:
         pytest.skip(str(exc))
     if not ct2.is_complete(ct2.converted_dir(source, "embedded")):

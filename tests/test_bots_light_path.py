@@ -177,3 +177,18 @@ def test_generating_with_a_converted_tiny_model_imports_neither_torch_nor_transf
     result = _run_without_heavy_imports(setup, str(module_cache_dir))
     assert result["engine"] == "ctranslate2" and result["candidates"] >= 1
     assert result["heavy"] == []
+
+
+def test_the_goading_panel_offers_fqness_without_loading_a_ctranslate2_bots_weights(llama_dir):
+    """The chat's goading panel asks whether the bot can rank follow-up questions after every reply; for a
+    CTranslate2 bot the answer must not load its transformers weights (on a machine that converted the GGUF in one
+    pass that meant a second de-quantization of the GGUF in the page, beside the next replies); the click does."""
+    from studio.lm import can_score_continuations, continuation_scorer
+
+    ChatTemplateBot.from_pretrained(llama_dir)  # converted and cached
+    bot = ChatTemplateBot.from_pretrained(llama_dir)  # from the cache, as in a new process
+    assert bot.engine.name == "ctranslate2" and bot._model is None
+    assert can_score_continuations(bot)
+    assert bot._model is None
+    assert continuation_scorer(bot) is not None and bot._model is not None  # the click loads them
+    assert not can_score_continuations(type("Remote", (), {"model": "gpt-4o", "tokenizer": None})())

@@ -101,6 +101,18 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
         return None
 
 
+def bot_loaded(name: str, engine: str = "auto") -> bool:
+    """Whether this process has loaded the bot (asking for it returns at once)."""
+    return _bots.has(_bot_key(name, engine))
+
+
+def guard_loaded(name: str) -> bool:
+    """Whether this process has loaded the guard of this detector (asking for it returns at once)."""
+    from guard.pipeline import guard_loaded as loaded
+
+    return loaded(name)
+
+
 def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
     if not _bots.has(_bot_key(name, engine)):

@@ -112,19 +112,23 @@ def panel(conversation: Conversation, bot: Bot | None = None) -> None:
             result = suggest(conversation.turns)
             entry = cache[key] = {"result": result, "ids": _record(conversation, result), "refined": False}
         _draw(entry["result"], entry["ids"], f"sg::{key}::{int(entry['refined'])}")
-        scorer = None
-        if bot is not None and not entry["refined"] \
-                and any(s.method == "follow_up" for s in entry["result"].suggestions):
-            from studio.lm import continuation_scorer
+        from studio.lm import can_score_continuations, continuation_scorer
 
-            scorer = continuation_scorer(bot)
-        if scorer is not None and st.button("Rank the follow-up question by FQness (the bot's own LM, ~2 s)",
-                                            key=f"sg::{key}::refine", icon="🧮"):
+        # offered without loading the bot's weights (a CTranslate2 bot's load them, on a new machine after a second
+        # de-quantization of its GGUF, only when the button asks: studio.lm.can_score_continuations)
+        offer = bot is not None and not entry["refined"] \
+            and any(s.method == "follow_up" for s in entry["result"].suggestions) and can_score_continuations(bot)
+        if offer and st.button("Rank the follow-up question by FQness (the bot's own LM, ~2 s)",
+                               key=f"sg::{key}::refine", icon="🧮"):
             with st.spinner("Scoring follow-up questions under the bot's language model…"):
-                refined = refine_follow_ups(entry["result"], conversation.turns, scorer)
-            entry["ids"] = _record_replaced(conversation, entry["result"], refined, entry["ids"])
-            entry["result"], entry["refined"] = refined, True
-            st.rerun()
+                scorer = continuation_scorer(bot)
+                refined = None if scorer is None else refine_follow_ups(entry["result"], conversation.turns, scorer)
+            if refined is None:
+                st.info("This bot's language model cannot rank them (no fast tokenizer): the template ranking stays.")
+            else:
+                entry["ids"] = _record_replaced(conversation, entry["result"], refined, entry["ids"])
+                entry["result"], entry["refined"] = refined, True
+                st.rerun()
         st.text_input("Edit a suggestion, then send", key=EDIT_KEY, placeholder="✏️ puts a suggestion here")
         st.button("Send edited message", key="suggestions::send_edit", on_click=_send_edit)
         if st.session_state.pop(EMPTY_EDIT_KEY, False):

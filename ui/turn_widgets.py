@@ -15,6 +15,7 @@ from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
+from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
 from ui.transcript import (
     STATUS_ICONS,
@@ -44,9 +45,15 @@ def turn_caption(report: BotTurnReport) -> None:
 def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
     """Every candidate of a bot turn with its scores and the policy's reason; each contradicting
     candidate with its clause marked and the earlier turns it contradicts (its evidence lives here,
-    not in the transcript, unless it was sent)."""
+    not in the transcript, unless it was sent). Drawn when opened (opening it reruns the page), so a long chat's
+    transcript does not build every turn's closed panel on every message. Not a fragment: Streamlit's fragment
+    wrapper costs about 10 ms a call, which a 30-turn transcript paid 30 times a message."""
     report = turn.report
-    with st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False):
+    panel = st.expander(f"Candidates ({len(report.candidates)}) and why this reply", expanded=False,
+                        key=f"candidates::{conversation.record_id}::{turn.turn_id}", on_change="rerun")
+    with panel:
+        if not panel.open:
+            return
         # wrapping HTML: the candidate and its reason wrap, the scores stay whole at any width (an st.dataframe
         # clipped them at 1400 px) and grow in presentation mode
         if report.reminder is not None:
@@ -167,24 +174,35 @@ def _choice_line(report: BotTurnReport, mode: GuardMode) -> str:
     return f"**{mode}** sends {which}"
 
 
-def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
-                      settings: ChatSettings) -> ChatTurn:
-    """One guarded turn with its steps shown as they happen (``st.status``): the candidates as they arrive, each
-    candidate's verdict, the policy's choice. The box closes to a one-line summary when the reply is in; the chat
-    page then puts the finished turn in its place (a failed turn leaves it, marked failed). Raises what
-    ``guarded_reply`` raises (the caller says what is kept)."""
+def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
+                      while_running: Callable[[Callable[[], None]], None] | None = None) -> ChatTurn:
+    """One guarded turn with its steps shown as they happen (``st.status``): the candidates while the bot writes them
+    and as they arrive, each candidate's verdict, the policy's choice. The box closes to a one-line summary when the
+    reply is in; the chat page then puts the finished turn in its place (a failed turn leaves it, marked failed).
+    The turn runs in a thread of its own (``ui.live_turn.run_live``): ``while_running(pump)`` draws the rest of the
+    page meanwhile. Raises what ``guarded_reply`` raises (the caller says what is kept)."""
     n = int(settings.num_candidates or 1)
     with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+        header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
         texts: list[str] = []
 
+        def line(i: int):
+            if i not in lines:
+                lines[i] = status.empty()
+            return lines[i]
+
         def show(step: GuardStep) -> None:
-            if step.kind == "candidates":
+            if step.kind == "writing":
+                for i, text in enumerate(step.written):
+                    line(i).markdown(f"✍️ #{i + 1} “{escape_markdown(text)}…”")
+            elif step.kind == "candidates":
                 texts[:] = [c.text for c in step.candidates]
-                status.write(f"**{len(texts)} candidates** in {step.seconds:.1f} s")
+                header.markdown(f"**{len(texts)} candidates** in {step.seconds:.1f} s")
                 for i, text in enumerate(texts):
-                    lines[i] = status.empty()
-                    lines[i].markdown(f"⏳ #{i + 1} “{escape_markdown(text)}”")
+                    line(i).markdown(f"⏳ #{i + 1} “{escape_markdown(text)}”")
+                for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
+                    lines.pop(i).empty()
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
@@ -206,7 +224,8 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 status.write(f"{_choice_line(step.report, settings.mode)} · {step.seconds:.1f} s")
 
         try:
-            turn = guarded_reply(conversation, bot, guard, settings, on_step=show)
+            turn = run_live(lambda on_step: guarded_reply(conversation, bot, guard, settings, on_step=on_step), show,
+                            while_running)
         except Exception:
             status.update(label="The turn failed", state="error", expanded=False)
             raise
