@@ -368,6 +368,7 @@ def test_the_annotation_turn_picker_shows_each_turns_first_words(monkeypatch, tm
     at = _app(monkeypatch, tmp_path, flagging_detector)
     say(at, "Do you have any pets?")
     say(at, "Tell me about your pets")
+    open_panels(at, annotations=True)
     record_id = at.session_state["chat::conversation"].record_id
     picker = at.multiselect(key=f"ann::{record_id}::3::turns")
     assert picker.options == ["turn 0: Do you have any pets?", "turn 1: I have a dog named Max. I live…",
