@@ -25,6 +25,9 @@ GUARD_CONFIG_NAME = "guard_config.json"
 DEFAULT_PREFILTER_K = 8
 #: The rule a stream-calibrated config records: its category thresholds are set on their own false alarms.
 STREAM_RULE = "bot-stream false-alarm"
+#: τ and the checks set together under one false-alarm budget over both dev streams' calibration halves
+#: (``guard.dev_streams``, ``calibrate-stream``)
+BUDGET_RULE = "one false-alarm budget over the dev streams' calibration halves"
 
 
 class ConfigError(RuntimeError):
@@ -198,13 +201,15 @@ def _operating_point(calibration: dict) -> OperatingPoint | None:
     chosen = calibration.get(calibration.get("chosen", ""))
     if not isinstance(chosen, dict) or "threshold" not in chosen:
         return None
+    per_stream = [v for v in chosen.get("per_stream", {}).values() if isinstance(v, dict)]
     rates = [chosen[k] for k in ("fire_rate_decode_consistent", "fire_rate_chitchat", "false_alarm_rate")
-             if k in chosen]
+             if k in chosen] + [v["false_alarm_rate"] for v in per_stream if "false_alarm_rate" in v]
+    recalls = [v["recall"] for v in per_stream if "recall" in v]
     accuracy_rule = calibration.get("chosen") == "decode_dev"
     return OperatingPoint(
         threshold=float(chosen["threshold"]), rule="accuracy" if accuracy_rule else str(chosen.get("rule", "")),
         false_alarm_target=chosen.get("false_alarm_target"), fire_rate_consistent=max(rates) if rates else None,
-        recall=chosen.get("recall_decode_contradictions", chosen.get("recall")))
+        recall=chosen.get("recall_decode_contradictions", chosen.get("recall", min(recalls) if recalls else None)))
 
 
 #: One of MuTual-plus's safe responses (Cui et al. 2020, §3): what the block mode sends when every candidate

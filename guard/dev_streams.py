@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from guard.config import BUDGET_RULE
 from guard.stream import (
     STREAM_FALSE_ALARM,
     STREAM_INTRA_FALSE_ALARM,
@@ -146,7 +147,7 @@ def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float =
             "false_alarms_by_check_with_every_check_on": shares}
     band = next((st for st in streams if st.name == band_stream), None)
     badge = _badge_band(band, chosen, badge_precision) if band is not None else None
-    return {"rule": "one false-alarm budget over the dev streams' calibration halves",
+    return {"rule": BUDGET_RULE,
             "threshold": chosen.threshold,
             "intra_threshold": check_tau["intra"], "own_question_threshold": check_tau["own_question"],
             "checks": sorted(earned), "check_gains": gains, "catches_history_alone": catches(streams, alone),

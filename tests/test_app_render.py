@@ -634,3 +634,21 @@ def test_one_number_per_decision_in_the_table_and_the_chart():
     spec = turn_score_chart(turn_scores(conversation), threshold=0.9493).to_dict()
     own = spec["datasets"][spec["layer"][4]["data"]["name"]]
     assert [(r["turn"], r["line"]) for r in own] == [(3, 0.80)]  # the point's own line, beside it
+
+
+def test_the_shipped_operating_point_is_worded_as_the_budget_it_was_set_by():
+    """The shipped τ comes from one false-alarm budget over both dev streams: the sidebar said it was 'the one that
+    was right most often on a test set of sentence pairs' (the fallback wording for an accuracy rule)."""
+    from embedded import DETECTOR_DIR
+    from guard.config import BUDGET_RULE, GuardConfig
+    from ui.app_sidebar import operating_point_caption, plain_operating_point
+
+    if not (DETECTOR_DIR / "guard_config.json").exists():
+        pytest.skip("the shipped detector is not there")
+    config = GuardConfig.read(DETECTOR_DIR)
+    point = config.operating_point
+    assert point is not None and point.rule == BUDGET_RULE and point.threshold == config.threshold
+    plain = plain_operating_point(point, round(config.threshold, 4))
+    assert "5%" in plain and "real chats" in plain and "right most often" not in plain, plain
+    technical = operating_point_caption(point, round(config.threshold, 4))
+    assert technical.startswith("Operating point: false alarms ≤ 5%") and "both dev streams" in technical, technical

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from guard.config import FALLBACK_THRESHOLD, STREAM_RULE, OperatingPoint
+from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, OperatingPoint
 from guard.registry import read_config
 from ui import chat_state
 from ui.app_defaults import calibrated_threshold, defaults
@@ -99,9 +99,9 @@ def plain_operating_point(point: OperatingPoint | None, threshold: float) -> str
         return (f"You moved the line from this detector's default ({point.threshold:.4f}): how often it is wrong "
                 "there has not been measured.")
     caught = "" if point.recall is None else f"; it catches {point.recall:.0%} of the real contradictions it was set on"
-    if point.rule == STREAM_RULE and point.false_alarm_target is not None:
-        return (f"At this detector's default line, about {point.false_alarm_target:.0%} of consistent bot replies are "
-                f"flagged by mistake{caught}.")
+    if point.rule in (STREAM_RULE, BUDGET_RULE) and point.false_alarm_target is not None:
+        return (f"At this detector's default line, at most about {point.false_alarm_target:.0%} of consistent bot "
+                f"replies in real chats were flagged by mistake{caught}.")
     if point.rule == "false-alarm" and point.false_alarm_target is not None:
         return (f"At this detector's default line, about {point.false_alarm_target:.0%} of consistent conversations "
                 f"are flagged by mistake{caught}.")
@@ -116,9 +116,10 @@ def operating_point_caption(point: OperatingPoint | None, threshold: float) -> s
     if abs(threshold - round(point.threshold, 4)) > 1e-9:
         return (f"Operating point: custom τ = {threshold:.4f} (calibrated τ = {point.threshold:.4f}); its "
                 "false-alarm rate and recall are not measured.")
-    if point.rule == STREAM_RULE and point.false_alarm_target is not None:
+    if point.rule in (STREAM_RULE, BUDGET_RULE) and point.false_alarm_target is not None:
         text = (f"Operating point: false alarms ≤ {point.false_alarm_target:.0%} of consistent real bot turns "
-                f"(τ = {point.threshold:.4f}")
+                f"(τ = {point.threshold:.4f}" + ("; τ and the checks set together on the calibration halves of "
+                                                 "both dev streams" if point.rule == BUDGET_RULE else ""))
         if point.recall is not None:
             text += f"; catches {point.recall:.0%} of the labelled bot-turn contradictions it was set on"
         return text + ")."
