@@ -44,6 +44,10 @@ def _listed(page, url: str) -> list[str]:
     page.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
     wait_until_idle(page)
     table = page.locator("table.cg-sessions")
+    # the table, or the page's word that there is none: a run can end and another start (the cookie's component
+    # answering) before the table is drawn
+    table.or_(page.get_by_text("No sessions yet")).first.wait_for(timeout=120_000)
+    wait_until_idle(page)
     if not table.count():
         return []
     return [t.strip() for t in table.locator("tbody tr td:first-child").all_inner_texts()]

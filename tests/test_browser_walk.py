@@ -196,9 +196,10 @@ def _editor(page):
 
 def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     page = _playground(server, browser)
-    page.get_by_role("button", name=re.compile("RCT")).click()
+    page.get_by_role("button", name="Remove the reason (RCT)").click()
     log = page.locator("table.cg-probe-log")
     sync_api.expect(log).to_contain_text("RCT", timeout=180_000)
+    wait_until_idle(page, timeout_ms=180_000)  # RCT's rerun has put its variant in the editor: typing starts after
     text = "A: I love tea in the morning.\nB: Me too, with milk.\nA: I never drink tea."
     _editor(page).fill(text)
     _editor(page).press("Control+Enter")
@@ -207,14 +208,15 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     sync_api.expect(page.locator(".cg-dialogue").first).to_contain_text("I never drink tea.", timeout=180_000)
     page.wait_for_timeout(1000)
     wait_until_idle(page, timeout_ms=180_000)  # the Detect run is over (the editor's text is drawn before it ends)
-    assert log.count() == 0, _table(log.first)  # the RCT row was about the example, not this dialogue
+    # the RCT row was about the example, not this dialogue (waited for: a run still drawing keeps the old elements)
+    sync_api.expect(log).to_have_count(0, timeout=60_000)
     assert page.get_by_text("Probe log").count() == 0
     page.close()
 
 
 def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
     page = _playground(server, browser)
-    page.get_by_role("button", name=re.compile("A2T")).click()
+    page.get_by_role("button", name="Add two turns (A2T)").click()
     sync_api.expect(page.locator("table.cg-probe-log")).to_contain_text("A2T", timeout=180_000)
     page.wait_for_timeout(1000)
     ids = page.locator(".cg-dialogue").first.locator(".cg-turn").evaluate_all(
