@@ -38,7 +38,7 @@ FIXED_ON_RESUME = ("base", "decode", "mnli", "dnli", "snli", "persona", "seed", 
                    "max_steps", "lr", "lora_r", "lora_alpha", "lora_targets", "warmup", "freeze_layers",
                    "decode_sentences", "opener_restatements", "negated_repeats", "overlap_neutral", "clause_negatives",
                    "bot_contradictions", "bot_consistent", "bot_restatements", "bot_intra", "quantity", "distill",
-                   "distill_alpha")
+                   "distill_alpha", "facts")
 
 
 def log(message: str, out: Path | None = None) -> None:
@@ -71,6 +71,10 @@ def build_pairs(args) -> list[rd.LabelledPair]:
                 pairs.append(rd.LabelledPair(dialogue.turns[0].text, dialogue.turns[-1].text, label, "snli"))
     if args.persona:
         pairs += synthetic_persona_pairs(args.persona, args.seed)
+    if getattr(args, "facts", 0):
+        from guard.training.facts import fact_pairs
+
+        pairs += fact_pairs(args.facts, seed=args.seed, split="train")
     random.Random(args.seed).shuffle(pairs)
     return pairs
 
@@ -300,11 +304,15 @@ def evaluate_sets(model, tokenizer, sets: dict[str, list[rd.LabelledPair]], max_
 
 def dev_sets(limit: int, seed: int = 1) -> dict[str, list[rd.LabelledPair]]:
     """Held-out pairs watched during a run (never trained on): DECODE dev's even half (the half that sets tau; the
-    odd half is kept for reporting), DNLI dev, MNLI dev mismatched."""
+    odd half is kept for reporting), DNLI dev, MNLI dev mismatched, and the goaded-fact pairs over values held out
+    of training (``guard.training.facts``, dev split)."""
+    from guard.training.facts import fact_pairs
+
     even_half = rd.load_corpus("decode", "dev")[0::2]
     return {"decode_dev_even": random.Random(seed).sample(even_half, min(limit, len(even_half))),
             "dnli_dev": rd.load_corpus("dnli", "dev", limit=limit, seed=seed),
-            "mnli_dev_mismatched": rd.load_corpus("mnli", "dev_mismatched", limit=limit, seed=seed)}
+            "mnli_dev_mismatched": rd.load_corpus("mnli", "dev_mismatched", limit=limit, seed=seed),
+            "facts_dev": fact_pairs(limit, seed=seed, split="dev")}
 
 
 # ------------------------------------------------------------------------------------------- checkpoints
@@ -507,6 +515,9 @@ def parse_args(argv=None):
                         help="bot turns: clause pairs with two counts of the same thing (or the same count)")
     parser.add_argument("--quantity", type=int, default=0,
                         help="numeric swaps (contradiction) and respellings (entailment) of the corpora's sentences")
+    parser.add_argument("--facts", type=int, default=0,
+                        help="goaded persona facts: value swaps, denials, diet, and their consistent twins (kinds, "
+                             "the past and wishes, agreeing negations, vague amounts), train-split values only")
     parser.add_argument("--distill", default=None,
                         help="a pairs file (gzipped JSON lines) whose pairs carry a teacher's probabilities")
     parser.add_argument("--distill-alpha", type=float, default=0.5,
