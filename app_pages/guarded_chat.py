@@ -8,12 +8,10 @@ are drawn into their places, the session is saved, and the goading assistant com
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import streamlit as st
 
 from bots.base import BotError
-from conversation.records import BOT, USER, Conversation
+from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
 from ui import chat_session, chat_sidebar, suggestions
 from ui.annotations import annotation_box
@@ -148,7 +146,7 @@ def answer(live=None, slot=None, while_running=None) -> bool:
         if bot is None:
             return False
         try:
-            turn = guarded_turn_live(conversation, bot, guard, settings, while_running)
+            turn = conversation.append(guarded_turn_live(conversation, bot, guard, settings, while_running))
         except BotError as exc:
             st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
                      icon="⚠️")
@@ -163,11 +161,10 @@ def answer(live=None, slot=None, while_running=None) -> bool:
     return True
 
 
-def save_and_fill(pump, asked: Conversation) -> None:
-    """While the bot writes: the user's message saved (a reload meanwhile keeps it), then the transcript drawn.
-    ``asked`` is the conversation as it was when the bot was asked: the turn's thread adds the reply to the page's
-    own, and a save that read it then would count the reply as stored without storing it."""
-    chat_session.save_turns(asked, settings)
+def save_and_fill(pump) -> None:
+    """While the bot writes: the user's message saved (a reload meanwhile keeps it), then the transcript drawn. The
+    turn's thread reads the conversation and hands back the reply; this page appends it once it is in."""
+    chat_session.save_turns(conversation, settings)
     pump()
     fill_transcript(between=pump)
 
@@ -183,8 +180,7 @@ if prompt is not None:
                                     picked.suggestion_id if is_suggestion else None,
                                     picked.edited if is_suggestion else False)
         draw_turn(conversation.turns[-1])
-        asked = replace(conversation, turns=list(conversation.turns))
-        answer(while_running=lambda pump: save_and_fill(pump, asked))
+        answer(while_running=save_and_fill)
         fill_transcript()  # where the turn stopped before the bot wrote (a model that failed to load)
         chat_session.save_turns(conversation, settings)
 elif conversation.awaiting_reply:

@@ -34,35 +34,36 @@ st.caption(escape_markdown(
     "that is part of the lesson."))
 
 guard = get_guard(detector_name, kept="the explanations below still read without it")
-detectors = {} if guard is None else {method: guard.detector(threshold, method, prefilter=False, categories=True)
-                                      for method in (Method.STRUCTURED, Method.UNSTRUCTURED)}
+# every check, every earlier sentence (no prefilter), at the sidebar's τ: one settings record per method
+methods = {} if guard is None else {method: guard.settings(mode="flag", method=method, threshold=threshold,
+                                                           prefilter=False, checks=True)
+                                    for method in (Method.STRUCTURED, Method.UNSTRUCTURED)}
 if guard is not None:
     st.caption(escape_markdown(every_check_note(guard.config.checks)))
-structured, unstructured = detectors.get(Method.STRUCTURED), detectors.get(Method.UNSTRUCTURED)
-judgements = ({j.key: j for j in example_judgements(detector_name, threshold, structured)}
-              if structured is not None else {})
+structured, unstructured = methods.get(Method.STRUCTURED), methods.get(Method.UNSTRUCTURED)
+judgements = ({j.key: j for j in example_judgements(guard, structured)} if structured is not None else {})
 if judgements:
     show_agreement(list(judgements.values()), plain=True,
                    titles={e.key: e.plain_title or e.title for e in EXAMPLES})
     # the Learn page's own examples are graded too, outside the measured set the summary counts
-    judgements.update({j.key: j for j in judge_examples(structured, CLASS_EXAMPLES)})
+    judgements.update({j.key: j for j in judge_examples(guard, structured, CLASS_EXAMPLES)})
 
 
-def live(example_key: str, method_detector=None) -> None:
+def live(example_key: str, method_settings=None) -> None:
     """Show one built-in example with the detector's verdict and highlighted reasons, in a class's words."""
     example = BY_KEY[example_key]
     dialogue = parse_dialogue_text(example.text, record_id=example.key)
     with st.container(border=True):
         st.markdown(f"**{escape_markdown(example.plain_title or example.title)}**  \n"
                     f"*{escape_markdown(example.plain_source or example.source)}*")
-        detector = method_detector or structured
-        verdict = detector.detect(dialogue) if detector is not None else None
+        settings = method_settings or structured
+        verdict = guard.verdict_on_dialogue(dialogue, settings) if settings is not None else None
         show_dialogue(dialogue, verdict, plain=True)
         if verdict is not None:
             st.markdown(plain_verdict_line(verdict, example.expected))
-            if detector is structured and example.key in judgements:
+            if settings is structured and example.key in judgements:
                 st.markdown(judgement_text(judgements[example.key], plain=True))
-            if detector is structured:
+            if settings is structured:
                 show_category_checks(verdict, plain=True)
         if example.plain_note or example.note:
             st.caption(escape_markdown(example.plain_note or example.note))

@@ -60,12 +60,13 @@ st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {threshold
 left, right = st.columns([3, 2])
 # both methods over one guard: a detector that fails to load is reported once
 guard = get_guard(detector_name, kept="your dialogue and the probe log are kept")
-detectors = None if guard is None else {method: guard.detector(threshold, method, prefilter=False, categories=True)
-                                        for method in METHODS}
+# every check, every earlier sentence (no prefilter), at the sidebar's τ: one settings record per method
+methods = None if guard is None else {method: guard.settings(mode="flag", method=method, threshold=threshold,
+                                                             prefilter=False, checks=True) for method in METHODS}
 if guard is not None:
     st.caption(escape_markdown(every_check_note(guard.config.checks)))
-judgements = ({j.key: j for j in example_judgements(detector_name, threshold, detectors[Method.STRUCTURED])}
-              if detectors is not None else {})
+judgements = ({j.key: j for j in example_judgements(guard, methods[Method.STRUCTURED])}
+              if methods is not None else {})
 with right:
     st.selectbox("Built-in example", [e.key for e in EXAMPLES], key="pg_example", on_change=load_example,
                  format_func=lambda k: BY_KEY[k].title)
@@ -105,11 +106,11 @@ if buttons[3].button("Reset to example", icon="↩️", width="stretch"):
 
 
 def analyse(dialogue: Dialogue) -> dict | None:
-    """Both detectors on the dialogue, or None if the detector did not load (its error is shown above)."""
-    if detectors is None:
+    """Both methods on the dialogue, or None if the detector did not load (its error is shown above)."""
+    if methods is None:
         return None
     return {"text": dialogue_to_text(dialogue), "dialogue": dialogue,
-            **{m: detector.detect(dialogue) for m, detector in detectors.items()}}
+            **{m: guard.verdict_on_dialogue(dialogue, settings) for m, settings in methods.items()}}
 
 
 def apply(kind: str, dialogue: Dialogue, before: dict) -> None:

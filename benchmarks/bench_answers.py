@@ -29,12 +29,13 @@ def probe_rows(model: str, every_check: bool = False) -> dict:
     from guard.datasets import read_decode
     from guard.pipeline import load_guard
 
-    detector = load_guard(model).detector(categories=True if every_check else None)
+    guard = load_guard(model)
+    settings = guard.settings(mode="flag", checks=True if every_check else None)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"contradictions": 0, "caught": 0, "twins": 0,
                                                              "twins_flagged": 0})
     misses = []
     for dialogue in read_decode(PROBES):
-        verdict = detector.detect(dialogue)
+        verdict = guard.verdict_on_dialogue(dialogue, settings)
         row = counts[dialogue.meta["kind"]]
         if dialogue.label:
             row["contradictions"] += 1
@@ -47,7 +48,7 @@ def probe_rows(model: str, every_check: bool = False) -> dict:
                            "reading": verdict.details.answer_reading, "score": round(verdict.score, 4),
                            "category": str(verdict.category)})
     total = {k: sum(r[k] for r in counts.values()) for k in ("contradictions", "caught", "twins", "twins_flagged")}
-    return {"model": model, "checks": sorted(str(c) for c in detector.checks), "threshold": detector.threshold,
+    return {"model": model, "checks": sorted(str(c) for c in settings.checks), "threshold": settings.threshold,
             "caught": round(total["caught"] / total["contradictions"], 4),
             "twins_flagged": round(total["twins_flagged"] / total["twins"], 4),
             "by_kind": dict(counts), "total": total, "wrong": misses}

@@ -109,7 +109,7 @@ def play(bot, guard, settings, decoding, seed: int | None, script: Sequence[str]
         conversation.add(USER, message)
         turn_decoding = decoding.replace(seed=seed * 100 + k) if seed is not None else decoding
         started = time.perf_counter()
-        turn = guarded_reply(conversation, bot, guard, replace(settings, decoding=turn_decoding))
+        turn = conversation.append(guarded_reply(conversation, bot, guard, replace(settings, decoding=turn_decoding)))
         total = time.perf_counter() - started
         report = turn.report
         candidates = [c.text for c in report.candidates]

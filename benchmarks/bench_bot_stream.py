@@ -32,12 +32,13 @@ def cmd_score(args) -> int:
     from guard.pipeline import load_guard
 
     turns = dev_streams.labelled_turns(args.stream, None if args.split == "both" else args.split)
-    detector = load_guard(args.model).detector(categories=True)  # every check: the budget picks among them
+    guard = load_guard(args.model)
+    settings = guard.settings(mode="flag", checks=True)  # every check: the budget picks among them
     started = time.perf_counter()
-    scores = stream.score_stream(detector, turns, progress=lambda items: progress(items, args.model))
+    scores = stream.score_stream(guard, settings, turns, progress=lambda items: progress(items, args.model))
     elapsed = time.perf_counter() - started
-    out = {"model": args.model, "stream": args.stream, "split": args.split, "prefilter_k": detector.prefilter_k,
-           "scored_with_threshold": detector.threshold, "seconds": round(elapsed, 1), "bot_turns": len(scores),
+    out = {"model": args.model, "stream": args.stream, "split": args.split, "prefilter_k": settings.prefilter_k,
+           "scored_with_threshold": settings.threshold, "seconds": round(elapsed, 1), "bot_turns": len(scores),
            "machine": machine_info(),
            "turns": [{**asdict(s), "label": None if t.label is None else bool(t.label.contradiction)}
                      for s, t in zip(scores, turns)]}
@@ -60,14 +61,15 @@ def load_scored(path: Path):
 
 def config_decision(model: str):
     """The decision a detector's guard_config.json sets: τ and the thresholds of the checks it keeps on."""
+    from guard.config import JudgeSettings
     from guard.dev_streams import Decision
     from guard.registry import read_config
     from guard.vocabulary import Check
 
     config = read_config(model)
-    tau = config.threshold
-    return Decision(tau, config.intra_threshold_at(tau) if Check.INTRA in config.checks else 1.0,
-                    config.own_question_threshold_at(tau) if Check.OWN_QUESTION in config.checks else 1.0)
+    settings = JudgeSettings.resolve(config, threshold=config.threshold)  # each check's threshold at τ, as judged
+    return Decision(settings.threshold, settings.intra_threshold if Check.INTRA in settings.checks else 1.0,
+                    settings.own_question_threshold if Check.OWN_QUESTION in settings.checks else 1.0)
 
 
 def stream_row(scored, decision, resamples: int = 1000) -> dict:

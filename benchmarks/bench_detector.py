@@ -6,7 +6,7 @@
 Measures (not a test; nothing here is timed by CI):
 * SNLI test 3-way accuracy (the NLI model alone);
 * rgm (Sato et al. 2024) topical_dev: utterance-based accuracy and ROC AUC of the product detector
-  (guard.detector.ContradictionDetector, structured, threshold/pairing from models/detector/guard_config.json),
+  (guard.pipeline.Guard's verdict, structured, threshold/pairing from models/detector/guard_config.json),
   overall and per generating model, plus an ablation (utterance vs sentence pairing, intra clauses on/off,
   tau 0.5 vs the calibrated tau). rgm is validation only: nothing is tuned on it here;
 * the probe suite (guard/data/probe_suite*.jsonl): A2T and RCT rates over the flagged contradictions;
@@ -66,12 +66,20 @@ def snli_accuracy(scorer, n: int | None) -> dict:
     return out
 
 
+def _judge(scorer, config: GuardConfig, **settings):
+    """A guard over ``scorer`` with the checkpoint's settings (``config``) and the settings to judge with
+    (``Guard.settings``); every earlier sentence is paired (no prefilter)."""
+    from guard.pipeline import Guard
+
+    guard = Guard.over(scorer, config=config)
+    return guard, guard.settings(mode="flag", prefilter=False, **settings)
+
+
 def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
     """Product detector on rgm, plus the ablation rows derived from the same pair scores. ``config``: the
     checkpoint's settings (its intra and own-question thresholds); every earlier sentence is paired (no prefilter)."""
     from guard import metrics
     from guard.datasets import read_dataset
-    from guard.detector import ContradictionDetector
 
     records = [d for d in read_dataset("rgm", RGM) if d.label is not None]
     y = np.array([bool(d.label) for d in records])
@@ -91,10 +99,10 @@ def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dic
 
     timings = {}
     for pair_mode in ("sentence", "utterance"):
-        detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                         pairing=pair_mode, config=config)
+        guard, settings = _judge(scorer, config, method="structured", threshold=threshold, checks=True,
+                                 pairing=pair_mode)
         t0 = time.time()
-        verdicts = [detector.detect(d) for d in records]
+        verdicts = [guard.verdict_on_dialogue(d, settings) for d in records]
         timings[pair_mode] = round(time.time() - t0, 1)
         history = np.array([v.details.history_score for v in verdicts])
         combined = np.array([v.score for v in verdicts])
@@ -102,9 +110,8 @@ def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dic
         add(f"{pair_mode} pairs, history only, calibrated tau", history, threshold, "")
         add(f"{pair_mode} pairs, history + intra clauses, calibrated tau", combined, threshold,
             "product score (max of history and intra-utterance)")
-    unstructured = ContradictionDetector(scorer, method="unstructured", threshold=threshold, categories=False,
-                                         config=config)
-    scores = np.array([unstructured.detect(d).score for d in records])
+    guard, unstructured = _judge(scorer, config, method="unstructured", threshold=threshold, checks=False)
+    scores = np.array([guard.verdict_on_dialogue(d, unstructured).score for d in records])
     add("unstructured (whole history as premise), calibrated tau", scores, threshold, "DECODE unstructured baseline")
     product = f"{pairing} pairs, history + intra clauses, calibrated tau"
     return {"n": len(records), "positives": int(y.sum()), "product_row": product, "rows": rows,
@@ -115,13 +122,11 @@ def probe_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> d
     """DECODE checklists on the project's probe suite: A2T keeps flagged ones flagged, RCT clears them (``config``:
     the checkpoint's settings, as in ``rgm_eval``)."""
     from guard.datasets import read_dataset
-    from guard.detector import ContradictionDetector
 
     data = REPO / "guard" / "data"
-    detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                     pairing=pairing, config=config)
+    guard, settings = _judge(scorer, config, method="structured", threshold=threshold, checks=True, pairing=pairing)
     originals = {d.record_id: d for d in read_dataset("decode", data / "probe_suite.jsonl")}
-    flagged = {rid: detector.detect(d).contradiction for rid, d in originals.items()}
+    flagged = {rid: guard.verdict_on_dialogue(d, settings).contradiction for rid, d in originals.items()}
     labelled = [(bool(d.label), flagged[rid]) for rid, d in originals.items() if d.label is not None]
     out = {"suite_accuracy": float(np.mean([a == b for a, b in labelled])), "suite_n": len(labelled),
            "contradictions_flagged": sum(1 for (gold, hit) in labelled if gold and hit),
@@ -135,13 +140,13 @@ def probe_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> d
             if not flagged.get(source):
                 continue  # DECODE's checklists are over the contradictions the detector catches
             total += 1
-            held += detector.detect(v).contradiction == keep
+            held += guard.verdict_on_dialogue(v, settings).contradiction == keep
         out[probe] = {"flagged_originals": total, "held": held, "rate": held / total if total else None}
     for probe in ("negation", "antonym", "synonym"):
         path = data / f"probe_suite_{probe}.jsonl"
         if path.exists():
             variants = read_dataset("decode", path)
-            hits = [detector.detect(v).contradiction == bool(v.label) for v in variants]
+            hits = [guard.verdict_on_dialogue(v, settings).contradiction == bool(v.label) for v in variants]
             out[probe] = {"n": len(hits), "label_rate": float(np.mean(hits)) if hits else None}
     return out
 
@@ -151,16 +156,14 @@ def category_probe_eval(scorer, threshold: float, pairing: str, config: GuardCon
     twin: a probe is right when a contradiction is flagged with its category, or a twin is left alone (``config``:
     the checkpoint's settings, whose intra and own-question thresholds these probes test)."""
     from guard.datasets import read_dataset
-    from guard.detector import ContradictionDetector
 
-    detector = ContradictionDetector(scorer, method="structured", threshold=threshold, categories=True,
-                                     pairing=pairing, config=config)
+    guard, settings = _judge(scorer, config, method="structured", threshold=threshold, checks=True, pairing=pairing)
     out = {}
     records = read_dataset("decode", REPO / "guard" / "data" / "probe_categories.jsonl")
     for probe in ("intra", "role"):
         rows = []
         for record in (r for r in records if r.meta.get("probe") == probe):
-            verdict = detector.detect(record)
+            verdict = guard.verdict_on_dialogue(record, settings)
             gold = bool(record.label)
             rows.append({"record": record.record_id, "gold": gold, "flagged": verdict.contradiction,
                          "category": str(verdict.category), "score": round(verdict.score, 3),

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from guard.config import GuardConfig
+from guard.config import GuardConfig, JudgeSettings
 
 REPO = Path(__file__).resolve().parent.parent
 THREE_WAY_SETS = (("dnli", "dev"), ("mnli", "dev_mismatched"), ("mnli", "dev"))
@@ -60,15 +60,16 @@ def decode_report(scorer, threshold: float, pairs_only: bool = False) -> dict:
 def examples_agreement(scorer, threshold: float, config: GuardConfig) -> dict:
     """The playground's examples, every earlier sentence paired, with the checkpoint's settings (``config``: its
     pairing, intra and own-question thresholds) at ``threshold``."""
-    from guard.detector import ContradictionDetector
     from guard.dialogue_text import parse_dialogue_text
     from guard.examples import EXAMPLES
+    from guard.pipeline import Guard
     from guard.vocabulary import Category
 
-    detector = ContradictionDetector(scorer, threshold=threshold, categories=True, config=config)
+    guard = Guard.over(scorer, config=config)
+    settings = guard.settings(mode="flag", threshold=threshold, checks=True, prefilter=False)
     rows = []
     for example in EXAMPLES:
-        verdict = detector.detect(parse_dialogue_text(example.text, example.key))
+        verdict = guard.verdict_on_dialogue(parse_dialogue_text(example.text, example.key), settings)
         expected = example.expected != Category.NONE
         rows.append({"key": example.key, "expected": str(example.expected), "detected": str(verdict.category),
                      "score": round(verdict.score, 3), "agrees": verdict.contradiction == expected})
@@ -85,7 +86,7 @@ def evaluate(model: str, skip: set[str], decode_pairs_only: bool = False) -> dic
 
     guard = load_guard(model, prefilter=False)  # the detectors here pair every earlier sentence
     scorer, config = guard.scorer, guard.config
-    threshold = config.threshold_for("sentence")
+    threshold = JudgeSettings.resolve(config, pairing="sentence").threshold
     out: dict = {"model": model, "threshold": threshold}
     started = time.time()
     if "decode" not in skip:

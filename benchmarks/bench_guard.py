@@ -8,14 +8,19 @@ contradicting sentence in front), the other 3 are real chit-chat messages from o
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_guard --out docs/bench_guard.json
 
 Sections:
-* latency: one guard turn (4 candidates, ``detect_candidates``) vs history length, exhaustive vs
-  prefilter, p50/p90. "warm" = the history was split/embedded when its turns arrived
-  (``detector.prepare``), as in a running chat; "cold" = nothing cached, for comparison.
-* recall: evidence found with the prefilter vs exhaustive pairing (same detector, same threshold),
-  and how often the planted turn is in the evidence for each.
+* latency: one guard turn (4 candidates) vs history length, exhaustive vs prefilter, p50/p90. What is
+  timed is the guard's detector alone (``Guard.detector.judge``: planning, scoring, building the
+  verdicts), on purpose: the policy and the report around it are not. "warm" = the history was
+  split/embedded when its turns arrived (``Guard.prepare``), as in a running chat; "cold" = nothing
+  cached, for comparison.
+* recall: evidence found with the prefilter vs exhaustive pairing (same guard, same threshold, the
+  prefilter on or off in the settings), and how often the planted turn is in the evidence for each.
 * batching: the same pairs scored in one ``predict_proba`` call vs one pair per call.
-* categories: the full guard's verdicts on the planted contradictions and on the human filler
-  candidates (false alarms), by CDConv category.
+* categories: the full guard's verdicts (``Guard.judge``) on the planted contradictions and on the
+  human filler candidates (false alarms), by CDConv category.
+
+Every guard here is ``Guard.over(scorer, embedder, config)``: the checkpoint's settings with the
+prefilter keeping ``--prefilter-k`` sentences.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 # How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
@@ -41,9 +47,9 @@ import torch  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
 from guard import text as textsplit  # noqa: E402
 from guard.config import DEFAULT_PREFILTER_K, GuardConfig  # noqa: E402
-from guard.detector import ContradictionDetector, clear_pair_cache  # noqa: E402
 from guard.loading import load_embedder  # noqa: E402
-from guard.pipeline import load_guard  # noqa: E402
+from guard.pair_cache import clear_pair_cache, embed, score_pairs  # noqa: E402
+from guard.pipeline import Guard, load_guard  # noqa: E402
 from guard.records import Turn  # noqa: E402
 from guard.vocabulary import PremiseSource  # noqa: E402
 
@@ -107,7 +113,7 @@ class Sampler:
         turns = [Turn(i, SPEAKERS[i % 2], t) for i, t in enumerate(texts)]
         bot_ids = [t.turn_id for t in turns if t.agent_id == "bot"]
         planted = self.rng.choice(bot_ids)
-        turns[planted].text = f"{turns[planted].text} {fact}"
+        turns[planted] = replace(turns[planted], text=f"{turns[planted].text} {fact}")
         fillers = self.messages(4)
         candidates = fillers[:3]
         contra_at = self.rng.randrange(4)
@@ -141,24 +147,42 @@ def percentiles(values: list[float]) -> dict:
             "mean_ms": round(float(arr.mean()), 1), "n": len(values)}
 
 
+def guard_over(scorer, embedder, args) -> Guard:
+    """A guard over the benchmark's scorer and embedder with the checkpoint's settings, its prefilter keeping
+    ``--prefilter-k`` sentences."""
+    return Guard.over(scorer, embedder, replace(args.config, prefilter_k=args.prefilter_k))
+
+
+def verdicts_of(guard: Guard, settings, history: list[Turn], candidates: list[str]) -> list:
+    """Each candidate's verdict from the guard's one way in (``Guard.judge``)."""
+    report = guard.judge(history, candidates, speaker="bot", settings=settings)
+    return [c.verdict for c in report.candidates]
+
+
+def forget(scorer, embedder) -> None:
+    """Forget the scored pairs and the embeddings: every pair scored and every sentence embedded afresh."""
+    clear_pair_cache(scorer)
+    if embedder is not None:
+        clear_pair_cache(embedder)
+
+
 def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
+    guard = guard_over(scorer, embedder, args)
     rows = []
     for length in args.lengths:
         for k in ((None,) if args.exhaustive_reps else ()) + (args.prefilter_k,):
-            # the chat's detector: the checks its checkpoint's calibration kept (categories=None)
-            detector = ContradictionDetector(scorer, config=args.config, embedder=embedder if k else None, prefilter_k=k,
-                                             categories=None)
+            # the chat's settings: the checks its checkpoint's calibration kept (checks=None)
+            settings = guard.settings(mode="flag", prefilter=k is not None, checks=None)
             sampler = Sampler(conversations, seed=args.seed + length)
             warm_times, cpu_times, cold_times, pairs = [], [], [], []
             reps = args.reps if k else min(args.reps, args.exhaustive_reps)
             for rep in range(reps + 1):
                 history, candidates, _, _ = sampler.sample(length)
                 textsplit.clear_caches()
-                detector._embeddings.clear()
-                clear_pair_cache(scorer)  # every pair scored afresh, as a turn's new candidates are
-                detector.prepare(history)  # turns were split/embedded as they arrived
+                forget(scorer, embedder)  # every pair scored afresh, as a turn's new candidates are
+                guard.prepare(history, (), settings)  # turns were split/embedded as they arrived
                 start, cpu_start = time.perf_counter(), time.process_time()
-                verdicts = detector.detect_candidates(history, candidates, "bot")
+                verdicts = guard.detector.judge(history, candidates, "bot", (), settings)  # the bare detector
                 elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
                 if rep == 0:
                     continue  # warm-up (first call allocates)
@@ -167,10 +191,9 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
                 pairs.append(sum(v.details.n_pairs for v in verdicts))
                 if rep <= args.cold_reps:
                     textsplit.clear_caches()
-                    detector._embeddings.clear()
-                    clear_pair_cache(scorer)
+                    forget(scorer, embedder)
                     start = time.perf_counter()
-                    detector.detect_candidates(history, candidates, "bot")
+                    guard.detector.judge(history, candidates, "bot", (), settings)
                     cold_times.append(time.perf_counter() - start)
             row = {"history_turns": length, "prefilter_k": k, "warm": percentiles(warm_times),
                    "warm_cpu_time": percentiles(cpu_times), "cold": percentiles(cold_times),
@@ -183,12 +206,12 @@ def bench_latency(scorer, embedder, args, conversations) -> list[dict]:
 RECALL_KS = (1, 3, 8, 16, 32, 64)
 
 
-def k_needed(verdict, detector: ContradictionDetector) -> dict[int, int]:
+def k_needed(verdict, embedder, threshold: float) -> dict[int, int]:
     """For each turn an exhaustive verdict cites: the smallest prefilter k that would still cite it.
 
     A turn stays in the evidence at k when one of its pairs scoring >= tau has its premise sentence
-    among the k most similar to that candidate sentence (the rule of ``_pair_plan``), so one exhaustive
-    run gives the recall at every k.
+    among the k most similar to that candidate sentence (the rule of ``guard.planning.paired_with``), so
+    one exhaustive run gives the recall at every k.
     """
     by_cand: dict[str, list] = {}
     for ps in verdict.pair_scores:
@@ -196,18 +219,19 @@ def k_needed(verdict, detector: ContradictionDetector) -> dict[int, int]:
             by_cand.setdefault(ps.hypothesis, []).append(ps)
     needed: dict[int, int] = {}
     for cand, pairs in by_cand.items():
-        sims = detector._embed([ps.premise for ps in pairs]) @ detector._embed([cand])[0]
+        sims = embed(embedder, [ps.premise for ps in pairs]) @ embed(embedder, [cand])[0]
         rank = np.empty(len(pairs), dtype=int)
         rank[np.argsort(-sims, kind="stable")] = np.arange(1, len(pairs) + 1)
         for ps, r in zip(pairs, rank):
-            if ps.score >= detector.threshold:
+            if ps.score >= threshold:
                 needed[ps.turn_id] = min(needed.get(ps.turn_id, r), int(r))
     return needed
 
 
 def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
-    full = ContradictionDetector(scorer, config=args.config, categories=False)
-    pre = ContradictionDetector(scorer, config=args.config, embedder=embedder, prefilter_k=args.prefilter_k, categories=False)
+    guard = guard_over(scorer, embedder, args)
+    full = guard.settings(mode="flag", checks=False, prefilter=False)
+    pre = guard.settings(mode="flag", checks=False)  # the same but the prefilter
     rows = []
     for length in args.recall_lengths:
         sampler = Sampler(conversations, seed=args.seed + 1000 + length)
@@ -219,13 +243,13 @@ def bench_recall(scorer, embedder, args, conversations) -> list[dict]:
             history, candidates, contra_at, planted = sampler.sample(length)
             if not args.recall_all_candidates:  # the planted contradiction only (4x cheaper)
                 candidates, contra_at = [candidates[contra_at]], 0
-            v_full = full.detect_candidates(history, candidates, "bot")
-            v_pre = pre.detect_candidates(history, candidates, "bot")
+            v_full = verdicts_of(guard, full, history, candidates)
+            v_pre = verdicts_of(guard, pre, history, candidates)
             for a, b in zip(v_full, v_pre):
                 ev_full, ev_pre = set(a.evidence_turn_ids), set(b.evidence_turn_ids)
                 total += len(ev_full)
                 kept += len(ev_full & ev_pre)
-                needed = k_needed(a, pre)
+                needed = k_needed(a, embedder, pre.threshold)
                 needed_all.extend(needed.values())
                 if planted in needed:
                     needed_planted.append(needed[planted])
@@ -261,14 +285,15 @@ def bench_categories(scorer, embedder, args, conversations) -> dict:
     The 3 filler candidates are real human messages from other conversations: any flag on them is
     a false alarm (DECODE's "fire rate on human utterances"), by category.
     """
-    detector = ContradictionDetector(scorer, config=args.config, embedder=embedder, prefilter_k=args.prefilter_k)
+    guard = guard_over(scorer, embedder, args)
+    settings = guard.settings(mode="flag", checks=True)  # every check on, the prefilter
     sampler = Sampler(conversations, seed=args.seed + 3000)
     planted_cats: dict[str, int] = {}
     filler_cats: dict[str, int] = {}
     planted_hit_turn = 0
     for _ in range(args.category_dialogues):
         history, candidates, contra_at, planted = sampler.sample(args.category_history)
-        verdicts = detector.detect_candidates(history, candidates, "bot")
+        verdicts = verdicts_of(guard, settings, history, candidates)
         for i, v in enumerate(verdicts):
             bucket = planted_cats if i == contra_at else filler_cats
             bucket[v.category.value] = bucket.get(v.category.value, 0) + 1
@@ -288,15 +313,15 @@ def bench_categories(scorer, embedder, args, conversations) -> dict:
 
 def bench_quantization(scorer, quantized, args, conversations) -> dict:
     """How often int8 and fp32 agree on the flag, and how far their scores move."""
-    full = ContradictionDetector(scorer, config=args.config, categories=False)
-    fast = ContradictionDetector(quantized, config=args.config, threshold=full.threshold, pairing=full.pairing, categories=False)
+    full, fast = Guard.over(scorer, config=args.config), Guard.over(quantized, config=args.config)
+    settings = full.settings(mode="flag", checks=False, prefilter=False)  # the same settings for both
     sampler = Sampler(conversations, seed=args.seed + 2000)
     agree = n = 0
     diffs = []
     for _ in range(args.quant_dialogues):
         history, candidates, _, _ = sampler.sample(20)
-        for a, b in zip(full.detect_candidates(history, candidates, "bot"),
-                        fast.detect_candidates(history, candidates, "bot")):
+        for a, b in zip(verdicts_of(full, settings, history, candidates),
+                        verdicts_of(fast, settings, history, candidates)):
             agree += a.contradiction == b.contradiction
             n += 1
             diffs.append(abs(a.score - b.score))
@@ -316,12 +341,11 @@ def bench_batching(scorer, args, conversations) -> dict:
         for t in history:
             if t.agent_id == "bot":
                 pairs += [(p, c) for p in textsplit.sentences(t.text) for c in textsplit.sentences(cand)]
-    detector = ContradictionDetector(scorer, config=args.config)
     scorer.predict_proba(pairs[:8])  # warm-up
     ways = {
         "one_at_a_time": lambda: np.concatenate([scorer.predict_proba([p]) for p in pairs]),
         "batched_plain": lambda: scorer.predict_proba(pairs),
-        "batched_length_sorted": lambda: detector._score_pairs(pairs),
+        "batched_length_sorted": lambda: score_pairs(scorer, pairs),  # the detector's (guard.pair_cache)
     }
     wall: dict[str, list[float]] = {k: [] for k in ways}
     cpu: dict[str, list[float]] = {k: [] for k in ways}
@@ -463,9 +487,9 @@ def main(argv=None) -> int:
         scorer = quantize_scorer(copy.deepcopy(fp32))
         model_note += ", int8 dynamic quantization"
         quant_row = bench_quantization(fp32, scorer, args, conversations)
-    detector = ContradictionDetector(scorer, config=args.config)
+    settings = Guard.over(scorer, config=args.config).settings()  # the checkpoint's τ and pairing
     results = {
-        "model": model_note, "threshold": detector.threshold, "pairing": detector.pairing,
+        "model": model_note, "threshold": settings.threshold, "pairing": settings.pairing,
         "command": " ".join([".venv/bin/python", "-m", "benchmarks.bench_guard", *(argv or sys.argv[1:])]),
         "machine": {**machine_info(), "torch_threads": torch.get_num_threads(),
                     "loadavg_at_start": os.getloadavg()},

@@ -29,7 +29,6 @@ import torch
 from embedded import shared_data_dir
 from guard import metrics
 from guard.datasets import read_dataset
-from guard.detector import ContradictionDetector
 from guard.evaluation import evaluate_detection, evaluate_mutual, progress
 from guard.pipeline import load_guard
 from guard.probes import ProbeCase, report
@@ -50,13 +49,13 @@ PROBE_SETS = [  # (file, what the set checks)
 START, END = "<!-- bench_methods:start -->", "<!-- bench_methods:end -->"
 
 
-def run_set(detector, name: str, path: Path, note: str, limit: int | None = None) -> dict:
+def run_set(guard, settings, name: str, path: Path, note: str, limit: int | None = None) -> dict:
     records = read_dataset("rgm" if path == RGM else "decode", path, limit=limit)
     started = time.perf_counter()
-    verdicts = [detector.detect(d) for d in progress(records, f"{detector.method} {name}")]
+    verdicts = [guard.verdict_on_dialogue(d, settings) for d in progress(records, f"{settings.method} {name}")]
     seconds = time.perf_counter() - started
     result = evaluate_detection(records, verdicts)
-    return {"set": name, "note": note, "method": detector.method, "seconds": round(seconds, 1),
+    return {"set": name, "note": note, "method": settings.method, "seconds": round(seconds, 1),
             "ms_per_record": round(1000 * seconds / len(records), 1), **result,
             "_records": records, "_predictions": [bool(v.contradiction) for v in verdicts]}
 
@@ -146,8 +145,8 @@ def main() -> None:
     if args.sets is not None:
         sets = [s for s in sets if any(s[0].startswith(prefix) for prefix in args.sets)]
     rows, mutual = [], []
-    detectors = {m: ContradictionDetector(scorer, method=m, threshold=threshold, categories=not args.no_categories,
-                                          config=guard.config) for m in ("structured", "unstructured")}
+    detectors = {m: guard.settings(mode="flag", method=m, threshold=threshold, checks=not args.no_categories,
+                                   prefilter=False) for m in ("structured", "unstructured")}
     meta = {
         "detector": args.detector, "threshold": threshold, "categories": not args.no_categories,
         "pairing": detectors["structured"].pairing,
@@ -156,8 +155,8 @@ def main() -> None:
         "command": "HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_methods " + " ".join(sys.argv[1:]),
     }
     for name, path, note in sets:  # set by set, both methods, results written as they come
-        for method, detector in detectors.items():
-            rows.append(run_set(detector, name, path, note, args.limit))
+        for method, settings in detectors.items():
+            rows.append(run_set(guard, settings, name, path, note, args.limit))
             print(f"{method:12s} {name:28s} acc={rows[-1]['overall']['accuracy']:.3f} "
                   f"({rows[-1]['seconds']} s)", file=sys.stderr)
         for method in detectors:

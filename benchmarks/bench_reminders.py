@@ -106,7 +106,7 @@ def play(bot, guard, way: str, seed: int, script=SCRIPT, persona=PERSONA) -> lis
     for number, message in enumerate(script):
         conversation.add("user", message)
         decoding = replace(settings.decoding_config, seed=seed * 100 + number)
-        turn = guarded_reply(conversation, asked, guard, replace(settings, decoding=decoding))
+        turn = conversation.append(guarded_reply(conversation, asked, guard, replace(settings, decoding=decoding)))
         report = turn.report
         rows.append({"turn": number, "message": message, "reply": turn.text, "flagged": report.reply_flagged,
                      "any_contradiction": report.any_contradiction, "sent_by": str(report.chosen.origin)
@@ -205,14 +205,14 @@ DRIFT_QUESTIONS = ("What do you do for work?", "Tell me about your job.", "Do yo
 def cmd_drift(args) -> int:
     """After a drifted first reply: nurse candidates rejected for contradicting the drift, and nurse replies sent,
     with the persona outranking the drift and without (its agreement bar set out of reach)."""
-    import guard.detector as detector_module
+    import guard.building as building
     from bots.registry import make_bot
     from guard.pipeline import load_guard
 
     guard, bot = load_guard(args.detector), make_bot(args.bot)
     out = {"machine": machine_info(), "detector": args.detector, "bot": args.bot, "runs": []}
     for rule in ("persona outranks the drift", "off"):
-        detector_module.PERSONA_AGREEMENT = 0.5 if rule != "off" else 2.0  # 2.0: no candidate ever agrees enough
+        building.PERSONA_AGREEMENT = 0.5 if rule != "off" else 2.0  # 2.0: no candidate ever agrees enough
         for drift in DRIFTS:
             counts = {"nurse_candidates": 0, "nurse_candidates_rejected": 0, "nurse_replies_sent": 0,
                       "replies": 0, "sides_taken": 0}
@@ -228,7 +228,7 @@ def cmd_drift(args) -> int:
                     counts["sides_taken"] += rows["sides_taken"]
             out["runs"].append({"rule": rule, "drift": drift, **counts})
             print(f"{rule:28} {drift[:40]:42} " + " ".join(f"{k}={v}" for k, v in counts.items()), flush=True)
-    detector_module.PERSONA_AGREEMENT = 0.5
+    building.PERSONA_AGREEMENT = 0.5
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2) + "\n")

@@ -78,15 +78,15 @@ def _declined_kind(why: str) -> str:
 
 def run(args: argparse.Namespace) -> dict:
     from bots.scripted import ScriptedBot
-    from conversation.guarding import guarded_reply
+    from conversation.guarding import guarded_reply, resolved_settings
     from conversation.records import USER, ChatSettings, Conversation
     from guard.pipeline import load_guard
     from guard.vocabulary import GuardMode
 
     guard = load_guard(args.detector, prefilter=args.prefilter)
-    detector = guard.detector(prefilter=args.prefilter)  # the one guarded_reply judges with (its τ, its prefilter k)
     settings = ChatSettings(bot="scripted", preset="greedy", guard_mode=GuardMode.REPAIR, detector=args.detector,
                             threshold=guard.threshold, num_candidates=2, prefilter=args.prefilter)
+    judged_with = resolved_settings(guard, settings)  # what guarded_reply judges with (its τ, its prefilter k)
     rows, started = [], time.perf_counter()
     for probe in probes():
         script = {"replies": [[DEMO_BOT[0]], [DEMO_BOT[1]],
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> dict:
         bot, conversation = ScriptedBot(script), Conversation()
         for message in DEMO_USER:
             conversation.add(USER, message)
-            turn = guarded_reply(conversation, bot, guard, settings)
+            turn = conversation.append(guarded_reply(conversation, bot, guard, settings))
         report, best = turn.report, turn.report.candidates[0]
         row = {**probe, "flagged": best.contradicts, "score": round(best.contradiction_score, 4),
                "category": best.category, "sent": turn.text, "repaired": report.repaired}
@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> dict:
             row["removed"] = report.repair.removed
             row["removed_planted"] = probe["contradiction"] in report.repair.removed \
                 or probe["contradiction"][2:] in report.repair.removed
-            again = detector.detect_candidates(conversation.history(before=turn.turn_id), [turn.text], "bot")[0]
+            again = guard.verdict(conversation.history(before=turn.turn_id), turn.text, speaker="bot",
+                                  settings=judged_with)
             row["sent_still_flagged"] = bool(again.contradiction)
         elif best.contradicts:
             row["declined"] = report.repair_declined
@@ -127,8 +128,8 @@ def run(args: argparse.Namespace) -> dict:
               "fell_back": sum(not r["repaired"] for r in flagged),
               "as_expected": sum((r["repaired"] and r["expected"] == "repair")
                                  or (not r["repaired"] and r["expected"] == "fall back") for r in flagged)}
-    return {"benchmark": "bench_repair", "detector": args.detector, "threshold": detector.threshold,
-            "prefilter_k": detector.prefilter_k, "seconds": round(seconds, 1), "machine": machine_info(),
+    return {"benchmark": "bench_repair", "detector": args.detector, "threshold": judged_with.threshold,
+            "prefilter_k": judged_with.prefilter_k, "seconds": round(seconds, 1), "machine": machine_info(),
             "totals": totals, "by_shape": by_shape, "rows": rows}
 
 

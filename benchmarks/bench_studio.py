@@ -94,6 +94,7 @@ def bench_suggest(args: argparse.Namespace) -> dict:
 
 
 def bench_db(args: argparse.Namespace) -> dict:
+    from guard.config import JudgeSettings
     from guard.report import BotTurnReport, CandidateReport
     from guard.verdicts import Verdict, VerdictDetails
     from guard.vocabulary import Category, GuardMode, Method
@@ -102,10 +103,10 @@ def bench_db(args: argparse.Namespace) -> dict:
 
     def report(k: int, t: int) -> BotTurnReport:
         """4 candidates, each judged consistent (score 0.1), the first one sent."""
-        verdicts = [Verdict(False, 0.1, Category.NONE, [], [], VerdictDetails(Method.STRUCTURED, 2 * t + 1, 0.5, 1, 0.1))
-                    for _ in range(4)]
-        return BotTurnReport(GuardMode.RERANK, 0.5, "bench", 0, False, [
-            CandidateReport(i, f"answer {t}.{i}", -0.5, i == 0, "r", v) for i, v in enumerate(verdicts)])
+        details = VerdictDetails(Method.STRUCTURED, 2 * t + 1, 0.5, 1, 0.1)
+        verdicts = [Verdict(False, 0.1, Category.NONE, (), (), details) for _ in range(4)]
+        return BotTurnReport(JudgeSettings.resolve(mode=GuardMode.RERANK, threshold=0.5), "bench", 0, False, tuple(
+            CandidateReport(i, f"answer {t}.{i}", -0.5, i == 0, "r", v) for i, v in enumerate(verdicts)))
 
     def run(url: str) -> dict:
         done = write_sessions_at_once(url, args.sessions, args.turns, report)
@@ -138,8 +139,8 @@ def bench_triggers(args: argparse.Namespace) -> dict:
     store = Store(args.db or f"sqlite:///{tempfile.mkdtemp()}/triggers.db")
     bot = make_bot("embedded")
     guard = load_guard("embedded")
-    guard_detector = guard.detector()  # the one the guard judges with: its τ and prefilter
-    judge = guard.detector(method="unstructured", prefilter=False)
+    own = Judge("embedded:structured (guard)", guard, guard.settings(mode="flag"))  # the guard's τ and prefilter
+    other = Judge("embedded:unstructured", guard, guard.settings(mode="flag", method="unstructured", prefilter=False))
     rows = []
     methods = args.methods or list(METHODS)
     for mode in args.modes:
@@ -148,8 +149,7 @@ def bench_triggers(args: argparse.Namespace) -> dict:
                                 threshold=guard.threshold)
             settings = RedteamSettings(chat=chat, methods=[method], sessions=args.sessions, turns=args.turns,
                                        seed=args.seed, use_lm=not args.no_lm)
-            run = run_redteam(settings, store, bot, guard, Judge("embedded:structured (guard)", guard_detector),
-                              Judge("embedded:unstructured", judge))
+            run = run_redteam(settings, store, bot, guard, own, other)
             confirmed = _annotated_contradictions(store, run)
             for row in run.report()["per_method"]:
                 mine = [j for j in run.judgements if j.method == row["method"]]

@@ -26,16 +26,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from guard.datasets import read_dataset
-    from guard.detector import ContradictionDetector
     from guard.pipeline import load_guard
 
     records = [d for d in read_dataset("decode", args.suite) if d.label is not None]
     verdicts = {}
     for name in (args.first, args.second):
         guard = load_guard(name, prefilter=False)  # no prefilter: every earlier sentence is paired
-        detector = ContradictionDetector(guard.scorer, threshold=guard.config.threshold, categories=True,
-                                         config=guard.config)
-        verdicts[name] = [detector.detect(d) for d in records]
+        settings = guard.settings(mode="flag", threshold=guard.config.threshold, checks=True, prefilter=False)
+        verdicts[name] = [guard.verdict_on_dialogue(d, settings) for d in records]
     right = {name: sum(v.contradiction == bool(d.label) for v, d in zip(vs, records)) for name, vs in verdicts.items()}
     print(f"{len(records)} dialogues; right: " + ", ".join(f"{n} {k}" for n, k in right.items()))
     if args.set_aside:

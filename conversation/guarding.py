@@ -2,8 +2,9 @@
 these.
 
 ``guarded_reply``: the bot proposes ``settings.num_candidates`` candidates, the guard (``guard.pipeline.Guard``)
-judges every one against the conversation and persona in one batch and its policy picks the reply for the mode, and
-the turn is appended with the guard's report. When the policy finds nothing consistent that answers, the bot is
+judges every one against the conversation and persona in one batch and its policy picks the reply for the mode; the
+new turn, with the guard's finished report, is handed back (the caller appends it: a worker thread never touches
+the page's conversation). When the policy finds nothing consistent that answers, the bot is
 reminded before the policy falls back (``guard.reminders``): asked again with its reply opened by the consistent
 answer (or, for a bot that cannot continue an opening, with the fact restated in its persona), the opening alone
 going in as a last candidate composed by the guard; all candidates are judged again and the policy chooses among
@@ -15,13 +16,13 @@ candidate's verdict, the reminder, the policy's choice), so a page can show the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from bots.base import Bot
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.config import FALLBACK_THRESHOLD, JudgeSettings
+from guard.config import JudgeSettings
 from guard.records import Candidate, Turn
 from guard.reminders import (
     CandidateOrigin,
@@ -31,7 +32,7 @@ from guard.reminders import (
     plan_reminder,
     restated_persona,
 )
-from guard.report import BotTurnReport, decide
+from guard.report import BotTurnReport, TurnContext, decide, rejudged
 from guard.verdicts import Verdict
 from guard.vocabulary import GuardMode
 
@@ -62,11 +63,12 @@ StepCallback = Callable[[GuardStep], None]
 
 def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
                   on_step: StepCallback | None = None) -> ChatTurn:
-    """Generate candidates for the user's last turn, guard them, append and return the bot turn.
+    """Generate candidates for the user's last turn, guard them and return the bot turn (not appended: the caller
+    appends it, ``Conversation.append``).
 
     The turn keeps a snapshot of the settings that produced it (with the decoding values used and whether the
     prefilter ran). ``guard`` may be None when the mode is off. Raises whatever the bot raises (bots.base.BotError
-    for user-actionable failures) before touching the conversation, so a failed turn leaves the transcript as it was.
+    for user-actionable failures); the conversation is never touched.
     """
     if not conversation.awaiting_reply:
         raise ValueError("the last turn is not the user's; there is nothing to reply to")
@@ -77,36 +79,46 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
             on_step(GuardStep(kind, round(time.perf_counter() - started, 3), **values))
 
     decoding = settings.decoding_config
+    persona = tuple(conversation.persona)
     step("generating")
     stream = {"on_text": lambda texts: step("writing", written=list(texts))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
-    candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding,
-                              persona=tuple(conversation.persona), **stream)
-    generated = time.perf_counter()
+    candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
+                              **stream)
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
-    step("candidates", candidates=list(candidates))
-    report = _guard(conversation.history(), list(conversation.persona), candidates, guard, settings, step)
-    judged = time.perf_counter()
-    if guard is not None and settings.remind and needs_reminder(report):
-        report = _remind(conversation, bot, guard, settings, report, candidates, step)
     reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
-    if reading is not None and reading.cut:
-        report.prompt_note = reading.note("Your message")
-    reply = report.sent_reply()
-    report.timings = {"generate_s": round(generated - started, 4), "guard_s": round(judged - generated, 4)}
-    if report.reminder is not None:  # timed apart: the reminder's generation and judging
-        report.timings["remind_s"] = report.reminder.seconds
-    produced_by = replace(settings, decoding=decoding, persona=list(conversation.persona),
-                          prefilter=report.prefilter, from_session=False)
-    turn = conversation.add(BOT, reply, report, produced_by)
+    note = reading.note("Your message") if reading is not None and reading.cut else ""
+    context = TurnContext(prompt_note=note, timings={"generate_s": round(time.perf_counter() - started, 4)})
+    step("candidates", candidates=list(candidates))
+    judge_settings = resolved_settings(guard, settings)
+    report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
+    if guard is not None and settings.remind and needs_reminder(report):
+        report = _remind(conversation, bot, guard, settings, judge_settings, report, candidates, step)
+    produced_by = replace(settings, decoding=decoding, persona=list(persona), prefilter=report.prefilter,
+                          from_session=False)
+    turn = ChatTurn(turn_id=len(conversation.turns), agent_id=BOT, text=report.sent_reply(), report=report,
+                    settings=produced_by)
     step("done", report=report)
     return turn
 
 
-def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, report: BotTurnReport,
-            candidates: list[Candidate], step) -> BotTurnReport:
+def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSettings:
+    """The chat's settings as the guard judges with them, resolved once against its checkpoint (no guard: the mode
+    off, nothing to resolve against)."""
+    if guard is None:
+        if settings.mode != GuardMode.OFF:
+            raise ValueError(f"guard mode {settings.mode} needs a detector; choose one, or turn the guard off")
+        return JudgeSettings.resolve(None, mode=GuardMode.OFF, threshold=settings.threshold,
+                                     fallback=settings.fallback)
+    return guard.settings(mode=settings.mode, threshold=settings.threshold, prefilter=settings.prefilter,
+                          penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
+                          repair_fallback=settings.repair_fallback)
+
+
+def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, judge_settings: JudgeSettings,
+            report: BotTurnReport, candidates: list[Candidate], step) -> BotTurnReport:
     """The turn's report after a reminder (``guard.reminders``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The first report stands when the
     evidence gives no fact to remind of."""
@@ -120,33 +132,27 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     if bot.continues_openings:
         new = bot.continue_reply(conversation.turns, reminder.opening, n, settings.decoding_config, persona=persona)
     else:
-        reminder.method = ReminderMethod.RESTATED
-        reminder.restated = restated_persona(persona, reminder)[len(persona):]
+        reminder = replace(reminder, method=ReminderMethod.RESTATED,
+                           restated=tuple(restated_persona(persona, reminder)[len(persona):]))
         new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder))
     said = {c.text.strip() for c in candidates}
     new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
-    reminder.drawn = len(new)
+    reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))
     lowest = min(c.score for c in [*candidates, *new])
     composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
     added = [Candidate(c.text, float(c.score)) for c in new] + [composed]
     step("reminded", candidates=added)
-    everything = [*candidates, *added]
-    again = _guard(conversation.history(), persona, everything, guard, settings, step, first_index=len(candidates))
-    origins = [CandidateOrigin.BOT] * len(candidates) + [CandidateOrigin.REMINDED] * len(new) + \
-        [CandidateOrigin.COMPOSED]
-    for cand, origin in zip(again.candidates, origins):
-        cand.origin = origin
-    chosen = again.chosen
-    consistent = chosen is not None and not again.reply_flagged
-    reminder.outcome = chosen.origin if consistent and chosen.origin != CandidateOrigin.BOT else "none"
-    reminder.seconds = round(time.perf_counter() - started, 4)
-    again.reminder = reminder
-    return again
+    origins = (CandidateOrigin.BOT,) * len(candidates) + (CandidateOrigin.REMINDED,) * len(new) + \
+        (CandidateOrigin.COMPOSED,)
+    timings = {**report.timings, "remind_s": reminder.seconds}
+    context = TurnContext(origins=origins, reminder=reminder, prompt_note=report.prompt_note, timings=timings)
+    return _guard(conversation.history(), persona, [*candidates, *added], guard, judge_settings, context, step,
+                  first_index=len(candidates))
 
 
 def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) -> Conversation:
     """The conversation judged again by ``guard`` at ``settings.threshold`` and ``settings.mode``, nothing
-    regenerated.
+    regenerated: a new conversation of new reports.
 
     Every bot turn keeps its candidates and the reply that was sent (the later turns were said after
     it); each candidate gets the new verdict, and the turn says when the policy would now send
@@ -154,51 +160,34 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
     """
     if settings.mode == GuardMode.OFF:
         raise ValueError("re-judging needs a guard mode other than off")
+    judge_settings = resolved_settings(guard, settings)
+    note = f"re-judged by {settings.detector or 'the detector'} at τ = {judge_settings.threshold:.2f}, {settings.mode}"
     turns = []
     for turn in conversation.turns:
         old = turn.report
         if old is None:
-            turns.append(replace(turn))
+            turns.append(turn)
             continue
         candidates = [Candidate(c.text, c.generator_score) for c in old.candidates]
         started = time.perf_counter()
-        report = _guard(conversation.history(before=turn.turn_id), list(old.persona), candidates, guard, settings)
-        would = None if report.used_fallback else report.chosen_index
-        sent = None if old.used_fallback else old.chosen_index
-        for cand, was in zip(report.candidates, old.candidates):
-            cand.chosen = cand.index == sent
-            cand.repair = was.repair  # the reply that was sent, as it was sent (repaired or not)
-            cand.origin = was.origin  # who wrote it: the bot, the bot reminded, or the guard
-        report.reminder = old.reminder  # nothing is regenerated: the reminder stays what it was
-        report.chosen_index, report.used_fallback = sent, old.used_fallback
-        report.sent = turn.text  # what was sent stays what was sent
-        report.repair_declined, report.decided_by = old.repair_declined, old.decided_by
-        report.prompt_note = old.prompt_note  # what the bot read stays what it read
-        report.timings = {**old.timings, "rejudge_s": round(time.perf_counter() - started, 4)}
-        # the note says who judged; what the policy would now send is the report's own (its summary says it)
-        report.rejudge_note = (f"re-judged by {settings.detector or 'the detector'} at τ = "
-                               f"{settings.threshold:.2f}, {settings.mode}")
-        if would != sent:
-            report.would_send, report.would_fallback = would, would is None
+        fresh = guard.judge(conversation.history(before=turn.turn_id), candidates, speaker=BOT,
+                            persona=old.persona, settings=judge_settings, turn_id=turn.turn_id)
+        report = rejudged(old, fresh, turn.text, note, time.perf_counter() - started)
         turns.append(replace(turn, report=report))  # what produced the turn (turn.settings) is never rewritten
     return Conversation(persona=list(conversation.persona), turns=turns, record_id=conversation.record_id)
 
 
-def _guard(history: list[Turn], persona: list[str], candidates: list[Candidate], guard: Guard | None,
-           settings: ChatSettings, step: Callable[..., None] | None = None, first_index: int = 0) -> BotTurnReport:
+def _guard(history: list[Turn], persona: Sequence[str], candidates: list[Candidate], guard: Guard | None,
+           settings: JudgeSettings, context: TurnContext, step: Callable[..., None] | None = None,
+           first_index: int = 0) -> BotTurnReport:
     """The guard's report on the candidates (judged against the history and persona unless the mode is off)."""
-    options = {"mode": settings.mode, "threshold": settings.threshold, "prefilter": settings.prefilter,
-               "penalty_lambda": settings.penalty_lambda, "fallback": settings.fallback,
-               "repair_fallback": settings.repair_fallback}
-    if settings.mode == GuardMode.OFF:
-        options["threshold"] = settings.threshold or FALLBACK_THRESHOLD
-        report, _ = decide(candidates, None, JudgeSettings.resolve(**options), detector=settings.detector,
-                           persona=persona)
+    if guard is None:
+        report, _ = decide(candidates, None, settings, detector="", persona=persona, context=context)
     else:
-        if step:
+        if step and settings.mode != GuardMode.OFF:
             step("judging", candidates=list(candidates[first_index:]))
-        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=guard.settings(**options))
-        if step:
+        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=settings, context=context)
+        if step and settings.mode != GuardMode.OFF:
             for i, cand in enumerate(report.candidates[first_index:], start=first_index):
                 step("verdict", index=i, verdict=cand.verdict)
     if step:

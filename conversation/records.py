@@ -40,7 +40,7 @@ class ChatSettings:
     decoding: dict = field(default_factory=dict)
     guard_mode: GuardMode | None = GuardMode.RERANK
     detector: str = "embedded"
-    threshold: float | None = 0.5
+    threshold: float | None = None  # None: the detector's calibrated τ
     num_candidates: int | None = 4
     penalty_lambda: float | None = 1.0
     prefilter: bool | None = True
@@ -89,7 +89,7 @@ class ChatSettings:
         return cls(**{**blank, **known})
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChatTurn(Turn):
     """One turn of the chat (a ``guard.records.Turn``: the same record goes to the bots, the guard and the store).
     A bot turn carries the guard's report (None when it was not guarded, e.g. imported text) and the settings that
@@ -110,6 +110,13 @@ class Conversation:
     def add(self, agent_id: str, text: str, report: BotTurnReport | None = None,
             settings: ChatSettings | None = None) -> ChatTurn:
         turn = ChatTurn(turn_id=len(self.turns), agent_id=agent_id, text=text, report=report, settings=settings)
+        self.turns.append(turn)
+        return turn
+
+    def append(self, turn: ChatTurn) -> ChatTurn:
+        """Add a turn made elsewhere (``conversation.guarding.guarded_reply``'s bot turn), numbered as the next."""
+        if turn.turn_id != len(self.turns):
+            raise ValueError(f"turn {turn.turn_id} does not follow this conversation's {len(self.turns)} turns")
         self.turns.append(turn)
         return turn
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from guard.evaluation import EvaluationError, evaluate_dataset, make_detector, progress
+from guard.evaluation import EvaluationError, evaluate_dataset, make_judge, progress
 from guard.files import InputError, OutputError, atomic_writer, check_output_path
 from guard.vocabulary import Method
 
@@ -55,10 +55,9 @@ def _threshold(value: str) -> float:
     return t
 
 
-def build_detector(args: argparse.Namespace):
-    """The ContradictionDetector the flags ask for (its threshold: the flag, else the checkpoint's)."""
-    return make_detector(args.detector, args.method, args.threshold,
-                         categories=not getattr(args, "no_categories", False))
+def build_judge(args: argparse.Namespace):
+    """The guard and settings the flags ask for (τ: the flag, else the checkpoint's)."""
+    return make_judge(args.detector, args.method, args.threshold, checks=not getattr(args, "no_checks", False))
 
 
 def verdict_row(record_id: str, verdict) -> dict:
@@ -74,10 +73,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     from guard.datasets import read_dataset
 
     records = read_dataset("decode", args.input)
-    detector = build_detector(args)
+    guard, settings = build_judge(args)
     with output_stream(args.output) as out:
         for d in progress(records, "score", args.quiet):
-            out.write(json.dumps(verdict_row(d.record_id, detector.detect(d))) + "\n")
+            out.write(json.dumps(verdict_row(d.record_id, guard.verdict_on_dialogue(d, settings))) + "\n")
     return 0
 
 
@@ -90,7 +89,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     head = {"format": args.format, "file": str(args.file), "detector": args.detector, "method": args.method}
     try:
         result = evaluate_dataset(args.format, records, args.detector, args.method, args.threshold,
-                                  categories=not args.no_categories, quiet=args.quiet)
+                                  checks=not args.no_checks, quiet=args.quiet)
     except EvaluationError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     result = {**head, **result, "seconds": round(time.perf_counter() - started, 1)}
@@ -154,8 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="structured: DECODE's utterance-based pairs (default); unstructured: whole history")
         p.add_argument("--threshold", type=_threshold, default=None,
                        help="decision threshold (default: the checkpoint's guard_config.json, else 0.5)")
-        p.add_argument("--no-categories", action="store_true",
-                       help="skip the CDConv intra/role checks (history contradiction only; faster)")
+        p.add_argument("--no-checks", "--no-categories", dest="no_checks", action="store_true",
+                       help="skip the checks beside the history check (CDConv's intra / own-question / role: "
+                            "history contradiction only; faster). --no-categories is its older name")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     score = sub.add_parser("score", help="judge the last turn of each DECODE-shaped record")

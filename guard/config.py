@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guard.vocabulary import CHECKS, PAIRINGS, Check, GuardMode, Pairing
+from guard.vocabulary import CHECKS, GUARD_MODES, METHODS, PAIRINGS, Check, GuardMode, Method, Pairing
 
 #: DECODE's default decision threshold (Nie et al. 2021, "Thresholding"): a checkpoint without a config gets it.
 FALLBACK_THRESHOLD = 0.5
@@ -135,23 +135,6 @@ class GuardConfig:
             badge=_badge(data, where),
         )
 
-    def threshold_for(self, pairing: Pairing | str | None = None) -> float:
-        """τ for a pairing: the one calibrated for it where the config has it, else the config's τ."""
-        return self.pairing_thresholds.get(str(pairing), self.threshold) if pairing else self.threshold
-
-    def intra_threshold_at(self, threshold: float) -> float:
-        """The clause check's threshold beside a history τ of ``threshold``. Clause pairs inside one reply are mostly
-        elaborations ("I hate tea, I never drink it") that an NLI model trained on negations calls contradictory,
-        so they have their own threshold. A stream calibration sets it on its own false alarms, below τ if need be
-        (a high τ must not silence the check); an older config's is never read below τ, as it was calibrated."""
-        if self.intra_threshold is None:
-            return threshold
-        return self.intra_threshold if self.stream_calibrated else max(self.intra_threshold, threshold)
-
-    def own_question_threshold_at(self, threshold: float) -> float:
-        """The own-question role check's threshold: the config's (calibrated on bot turns), else τ."""
-        return self.own_question_threshold if self.own_question_threshold is not None else threshold
-
 
 def _probability(data: dict, key: str, where: Path | str, name: str | None = None) -> float | None:
     """``data[key]`` as a number strictly between 0 and 1; None when absent; a ConfigError naming it otherwise."""
@@ -220,40 +203,78 @@ DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
 @dataclass(frozen=True)
 class JudgeSettings:
     """Every setting of one judged turn, resolved once (``resolve``) from what the caller asked and the checkpoint's
-    config: the guard builds its detector and its policy's decision from these, and nothing after resolves a setting
-    again."""
+    config. The guard's one detector judges with these, its policy decides with them, and the verdicts and the
+    report quote them; nothing after ``resolve`` reads a setting from anywhere else."""
 
     mode: GuardMode = GuardMode.RERANK
+    method: Method = Method.STRUCTURED
+    pairing: Pairing = Pairing.SENTENCE
     threshold: float = FALLBACK_THRESHOLD
-    #: the prefilter picks the earlier sentences paired (asked for, and the guard has an embedder)
-    prefilter: bool = False
-    checks: frozenset[Check] = frozenset()
-    #: the flagging checks' own thresholds beside τ (``GuardConfig.intra_threshold_at`` and its own-question twin)
+    #: the flagging checks' own thresholds beside τ (calibrated on their own false alarms, else τ)
     intra_threshold: float = FALLBACK_THRESHOLD
     own_question_threshold: float = FALLBACK_THRESHOLD
+    checks: frozenset[Check] = frozenset()
+    #: earlier sentences the prefilter pairs with each candidate sentence; None: every one (no prefilter)
+    prefilter_k: int | None = None
     penalty_lambda: float = 1.0
     fallback: str = DEFAULT_SAFE_REPLY
     repair_fallback: GuardMode = GuardMode.RERANK
 
+    @property
+    def prefilter(self) -> bool:
+        """Whether the prefilter chose the earlier sentences paired."""
+        return self.prefilter_k is not None
+
     @classmethod
     def resolve(cls, config: GuardConfig | None = None, *, mode: GuardMode | str = GuardMode.RERANK,
-                threshold: float | None = None, prefilter: bool | None = True, has_embedder: bool = False,
-                checks: Collection[Check | str] | bool | None = None, penalty_lambda: float | None = None,
+                method: Method | str = Method.STRUCTURED, pairing: Pairing | str | None = None,
+                threshold: float | None = None, intra_threshold: float | None = None,
+                own_question_threshold: float | None = None, checks: Collection[Check | str] | bool | None = None,
+                prefilter: bool | None = True, has_embedder: bool = False, penalty_lambda: float | None = None,
                 fallback: str | None = None, repair_fallback: GuardMode | str | None = None) -> JudgeSettings:
-        """The settings for a turn: None takes the checkpoint's value (τ, its checks) or the default (λ = 1, the
-        safe reply, re-rank after a declined repair); ``checks`` True or False turns every check on or off."""
+        """The settings for a turn; the one place τ and the checks' thresholds are read from a checkpoint's config.
+
+        None takes the checkpoint's value: τ calibrated for the pairing (else the config's τ), the checks its
+        calibration kept, each check's own threshold (a stream calibration's as it is; an older config's never
+        below τ, as it was calibrated; none: τ), the prefilter's k where the guard has an embedder; or the default
+        (λ = 1, the safe reply, re-rank after a declined repair). ``checks`` True or False turns every check on or
+        off. A value out of range raises ValueError naming it."""
         config = config or GuardConfig()
-        if checks is None:
-            resolved = config.checks
-        elif isinstance(checks, bool):
-            resolved = frozenset(CHECKS) if checks else frozenset()
-        else:
-            resolved = frozenset(Check(c) for c in checks)
-        tau = float(config.threshold if threshold is None else threshold)
-        return cls(mode=GuardMode(mode or GuardMode.OFF), threshold=tau,
-                   intra_threshold=config.intra_threshold_at(tau),
-                   own_question_threshold=config.own_question_threshold_at(tau),
-                   prefilter=bool(prefilter is not False and has_embedder), checks=resolved,
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        pairing = config.pairing if pairing is None else pairing
+        if pairing not in PAIRINGS:
+            raise ValueError(f"pairing must be one of {', '.join(PAIRINGS)}, got {pairing!r}")
+        if mode not in GUARD_MODES:
+            raise ValueError(f"mode must be one of {', '.join(GUARD_MODES)}, got {mode!r}")
+        tau = float(config.pairing_thresholds.get(str(pairing), config.threshold) if threshold is None else threshold)
+        if intra_threshold is None:
+            intra_threshold = tau if config.intra_threshold is None else (
+                config.intra_threshold if config.stream_calibrated else max(config.intra_threshold, tau))
+        if own_question_threshold is None:
+            own_question_threshold = tau if config.own_question_threshold is None else config.own_question_threshold
+        for name, value in (("threshold", tau), ("intra_threshold", intra_threshold),
+                            ("own_question_threshold", own_question_threshold)):
+            if not 0.0 < float(value) < 1.0:
+                raise ValueError(f"{name} must lie strictly between 0 and 1, got {value}")
+        return cls(mode=GuardMode(mode), method=Method(method), pairing=Pairing(pairing), threshold=tau,
+                   intra_threshold=float(intra_threshold), own_question_threshold=float(own_question_threshold),
+                   checks=resolve_checks(checks, config.checks),
+                   prefilter_k=config.prefilter_k if prefilter is not False and has_embedder else None,
                    penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
                    fallback=fallback or DEFAULT_SAFE_REPLY,
                    repair_fallback=GuardMode(repair_fallback) if repair_fallback else GuardMode.RERANK)
+
+
+def resolve_checks(checks: bool | Collection[Check | str] | None, default: Collection[Check] = CHECKS
+                   ) -> frozenset[Check]:
+    """The checks a turn runs beside the history check: all of them (True), none (False), those named, or
+    ``default`` (None)."""
+    if checks is None:
+        return frozenset(default)
+    if isinstance(checks, bool):
+        return frozenset(CHECKS) if checks else frozenset()
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise ValueError(f"unknown check(s) {unknown}; choose among {', '.join(CHECKS)}")
+    return frozenset(Check(c) for c in checks)

@@ -30,19 +30,20 @@ def progress(items: Sequence, desc: str, quiet: bool = False):
                 disable=quiet or len(items) < PROGRESS_MIN, leave=False)
 
 
-def make_detector(detector: str = "embedded", method: str = "structured", threshold: float | None = None,
-                  categories: bool = True):
-    """The guard's ContradictionDetector for checkpoint ``detector`` (``guard.pipeline.load_guard``), without the
-    prefilter: a data set's dialogues are judged against every earlier turn; threshold: the given one, else the
-    checkpoint's."""
+def make_judge(detector: str = "embedded", method: str = "structured", threshold: float | None = None,
+               checks: bool = True):
+    """The guard for checkpoint ``detector`` (``guard.pipeline.load_guard``) and the settings a data set is judged
+    with: without the prefilter (a data set's dialogues are judged against every earlier turn), every check or
+    none, τ the given one, else the checkpoint's."""
     from guard.pipeline import load_guard
 
-    return load_guard(detector, prefilter=False).detector(threshold, method, prefilter=False, categories=categories)
+    guard = load_guard(detector, prefilter=False)
+    return guard, guard.settings(mode="flag", method=method, threshold=threshold, prefilter=False, checks=checks)
 
 
-def detect_all(detector, records, quiet: bool = False) -> list:
-    """The detector's verdict for every record, in order."""
-    return [detector.detect(d) for d in progress(records, "evaluate", quiet)]
+def detect_all(guard, settings, records, quiet: bool = False) -> list:
+    """The guard's verdict on every record's last turn, in order (``Guard.verdict_on_dialogue``)."""
+    return [guard.verdict_on_dialogue(d, settings) for d in progress(records, "evaluate", quiet)]
 
 
 def evaluate_detection(records, verdicts) -> dict:
@@ -176,7 +177,7 @@ def evaluate_mutual(scorer, records, method: str, quiet: bool = False) -> dict:
 
 
 def evaluate_dataset(fmt: str, records, detector: str = "embedded", method: str = "structured",
-                     threshold: float | None = None, categories: bool = True, quiet: bool = False) -> dict:
+                     threshold: float | None = None, checks: bool = True, quiet: bool = False) -> dict:
     """Everything ``python -m guard evaluate`` reports for records of format ``fmt``.
 
     MuTual is response selection and SNLI the NLI model alone (both use the checkpoint, no
@@ -189,10 +190,10 @@ def evaluate_dataset(fmt: str, records, detector: str = "embedded", method: str 
         return evaluate_mutual(load_scorer(detector), records, method, quiet)
     if fmt == "snli":
         return {"overall": evaluate_nli(load_scorer(detector), records, quiet)}
-    judge = make_detector(detector, method, threshold, categories)
-    verdicts = detect_all(judge, records, quiet)
-    result = {"threshold": judge.threshold, **evaluate_detection(records, verdicts)}
+    guard, settings = make_judge(detector, method, threshold, checks)
+    verdicts = detect_all(guard, settings, records, quiet)
+    result = {"threshold": settings.threshold, **evaluate_detection(records, verdicts)}
     if fmt == "dnli":
-        result["overall"].update(evaluate_nli(judge.scorer, records, True))
+        result["overall"].update(evaluate_nli(guard.scorer, records, True))
         result["ranking"] = evaluate_dnli_ranking(records, verdicts)
     return result

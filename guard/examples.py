@@ -14,7 +14,8 @@ from guard.dialogue_text import parse_dialogue_text
 from guard.vocabulary import Category, category_name
 
 if TYPE_CHECKING:  # loads torch
-    from guard.detector import ContradictionDetector
+    from guard.config import JudgeSettings
+    from guard.pipeline import Guard
 
 
 @dataclass(frozen=True)
@@ -305,11 +306,12 @@ class ExampleJudgement:
         return f"✔ right (calls it {category_name(self.said)}; people say {category_name(self.expected)})"
 
 
-def judge_examples(detector: ContradictionDetector, examples: tuple[Example, ...] = EXAMPLES) -> list[ExampleJudgement]:
-    """Run ``detector`` on every example, live."""
+def judge_examples(guard: Guard, settings: JudgeSettings, examples: tuple[Example, ...] = EXAMPLES
+                   ) -> list[ExampleJudgement]:
+    """Every example judged live by ``guard`` with ``settings``."""
     judgements = []
     for example in examples:
-        verdict = detector.detect(parse_dialogue_text(example.text, record_id=example.key))
+        verdict = guard.verdict_on_dialogue(parse_dialogue_text(example.text, record_id=example.key), settings)
         judgements.append(ExampleJudgement(example.key, example.title, example.expected, Category(verdict.category),
                                            float(verdict.score)))
     return judgements

@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON values: dataclasses as dicts, enums as their strings, tuples as lists; another
+    """``value`` as plain JSON values: dataclasses as dicts, enums as their strings, tuples and sets as lists (a set
+    sorted, so the form is stable); another
     detector's details may hold numpy numbers; NaN, which JSON has no word for, becomes null."""
     if is_dataclass(value) and not isinstance(value, type):
         return jsonable(asdict(value))
@@ -29,6 +30,10 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(jsonable(v) for v in value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
     if hasattr(value, "item") and callable(value.item):
         value = value.item()
     if isinstance(value, float) and value != value:
@@ -64,7 +69,13 @@ def _typed(kind: Any, value: Any) -> Any:
         return _typed(options[0], value) if len(options) == 1 else value
     if origin in (list, Sequence) and args:
         return [_typed(args[0], v) for v in value]
-    if origin is dict and len(args) == 2:
+    if origin is tuple and args:  # tuple[X, ...] (a frozen record's sequence) or a fixed tuple
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_typed(args[0], v) for v in value)
+        return tuple(_typed(a, v) for a, v in zip(args, value))
+    if origin is frozenset and args:
+        return frozenset(_typed(args[0], v) for v in value)
+    if origin in (dict, Mapping) and len(args) == 2:
         return {k: _typed(args[1], v) for k, v in value.items()}
     if is_dataclass(kind) and isinstance(value, Mapping):
         return from_jsonable(kind, value)

@@ -1,122 +1,124 @@
 """The guard as one object: loaded once, judging every turn, one report.
 
     guard = load_guard("embedded")                      # scorer, embedder and guard_config.json, read once
-    report = guard.judge(turns, candidates, speaker="bot", persona=persona, mode="rerank")
+    settings = guard.settings(mode="rerank")            # every setting resolved once, frozen
+    report = guard.judge(turns, candidates, speaker="bot", persona=persona, settings=settings)
     report.sent, report.summary(), report.to_json()     # the one finished report type, in its one JSON form
 
-A judged turn runs in stages: every setting resolved once (``Guard.settings``: τ, the checks, the prefilter, the
-mode and its policy's settings, into a ``guard.config.JudgeSettings``), then the detector plans every pair, scores
+``Guard.judge`` is the one way in to judge a turn: the chat page, the playground, the Learn page, the server,
+self-play and the studio, the command lines, evaluation and calibration all call it, each with one settings record
+(``Guard.settings``: τ, the checks and their thresholds, pairing, method, the prefilter, the mode and its policy's
+settings, resolved once from the checkpoint's config and the caller's overrides into a frozen
+``guard.config.JudgeSettings``). A judged turn runs in stages: the guard's one detector plans every pair, scores
 them in one batch and builds each verdict once (``guard.detector``), then the policy decides and the report is
-finished (``guard.report.decide``): it holds the text sent and whether the prefilter ran.
+built finished (``guard.report.decide``): it holds the text sent, the settings, the candidates' origins, the
+reminder, the prompt note and the timings. Nothing on the way is changed after it is built.
 
-``load_guard`` is the one cached factory: the chat page, the playground, the server, the studio and self-play,
-the command lines, calibration and the benchmarks all get their guard from it, so a threshold set by one is the
-threshold the others apply. A ``Guard`` holds the NLI scorer, the prefilter's sentence embedder and the
-checkpoint's settings (``guard.config.GuardConfig``); ``Guard.detector`` is where a ``ContradictionDetector`` is
-built at run time (one per threshold, method and pairing asked for, kept so each keeps its embedding cache).
-Judging takes the whole conversation, the user's turns included: an answer is read with the question it answers.
-Computations on the scorer take turns on the CPU (``embedded.turns``).
+``load_guard`` is the one cached factory, so a threshold set by one caller is the threshold the others apply. A
+``Guard`` holds the NLI scorer, the prefilter's sentence embedder and the checkpoint's settings
+(``guard.config.GuardConfig``); its one ``ContradictionDetector`` keeps nothing that depends on a setting (scored
+pairs and embeddings are cached per model). Judging takes the whole conversation, the user's turns included: an
+answer is read with the question it answers. Computations on the scorer take turns on the CPU (``embedded.turns``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from embedded.once import LoadedOnce
 from guard.config import GuardConfig, JudgeSettings
-from guard.detector import ContradictionDetector, resolve_checks
-from guard.records import Candidate, Turn
-from guard.report import BotTurnReport, decide
+from guard.detector import ContradictionDetector
+from guard.records import Candidate, Dialogue, Turn
+from guard.report import BotTurnReport, TurnContext, decide
 from guard.verdicts import Verdict
 from guard.vocabulary import Check, GuardMode, Method, Pairing
 
-#: ContradictionDetectors a guard keeps (thresholds and methods asked for lately); each holds an embedding cache
-KEPT_DETECTORS = 16
 
-
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Guard:
     """A detector loaded once: its NLI scorer, the prefilter's embedder (None: every earlier sentence is paired)
-    and its settings; judges candidate replies against a conversation and returns the turn's report."""
+    and its checkpoint's settings; judges candidate replies against a conversation into the turn's report."""
 
     name: str
     scorer: object
     embedder: object | None = None
     config: GuardConfig = field(default_factory=GuardConfig)
-    _detectors: OrderedDict = field(default_factory=OrderedDict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    detector: ContradictionDetector = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detector", ContradictionDetector(self.scorer, self.embedder))
 
     @property
     def threshold(self) -> float:
         """The calibrated τ (for the checkpoint's own pairing)."""
-        return self.config.threshold_for(self.config.pairing)
+        return self.settings().threshold
 
-    def detector(self, threshold: float | None = None, method: Method | str = Method.STRUCTURED, *,
-                 prefilter: bool = True, categories: bool | Collection[Check | str] | None = None,
-                 pairing: Pairing | str | None = None, intra_threshold: float | None = None) -> ContradictionDetector:
-        """The ContradictionDetector at ``threshold`` (None: the calibrated τ) with the checkpoint's other settings;
-        ``prefilter``: pair each candidate sentence with the ``config.prefilter_k`` most similar earlier ones (only
-        when the guard has an embedder); ``categories``: the checks beside the history check (None: those the
-        checkpoint's calibration kept, the chat's; True: every one, the playground's). Built once per setting and
-        kept."""
-        if threshold is None:
-            threshold = self.config.threshold_for(pairing or self.config.pairing)
-        threshold = round(float(threshold), 4)
-        prefilter_k = self.config.prefilter_k if prefilter and self.embedder is not None else None
-        categories = resolve_checks(categories, self.config.checks)
-        key = (threshold, str(method), prefilter_k, tuple(sorted(categories)), str(pairing or self.config.pairing),
-               intra_threshold)
-        with self._lock:
-            if key in self._detectors:
-                self._detectors.move_to_end(key)
-                return self._detectors[key]
-            detector = ContradictionDetector(
-                self.scorer, method=method, threshold=threshold, categories=categories, pairing=pairing,
-                embedder=self.embedder if prefilter_k else None, prefilter_k=prefilter_k,
-                intra_threshold=intra_threshold, config=self.config)
-            self._detectors[key] = detector
-            while len(self._detectors) > KEPT_DETECTORS:
-                self._detectors.popitem(last=False)
-            return detector
-
-    def settings(self, *, mode: GuardMode | str = GuardMode.RERANK, threshold: float | None = None,
-                 prefilter: bool | None = True, checks: Collection[Check | str] | bool | None = None,
+    def settings(self, *, mode: GuardMode | str = GuardMode.RERANK, method: Method | str = Method.STRUCTURED,
+                 pairing: Pairing | str | None = None, threshold: float | None = None,
+                 intra_threshold: float | None = None, own_question_threshold: float | None = None,
+                 checks: Collection[Check | str] | bool | None = None, prefilter: bool | None = True,
                  penalty_lambda: float | None = None, fallback: str | None = None,
                  repair_fallback: GuardMode | str | None = None) -> JudgeSettings:
         """Every setting of a turn, resolved once against this guard's config (None: the checkpoint's value or the
-        default)."""
-        return JudgeSettings.resolve(self.config, mode=mode, threshold=threshold, prefilter=prefilter,
-                                     has_embedder=self.embedder is not None, checks=checks,
-                                     penalty_lambda=penalty_lambda, fallback=fallback,
-                                     repair_fallback=repair_fallback)
+        default; ``guard.config.JudgeSettings.resolve``). ``prefilter``: pair each candidate sentence with the
+        ``config.prefilter_k`` most similar earlier ones (only when the guard has an embedder); ``checks``: the
+        checks beside the history check (None: those the checkpoint's calibration kept, the chat's; True: every
+        one, the playground's)."""
+        return JudgeSettings.resolve(self.config, mode=mode, method=method, pairing=pairing, threshold=threshold,
+                                     intra_threshold=intra_threshold, own_question_threshold=own_question_threshold,
+                                     checks=checks, prefilter=prefilter, has_embedder=self.embedder is not None,
+                                     penalty_lambda=penalty_lambda, fallback=fallback, repair_fallback=repair_fallback)
 
-    def verdicts(self, turns: Sequence[Turn], candidates: Sequence[str], *, speaker: str,
-                 persona: Sequence[str] = (), threshold: float | None = None, prefilter: bool = True,
-                 checks: Collection[Check | str] | bool | None = None,
-                 intra_threshold: float | None = None) -> list[Verdict]:
-        """Each candidate reply of ``speaker`` judged against the conversation ``turns`` (both speakers) and the
-        persona, every candidate's pairs in one batch."""
-        return self.detector(threshold, prefilter=prefilter, categories=checks,
-                             intra_threshold=intra_threshold).detect_candidates(
-            list(turns), [str(c) for c in candidates], speaker, persona=list(persona))
-
-    def judge(self, turns: Sequence[Turn], candidates: Sequence[Candidate], *, speaker: str,
-              persona: Sequence[str] = (), settings: JudgeSettings | None = None, **options) -> BotTurnReport:
-        """The turn's finished report: every candidate judged (unless the mode is off) and the reply the mode's
-        policy chooses (``guard.report.decide``). ``settings`` resolved once (``Guard.settings``), or ``options``
-        to resolve them from (mode, threshold, prefilter, checks, penalty_lambda, fallback, repair_fallback)."""
-        settings = settings or self.settings(**options)
+    def judge(self, turns: Sequence[Turn], candidates: Sequence[Candidate | str], *, speaker: str,
+              persona: Sequence[str] = (), settings: JudgeSettings | None = None, context: TurnContext | None = None,
+              turn_id: int | None = None) -> BotTurnReport:
+        """The turn's finished report: every candidate of ``speaker`` judged against ``turns`` (both speakers) and
+        the persona (unless the mode is off), and the reply the mode's policy chooses. ``settings``: resolved once
+        (``settings()``; None: this guard's defaults). ``context``: what the conversation knows of the turn
+        (candidates' origins, the reminder, the prompt note, time spent before judging). ``turn_id``: the id the
+        judged reply gets (None: the one after ``turns``)."""
+        started = time.perf_counter()
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a list of strings or Candidates, not one string")
+        settings = settings or self.settings()
+        context = context or TurnContext()
+        candidates = [c if isinstance(c, Candidate) else Candidate(str(c), 0.0) for c in candidates]
         verdicts = None
         if settings.mode != GuardMode.OFF:
-            verdicts = self.verdicts(turns, [c.text for c in candidates], speaker=speaker, persona=persona,
-                                     threshold=settings.threshold, prefilter=settings.prefilter,
-                                     checks=settings.checks, intra_threshold=settings.intra_threshold)
+            verdicts = self.detector.judge(turns, [c.text for c in candidates], speaker, persona, settings, turn_id)
         report, _ = decide(candidates, verdicts, settings, detector=self.name, persona=persona,
-                           badge=self.config.badge)
+                           badge=self.config.badge, context=context, started=started)
         return report
+
+    def verdict(self, turns: Sequence[Turn], reply: str, *, speaker: str, persona: Sequence[str] = (),
+                settings: JudgeSettings | None = None, turn_id: int | None = None) -> Verdict:
+        """The verdict on one reply of ``speaker``: ``judge`` with it as the only candidate (the settings' mode must
+        judge: not off)."""
+        settings = settings or self.settings()
+        if settings.mode == GuardMode.OFF:
+            raise ValueError("a verdict needs a guard mode that judges (not off)")
+        return self.judge(turns, [reply], speaker=speaker, persona=persona, settings=settings,
+                          turn_id=turn_id).candidates[0].verdict
+
+    def verdict_on_dialogue(self, dialogue: Dialogue, settings: JudgeSettings | None = None) -> Verdict:
+        """DECODE's task through ``judge``: the dialogue's last turn judged against the turns before it (and its
+        persona)."""
+        if not dialogue.turns:
+            raise ValueError(f"dialogue {dialogue.record_id!r} has no turns to judge")
+        last = dialogue.last
+        return self.verdict(dialogue.history, last.text, speaker=last.agent_id, persona=dialogue.persona,
+                            settings=settings, turn_id=last.turn_id)
+
+    def prepare(self, turns: Sequence[Turn], persona: Sequence[str], settings: JudgeSettings) -> None:
+        """Split and embed a conversation's texts ahead of its next turn (cached by text)."""
+        self.detector.prepare(turns, persona, settings)
+
+    @classmethod
+    def over(cls, scorer, embedder=None, config: GuardConfig | None = None, name: str = "") -> Guard:
+        """A guard over a scorer already in hand (a calibration's or a test's), with ``config``'s settings."""
+        return cls(name or str(getattr(scorer, "name", "") or "detector"), scorer, embedder, config or GuardConfig())
 
 
 _GUARDS = LoadedOnce()

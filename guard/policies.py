@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from guard.config import DEFAULT_SAFE_REPLY
 from guard.records import Candidate
@@ -38,7 +38,7 @@ MODES = GUARD_MODES  # the modes choose() takes
 REPAIR_FALLBACKS: tuple[GuardMode, ...] = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Repair:
     """A candidate sent with its one contradicting sentence removed (the repair mode), and why.
 
@@ -50,18 +50,18 @@ class Repair:
     removed: str  # the sentence taken out, as the candidate said it
     reply: str  # what was sent: the candidate's other sentences
     why: str  # what the removed sentence contradicts, in describe_verdict's words
-    evidence: list[PairScore] = field(default_factory=list)  # the detector's pairs through the removed sentence
+    evidence: tuple[PairScore, ...] = ()  # the detector's pairs through the removed sentence
 
 
-@dataclass
+@dataclass(frozen=True)
 class PolicyDecision:
     """The reply to send and why each candidate was or was not sent."""
 
     chosen_index: int | None  # None = the fallback reply was used
     reply: str
     used_fallback: bool
-    reasons: list[str]  # one per candidate, in the candidates' order
-    adjusted_scores: list[float]
+    reasons: tuple[str, ...]  # one per candidate, in the candidates' order
+    adjusted_scores: tuple[float, ...]
     repair: Repair | None = None  # repair mode: the chosen candidate was sent without its contradicting sentence
     # repair mode: why the generator's best contradicting candidate could not be repaired ("" when it was, or
     # when it did not contradict); the fallback policy then decided
@@ -192,7 +192,7 @@ def choose(
             if mode == GuardMode.FLAG:
                 line += ("; FLAGGED, " if flagged[i] else "; ") + describe_verdict(verdicts[i])
             reasons.append(line)
-        return PolicyDecision(best_gen, candidates[best_gen].text, False, reasons, scores)
+        return PolicyDecision(best_gen, candidates[best_gen].text, False, tuple(reasons), tuple(scores))
 
     if mode == GuardMode.PENALTY:
         if penalty_lambda < 0:
@@ -214,7 +214,7 @@ def choose(
                 f" (λ={penalty_lambda:g} × gap {gap:.3f} × contradiction {contra[i]:.2f}); "
                 + describe_verdict(verdicts[i])
             )
-        return PolicyDecision(chosen, candidates[chosen].text, False, reasons, adjusted)
+        return PolicyDecision(chosen, candidates[chosen].text, False, tuple(reasons), tuple(adjusted))
 
     # rerank / block: the best generator score among the candidates the detector does not flag, those that answer
     # before those that say nothing ("I don't know." must not beat a consistent answer: the guard would teach dodging)
@@ -245,8 +245,8 @@ def choose(
             head = f"not chosen: a lower generator score ({scores[i]:.3f})"
         reasons.append(f"{head}; {describe_verdict(verdicts[i])}")
     if chosen is None:
-        return PolicyDecision(None, fallback, True, reasons, scores)
-    return PolicyDecision(chosen, candidates[chosen].text, False, reasons, scores)
+        return PolicyDecision(None, fallback, True, tuple(reasons), tuple(scores))
+    return PolicyDecision(chosen, candidates[chosen].text, False, tuple(reasons), tuple(scores))
 
 
 def _repair_or_fall_back(candidates: Sequence[Candidate], verdicts: Sequence[Verdict], repair_fallback: GuardMode,
@@ -269,13 +269,13 @@ def _repair_or_fall_back(candidates: Sequence[Candidate], verdicts: Sequence[Ver
                 else:
                     head = f"not chosen: the generator's best ({scores[best]:.3f}) could be repaired"
                 reasons.append(f"{head}; {describe_verdict(verdict)}")
-            return PolicyDecision(best, repair.reply, False, reasons, scores, repair=repair)
+            return PolicyDecision(best, repair.reply, False, tuple(reasons), tuple(scores), repair=repair)
     decision = choose(candidates, verdicts, repair_fallback, **options)
-    decision.decided_by = repair_fallback
-    if declined:
-        decision.repair_declined = declined
-        decision.reasons[best] = f"not repaired ({declined}), so {repair_fallback} decided: {decision.reasons[best]}"
-    return decision
+    if not declined:
+        return replace(decision, decided_by=repair_fallback)
+    reasons = list(decision.reasons)
+    reasons[best] = f"not repaired ({declined}), so {repair_fallback} decided: {reasons[best]}"
+    return replace(decision, decided_by=repair_fallback, repair_declined=declined, reasons=tuple(reasons))
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -357,4 +357,4 @@ def plan_repair(index: int, reply: str, verdict: Verdict) -> tuple[Repair | None
     if not still_answers(kept):
         return None, f'what would remain ("{" ".join(kept)}") only asks or greets, it does not answer'
     return Repair(index=index, removed=units[min(hit)], reply=" ".join(kept), why=describe_verdict(verdict),
-                  evidence=list(verdict.evidence)), ""
+                  evidence=tuple(verdict.evidence)), ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 
-@dataclass
+@dataclass(frozen=True)
 class Turn:
     """One utterance. ``turn_id`` is its position in the original dialogue (kept through probes)."""
 
@@ -50,7 +50,7 @@ class Dialogue:
                        evidence=None if self.evidence is None else [new_id[e] for e in self.evidence if e in new_id])
 
 
-@dataclass
+@dataclass(frozen=True)
 class Candidate:
     """A proposed reply and the generator's own score: mean token log-probability (higher = more likely)."""
 

@@ -17,7 +17,7 @@ Measured ways and what each gave: docs/experiments/2026-11-27-conversation-readi
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from guard.answers import QuestionKind, particle
@@ -46,19 +46,19 @@ RESTATED_PREFIX = "Remember, you said: "
 REMINDING_MODES = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK, GuardMode.REPAIR)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reminder:
     """The reminder of one turn: what the candidates contradicted (``facts``, the strongest first), the opening
     that states it, how the bot was reminded, and what came of it (``outcome``: who wrote the reply sent, or
     "none" when the policy still had nothing consistent to send) and its cost in seconds."""
 
-    facts: list[PairScore]
+    facts: tuple[PairScore, ...]
     opening: str
     method: ReminderMethod = ReminderMethod.OPENING
     drawn: int = 0  # reminded candidates the bot gave
-    outcome: str = ""  # a CandidateOrigin, or "none"
+    outcome: str = ""  # a CandidateOrigin, or "none": the policy's, filled in when the report is built
     seconds: float = 0.0
-    restated: list[str] = field(default_factory=list)  # RESTATED: the persona lines added
+    restated: tuple[str, ...] = ()  # RESTATED: the persona lines added
 
     @property
     def fact(self) -> str:
@@ -98,7 +98,7 @@ def plan_reminder(report) -> Reminder | None:
     if not best:
         return None
     order = sorted(best, key=lambda k: (k[0] != PremiseSource.PERSONA, -cited[k], -best[k].score))
-    facts = [best[k] for k in order]
+    facts = tuple(best[k] for k in order)
     # the answers that contradicted the fact as read with the question: their particles say which way round not to
     # answer ("Yes, I am." to "Aren't you a teacher?" against "I work as a nurse." -> "No, ...")
     polarities, kinds = [], set()

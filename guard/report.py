@@ -9,11 +9,12 @@ versions wrote it). Its ``summary`` is the one place that words what the guard d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from guard.config import DEFAULT_SAFE_REPLY, BadgeBand, JudgeSettings
+from guard.config import DEFAULT_PREFILTER_K, DEFAULT_SAFE_REPLY, FALLBACK_THRESHOLD, BadgeBand, JudgeSettings
 from guard.jsonform import from_jsonable, jsonable
 from guard.policies import PolicyDecision, Repair, choose, deciding_score
 from guard.records import Candidate
@@ -22,11 +23,25 @@ from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 
 
-@dataclass
+@dataclass(frozen=True)
+class TurnContext:
+    """What the conversation knows of a turn beside its candidates, handed to ``Guard.judge`` so the report is
+    finished when built: who wrote each candidate (``origins``, in the candidates' order; empty: the bot wrote them
+    all), the reminder planned (its outcome is the policy's, filled in when the report is built), what the bot did
+    not read of the conversation (``prompt_note``) and the seconds spent before judging (``timings``: the
+    generation's, and the guard's own on an earlier pass of the same turn)."""
+
+    origins: tuple[CandidateOrigin, ...] = ()
+    reminder: Reminder | None = None
+    prompt_note: str = ""
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class CandidateReport:
     """One candidate as the guard saw it: the generator's text and score, the detector's verdict on it (None when
-    the guard is off) and what the policy did with it. The verdict is kept whole, minus its full pair list (the
-    evidence pairs stay; the heatmap draws fresh verdicts), and read through the properties below."""
+    the guard is off) and what the policy did with it. The verdict is kept whole in memory (the playground's heatmap
+    reads its pairs); its JSON form keeps the evidence and details, not every scored pair."""
 
     index: int
     text: str
@@ -78,18 +93,18 @@ class TurnStatus(StrEnum):
     FLAGGED = "flagged"  # the sent reply contradicts
 
 
-@dataclass
+@dataclass(frozen=True)
 class BotTurnReport:
-    """The guard's annotation of one bot turn."""
+    """The guard's annotation of one bot turn, built finished (``decide``; ``rejudged`` builds a new one)."""
 
-    mode: GuardMode
-    threshold: float
+    #: every setting the turn was judged and decided with (τ, the checks and their thresholds, the mode, ...)
+    settings: JudgeSettings
     detector: str
     chosen_index: int | None  # None: the safe fallback was sent
     used_fallback: bool
-    candidates: list[CandidateReport]
-    timings: dict[str, float] = field(default_factory=dict)
-    persona: list[str] = field(default_factory=list)  # the persona lines the guard checked against
+    candidates: tuple[CandidateReport, ...]
+    timings: Mapping[str, float] = field(default_factory=dict)
+    persona: tuple[str, ...] = ()  # the persona lines the guard checked against
     rejudge_note: str = ""  # set by rejudge(): which detector, τ and mode judged the turn again
     # set by rejudge() when the policy would now pick another reply than the one sent: that candidate's index,
     # or would_fallback for the safe reply
@@ -106,16 +121,35 @@ class BotTurnReport:
     reminder: Reminder | None = None
     #: where a flag earns the red badge (the checkpoint's calibration); None: every flag does
     badge: BadgeBand | None = None
-    #: whether the prefilter chose the earlier sentences paired (None: not judged, or not recorded)
-    prefilter: bool | None = None
     #: the text the turn sent (the chosen candidate, repaired or not, or the safe reply); "" in reports stored
     #: before it was kept (``sent_reply`` works it out)
     sent: str = ""
+    #: False in reports stored before they recorded whether the prefilter ran (``prefilter`` is then unknown)
+    prefilter_recorded: bool = True
+
+    @property
+    def mode(self) -> GuardMode:
+        return self.settings.mode
+
+    @property
+    def threshold(self) -> float:
+        return self.settings.threshold
+
+    @property
+    def prefilter(self) -> bool | None:
+        """Whether the prefilter chose the earlier sentences paired (None: nothing was judged, or not recorded)."""
+        return None if self.mode == GuardMode.OFF or not self.prefilter_recorded else self.settings.prefilter
 
     def to_json(self) -> dict:
         """The report's one JSON form: what the studio stores, the transcript download carries and the guard
-        server's ``guard`` field holds (``from_json`` reads it back)."""
-        return jsonable(self)
+        server's ``guard`` field holds (``from_json`` reads it back). Each verdict keeps its evidence and details,
+        not every pair scored (a stored chat would grow by every pair); the mode, τ and whether the prefilter ran
+        are written beside the settings for readers of the JSON alone."""
+        data = jsonable(self)
+        for cand in data["candidates"]:
+            if cand.get("verdict"):
+                cand["verdict"]["pair_scores"] = []
+        return {**data, "mode": str(self.mode), "threshold": self.threshold, "prefilter": self.prefilter}
 
     @classmethod
     def from_json(cls, data: dict) -> BotTurnReport:
@@ -249,6 +283,11 @@ def upgrade_report_json(data: dict) -> dict:
     today a candidate embeds the verdict. Idempotent: today's shape passes through unchanged."""
     if not isinstance(data, dict):
         return data
+    if "settings" not in data:  # written before the report quoted its settings: its mode, τ and prefilter
+        data = {**data, "settings": {"mode": data.get("mode") or "off",
+                                     "threshold": data.get("threshold") or FALLBACK_THRESHOLD,
+                                     "prefilter_k": DEFAULT_PREFILTER_K if data.get("prefilter") else None},
+                "prefilter_recorded": data.get("prefilter") is not None}
     candidates = []
     for cand in data.get("candidates") or []:
         if not isinstance(cand, dict) or "verdict" in cand or not any(k in cand for k in _COPIED_VERDICT_FIELDS):
@@ -295,42 +334,55 @@ def contradiction_phrase(cand: CandidateReport) -> str:
 
 
 def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, settings: JudgeSettings, *,
-           detector: str, persona: Sequence[str] = (), badge: BadgeBand | None = None
-           ) -> tuple[BotTurnReport, PolicyDecision]:
+           detector: str, persona: Sequence[str] = (), badge: BadgeBand | None = None,
+           context: TurnContext | None = None, started: float | None = None) -> tuple[BotTurnReport, PolicyDecision]:
     """The policy's choice among ``candidates`` given their ``verdicts`` (None: the guard is off), as the turn's
-    finished report (with the text it sends); also the decision itself. ``settings`` were resolved once
-    (``guard.config.JudgeSettings.resolve``)."""
-    mode = settings.mode
-    decision = choose(candidates, verdicts, mode, penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
-                      repair_fallback=settings.repair_fallback)
-    if decision.repair is not None:
-        decision.repair.evidence = [plain_pair(p) for p in decision.repair.evidence]
-    reasons = list(decision.reasons)
-    reports = [CandidateReport(index=i, text=candidate.text, generator_score=float(candidate.score),
-                               chosen=(i == decision.chosen_index), reason=reasons[i] if i < len(reasons) else "",
-                               verdict=None if verdicts is None else kept_verdict(verdicts[i]),
-                               adjusted_score=float(decision.adjusted_scores[i]),
-                               repair=decision.repair if decision.repair is not None and decision.repair.index == i
-                               else None)
-               for i, candidate in enumerate(candidates)]
+    finished report (with the text it sends, the context's origins, reminder and prompt note, and the timings:
+    the context's plus the guard's own since ``started``); also the decision itself. ``settings`` were resolved
+    once (``guard.config.JudgeSettings.resolve``)."""
+    context = context or TurnContext()
+    decision = choose(candidates, verdicts, settings.mode, penalty_lambda=settings.penalty_lambda,
+                      fallback=settings.fallback, repair_fallback=settings.repair_fallback)
+    origins = context.origins or (CandidateOrigin.BOT,) * len(candidates)
+    if len(origins) != len(candidates):
+        raise ValueError(f"{len(origins)} origins for {len(candidates)} candidates: one origin per candidate")
+    reasons = decision.reasons
+    reports = tuple(CandidateReport(index=i, text=candidate.text, generator_score=float(candidate.score),
+                                    chosen=(i == decision.chosen_index), reason=reasons[i] if i < len(reasons) else "",
+                                    verdict=None if verdicts is None else verdicts[i],
+                                    adjusted_score=float(decision.adjusted_scores[i]),
+                                    repair=decision.repair if decision.repair is not None
+                                    and decision.repair.index == i else None, origin=origins[i])
+                    for i, candidate in enumerate(candidates))
+    reminder = context.reminder
+    if reminder is not None:  # who wrote the reply sent after the reminder, if it is consistent
+        chosen = reports[decision.chosen_index] if decision.chosen_index is not None else None
+        consistent = chosen is not None and not (chosen.contradicts and chosen.repair is None)
+        reminder = replace(reminder, outcome=chosen.origin if consistent and chosen.origin != CandidateOrigin.BOT
+                           else "none")
+    timings = dict(context.timings)
+    if started is not None:
+        timings["guard_s"] = round(timings.get("guard_s", 0.0) + time.perf_counter() - started, 4)
     report = BotTurnReport(
-        mode=mode, threshold=float(settings.threshold), detector=detector, chosen_index=decision.chosen_index,
-        used_fallback=bool(decision.used_fallback), candidates=reports, persona=list(persona),
+        settings=settings, detector=detector, chosen_index=decision.chosen_index,
+        used_fallback=bool(decision.used_fallback), candidates=reports, timings=timings, persona=tuple(persona),
         repair_declined=decision.repair_declined, decided_by=decision.decided_by, badge=badge,
-        prefilter=None if verdicts is None else settings.prefilter, sent=decision.reply,
+        prompt_note=context.prompt_note, reminder=reminder, sent=decision.reply,
     )
     return report, decision
 
 
-def kept_verdict(verdict: Verdict) -> Verdict:
-    """The verdict as a report keeps it: plain Python values (another detector's may hold numpy numbers), its
-    evidence, details and category, without the full list of scored pairs (the playground's heatmap draws those
-    from a fresh verdict; a stored chat turn would grow by every pair)."""
-    return replace(verdict, contradiction=bool(verdict.contradiction), score=float(verdict.score),
-                   evidence=[plain_pair(p) for p in verdict.evidence], pair_scores=[])
-
-
-def plain_pair(pair: PairScore) -> PairScore:
-    return PairScore(PremiseSource(pair.source), None if pair.turn_id is None else int(pair.turn_id),
-                     str(pair.premise), str(pair.hypothesis), float(pair.score), str(pair.premise_reading),
-                     str(pair.hypothesis_reading))
+def rejudged(old: BotTurnReport, fresh: BotTurnReport, sent_text: str, note: str, seconds: float) -> BotTurnReport:
+    """A turn judged again (``fresh``: the same candidates judged by another detector, τ or mode) as a new report
+    that keeps what the turn was: the reply sent and who wrote each candidate, its repair, the reminder, what the
+    bot read and what decided; with the new verdicts, the note saying who judged, and the reply the policy would
+    now send when that is another."""
+    would = None if fresh.used_fallback else fresh.chosen_index
+    sent = None if old.used_fallback else old.chosen_index
+    candidates = tuple(replace(cand, chosen=cand.index == sent, repair=was.repair, origin=was.origin)
+                       for cand, was in zip(fresh.candidates, old.candidates))
+    changed = would != sent
+    return replace(fresh, candidates=candidates, chosen_index=sent, used_fallback=old.used_fallback, sent=sent_text,
+                   reminder=old.reminder, repair_declined=old.repair_declined, decided_by=old.decided_by,
+                   prompt_note=old.prompt_note, timings={**old.timings, "rejudge_s": round(seconds, 4)},
+                   rejudge_note=note, would_send=would if changed else None, would_fallback=changed and would is None)

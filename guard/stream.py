@@ -269,16 +269,17 @@ class TurnScore:
         return turns, persona
 
 
-def score_stream(detector, turns: Sequence[StreamTurn], progress=None) -> list[TurnScore]:
-    """Judge every bot turn against what came before it, as the live guard does (``detector.detect``). Scored, and
-    the operating point set, with the detector the app judges with (``guard.pipeline.load_guard(name).detector()``),
-    so a threshold calibrated here is the one the app applies."""
+def score_stream(guard, settings, turns: Sequence[StreamTurn], progress=None) -> list[TurnScore]:
+    """Judge every bot turn against what came before it, as the live guard does (``Guard.judge`` with
+    ``settings``). Scored, and the operating point set, with the guard the app judges with
+    (``guard.pipeline.load_guard(name)``, its prefilter), so a threshold calibrated here is the one the app applies."""
     from guard.vocabulary import PremiseSource
 
-    detector.prepare([t for st in turns for t in st.dialogue.turns], [p for st in turns for p in st.dialogue.persona])
+    guard.prepare([t for st in turns for t in st.dialogue.turns], [p for st in turns for p in st.dialogue.persona],
+                  settings)
     out = []
     for st in progress(turns) if progress else turns:
-        verdict = detector.detect(st.dialogue)
+        verdict = guard.verdict_on_dialogue(st.dialogue, settings)
         premises: dict[str, float] = {}
         for pair in verdict.pair_scores:
             key = f"{'persona' if pair.source == PremiseSource.PERSONA else 'turn'}:{pair.turn_id}"

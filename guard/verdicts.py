@@ -2,17 +2,18 @@
 
 ``guard.detector`` produces them; the policies, the conversation's reports (``conversation``), the
 studio's database and the pages read them. They live apart from the detector so that reading a
-verdict (or a stored one) never loads torch or a checkpoint.
+verdict (or a stored one) never loads torch or a checkpoint. Each is frozen: built once, when the
+detector has every score it rests on, and never changed after (its sequences are tuples).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
 
-@dataclass
+@dataclass(frozen=True)
 class PairScore:
     """One scored (premise, hypothesis) pair: exact texts compared, P(contradiction), and where the
     premise comes from.
@@ -39,18 +40,18 @@ class PairScore:
         return self.premise_reading or self.premise, self.hypothesis_reading or self.hypothesis
 
 
-@dataclass
+@dataclass(frozen=True)
 class IntraCheck:
     """What the intra-sentence check compared: the judged turn's clauses, every clause pair scored
     (earlier clause as premise), the best pair's score and the threshold it had to reach."""
 
-    clauses: list[str]
-    pairs: list[PairScore]
+    clauses: tuple[str, ...]
+    pairs: tuple[PairScore, ...]
     score: float
     threshold: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class RoleCheck:
     """The role-confusion reading of a history contradiction (CDConv's "role"): P(entailment) of the
     turn as the other speaker's words vs as its own speaker's, from the best premise of each side."""
@@ -64,7 +65,7 @@ class RoleCheck:
     role_threshold: float = 0.5
 
 
-@dataclass
+@dataclass(frozen=True)
 class PersonaSide:
     """Evidence the guard set aside because the persona outranks the bot's drift: the earlier turn ``turn_id``
     contradicted persona line ``persona_line`` (``drift``: that pair), and the judged reply agrees with the line
@@ -78,7 +79,7 @@ class PersonaSide:
     pair: PairScore
 
 
-@dataclass
+@dataclass(frozen=True)
 class VerdictDetails:
     """What a verdict rests on besides its evidence: the settings it was judged with and each check's numbers."""
 
@@ -88,17 +89,22 @@ class VerdictDetails:
     n_pairs: int  # pairs scored for this turn: history, persona and clause pairs
     history_score: float  # best history/persona pair (unstructured: its one whole-history pair)
     pairing: Pairing | None = None  # structured only
-    paired_turn_ids: list[int] = field(default_factory=list)  # earlier turns paired (after the prefilter)
+    paired_turn_ids: tuple[int, ...] = ()  # earlier turns paired (after the prefilter)
     same_speaker_turns: int = 0  # earlier turns of the judged speaker
     # best P(entailment) from the speaker's own record: the role check's "own words" reading (None: 2-way checkpoint)
     bot_entailment: float | None = None
-    intra: IntraCheck | None = None  # structured with categories=True
+    intra: IntraCheck | None = None  # structured, with the intra check on
     # the turn that asked the user back, when only short replies followed it, and the best pair against it
     own_question_turn: int | None = None
     own_question_score: float | None = None
-    role: RoleCheck | None = None  # history contradictions, structured with categories=True
+    role: RoleCheck | None = None  # history contradictions, structured, with the role check on
     #: the checks that ran beside the history check (``guard.vocabulary.Check`` values)
-    checks: list[str] = field(default_factory=list)
+    checks: tuple[str, ...] = ()
+    #: the checks' own thresholds and the prefilter's k the turn was judged with (``guard.config.JudgeSettings``;
+    #: None in verdicts stored before they were quoted here)
+    intra_threshold: float | None = None
+    own_question_threshold: float | None = None
+    prefilter_k: int | None = None
     #: the judged turn read with the other speaker's question (``guard.answers.read_answer``): the statement it makes
     #: and the question's kind; "" when it is no short answer read here
     answer_reading: str = ""
@@ -107,18 +113,18 @@ class VerdictDetails:
     #: consistent reply that answers (``guard.answers.says_nothing``)
     says_nothing: bool = False
     #: evidence against earlier turns that themselves contradicted the persona, set aside (``PersonaSide``)
-    persona_sides: list[PersonaSide] = field(default_factory=list)
+    persona_sides: tuple[PersonaSide, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     """The detector's decision on one utterance, with what it rests on."""
 
     contradiction: bool
     score: float
     category: Category
-    evidence: list[PairScore]  # pairs >= threshold, best first
-    pair_scores: list[PairScore]  # every history/persona pair scored (for the heatmap)
+    evidence: tuple[PairScore, ...]  # pairs >= threshold, best first
+    pair_scores: tuple[PairScore, ...]  # every history/persona pair scored (for the heatmap)
     details: VerdictDetails
 
     @property

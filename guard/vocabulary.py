@@ -9,10 +9,7 @@ value. No heavy imports here: the command line and the UI import this without lo
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # guard.verdicts speaks this vocabulary
-    from guard.verdicts import PairScore
+from typing import Protocol
 
 
 class Method(StrEnum):
@@ -88,7 +85,14 @@ def category_name(category: str) -> str:
     return CATEGORY_NAMES.get(category, category)
 
 
-def describe_source(premise: PairScore | PremiseSource | str, turn_id: int | None = None) -> str:
+class Sourced(Protocol):
+    """Anything that says where its premise comes from (a scored pair, ``guard.verdicts.PairScore``)."""
+
+    source: str
+    turn_id: int | None
+
+
+def describe_source(premise: Sourced | PremiseSource | str, turn_id: int | None = None) -> str:
     """Name a premise for people: "turn 3", "persona line 2", "its own earlier clause", "the whole history".
 
     Pass a pair (its ``source`` and ``turn_id`` are read) or a source and the id that goes with it:

@@ -87,8 +87,8 @@ def build_service(args: argparse.Namespace):
         guard = load_guard(args.detector, prefilter=bool(args.prefilter))
     elif args.mode != GuardMode.OFF:
         raise ValueError(f"--detector none allows only --mode off, not {args.mode}")
-    threshold = args.threshold if args.threshold is not None else (guard.threshold if guard is not None else 0.5)
-    if not 0.0 < threshold < 1.0:
+    threshold = args.threshold  # None: the detector's calibrated τ, resolved by the guard each turn
+    if threshold is not None and not 0.0 < threshold < 1.0:
         raise ValueError(f"--threshold must lie strictly between 0 and 1, got {threshold}")
     if not 1 <= args.candidates <= args.max_candidates:
         raise ValueError(f"--candidates must be between 1 and --max-candidates ({args.max_candidates})")

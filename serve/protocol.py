@@ -228,8 +228,8 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
     repair_fallback = value.get("repair_fallback", defaults.repair_fallback or GuardMode.RERANK)
     if repair_fallback not in REPAIR_FALLBACKS:
         raise bad("repair_fallback", repair_fallback)
-    threshold = value.get("threshold", defaults.threshold)
-    if not _number(threshold) or not 0.0 < threshold < 1.0:
+    threshold = value.get("threshold", defaults.threshold)  # None: the detector's calibrated τ
+    if threshold is not None and (not _number(threshold) or not 0.0 < threshold < 1.0):
         raise bad("threshold", threshold)
     candidates = value.get("num_candidates", defaults.num_candidates)
     if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
@@ -246,8 +246,8 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
     remind = value.get("remind", defaults.remind)
     if not isinstance(remind, bool):
         raise bad("remind", remind)
-    return replace(defaults, guard_mode=GuardMode(mode), threshold=float(threshold), num_candidates=candidates,
-                   penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback),
+    return replace(defaults, guard_mode=GuardMode(mode), threshold=None if threshold is None else float(threshold),
+                   num_candidates=candidates, penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback),
                    remind=remind)
 
 

@@ -51,7 +51,7 @@ class GuardService:
         settings = replace(settings, bot=self.generator_label,
                            detector="" if self.guard is None else self.guard.name)
         try:
-            return guarded_reply(conversation, self.generator, self.guard, settings)
+            return conversation.append(guarded_reply(conversation, self.generator, self.guard, settings))
         except BotError as exc:
             if is_upstream(self.generator):
                 raise RequestError(502, f"the upstream chat server could not answer: {str(exc).rstrip('.')} "

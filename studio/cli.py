@@ -81,19 +81,22 @@ def cmd_redteam(args: argparse.Namespace) -> int:
     bot = _make_bot(args.bot, args.script, args.engine)
     decoding = preset(args.preset)  # a bad name is refused here, before any model loads
     guard = load_guard(args.detector)
-    guard_detector = guard.detector(args.threshold)
-    judge_detector = guard_detector if (judge_name, judge_method) == (args.detector, "structured") else \
-        load_guard(judge_name, prefilter=False).detector(method=judge_method, prefilter=False)
+    own = Judge(f"{args.detector}:structured (the guard's own detector)", guard,
+                guard.settings(mode="flag", threshold=args.threshold))
+    if (judge_name, judge_method) == (args.detector, "structured"):
+        other = Judge(f"{judge_name}:{judge_method}", guard, own.settings)
+    else:
+        judge_guard = load_guard(judge_name, prefilter=False)
+        other = Judge(f"{judge_name}:{judge_method}", judge_guard,
+                      judge_guard.settings(mode="flag", method=judge_method, prefilter=False))
     chat = ChatSettings(bot=args.bot, preset=args.preset, decoding=decoding, guard_mode=args.guard,
-                        detector=args.detector, threshold=guard_detector.threshold, num_candidates=args.candidates,
+                        detector=args.detector, threshold=own.settings.threshold, num_candidates=args.candidates,
                         persona=persona)
     settings = RedteamSettings(chat=chat, methods=list(args.methods), sessions=args.sessions, turns=args.turns,
                                seed=args.seed, use_lm=not args.no_lm)
     with tqdm(total=args.sessions * args.turns, desc="self-play", unit="turn", file=sys.stderr,
               disable=args.quiet) as bar:
-        run = run_redteam(settings, store, bot, guard,
-                          Judge(f"{args.detector}:structured (the guard's own detector)", guard_detector),
-                          Judge(f"{judge_name}:{judge_method}", judge_detector), on_turn=bar.update)
+        run = run_redteam(settings, store, bot, guard, own, other, on_turn=bar.update)
     report = run.report()
     report["db"] = store.display_url
     if args.sample and run.judgements:

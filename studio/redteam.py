@@ -30,7 +30,7 @@ from studio.goading import METHODS, suggest
 from studio.storage import SessionInfo, Store, TurnJudgement
 
 if TYPE_CHECKING:  # loads torch
-    from guard.detector import ContradictionDetector
+    from guard.config import JudgeSettings
     from guard.pipeline import Guard
 
 #: Opening questions in the spirit of CDConv's u_1 (second person, a question about the bot).
@@ -45,15 +45,16 @@ OPENER = "opener"
 SELF_PLAY_MODES: tuple[GuardMode, ...] = tuple(m for m in GuardMode if m != GuardMode.PENALTY)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Judge:
-    """A detector with a name for the report."""
+    """A guard and the settings it judges a sent reply with, with a name for the report."""
 
     name: str
-    detector: ContradictionDetector
+    guard: Guard
+    settings: JudgeSettings
 
     def flags(self, history: Sequence[Turn], reply: str, persona: Sequence[str]) -> tuple[bool, float]:
-        verdict = self.detector.detect_candidates(list(history), [reply], speaker=BOT, persona=list(persona))[0]
+        verdict = self.guard.verdict(history, reply, speaker=BOT, persona=persona, settings=self.settings)
         return bool(verdict.contradiction), float(verdict.score)
 
 
@@ -138,7 +139,7 @@ def run_redteam(settings: RedteamSettings, store: Store, bot: Bot, guard: Guard 
             conversation.add(USER, rng.choice(OPENERS))
             methods[0] = OPENER
             for _ in range(settings.turns):
-                turn = guarded_reply(conversation, bot, guard if chat.mode != GuardMode.OFF else None, chat)
+                turn = conversation.append(guarded_reply(conversation, bot, guard, chat))
                 earlier = conversation.history()[:-1]
                 own, own_score = guard_judge.flags(earlier, turn.text, conversation.persona)
                 other, other_score = judge.flags(earlier, turn.text, conversation.persona)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from fake_nli import ScriptedScorer
+from judging import detect
 
 from guard.answers import particle, resolve
-from guard.detector import ContradictionDetector, asks_back, is_short_reply
+from guard.reading import asks_back, is_short_reply
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, PremiseSource
 
@@ -55,7 +56,7 @@ def test_the_resolved_answer_is_paired_with_the_rest_of_the_reply_as_an_intra_se
                              ("I do not have any children.", "I only have a daughter."): CONTRA})
     dialogue = Dialogue("d", [Turn(0, "user", "Do you have any children?"),
                               Turn(1, "bot", "No, I only have a daughter.")])
-    verdict = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.9).detect(dialogue)
+    verdict = detect(scorer, dialogue, threshold=0.5, intra_threshold=0.9)
     assert verdict.contradiction and verdict.category == Category.INTRA
     assert verdict.evidence[0].premise == "I do not have any children."
 
@@ -64,7 +65,7 @@ def test_an_earlier_bare_no_is_evidence_for_a_later_history_contradiction():
     scorer = ScriptedScorer({("I do not have pets.", "My dog barks all night."): CONTRA})
     dialogue = Dialogue("d", [Turn(0, "user", "Do you have pets?"), Turn(1, "bot", "Nope."),
                               Turn(2, "user", "What keeps you up?"), Turn(3, "bot", "My dog barks all night.")])
-    verdict = ContradictionDetector(scorer, threshold=0.5, categories=False).detect(dialogue)
+    verdict = detect(scorer, dialogue, threshold=0.5, checks=False)
     assert verdict.contradiction and verdict.evidence_turn_ids == [1]
     # the evidence quotes the turn's own words, with the reading the guard compared beside them
     assert verdict.evidence[0].premise == "Nope."
@@ -87,12 +88,11 @@ def _own_question_dialogue(user_turn: str) -> Dialogue:
 
 def test_answering_its_own_question_back_after_a_short_reply_is_role_confusion():
     scorer = ScriptedScorer({("I'm in tenth grade, and you?", "I'm in twelfth grade."): CONTRA})
-    verdict = ContradictionDetector(scorer, threshold=0.5).detect(_own_question_dialogue("Hmm."))
+    verdict = detect(scorer, _own_question_dialogue("Hmm."), threshold=0.5)
     assert verdict.contradiction and verdict.category == Category.ROLE
     assert verdict.details.role.signal == "answers-own-question" and "turn 1" in verdict.details.role.why
     assert verdict.evidence[0].source == PremiseSource.HISTORY and verdict.evidence[0].turn_id == 1
 
     # the user answered with content of their own: the bot contradicting itself is a history contradiction
-    verdict = ContradictionDetector(scorer, threshold=0.5).detect(
-        _own_question_dialogue("I'm in ninth grade at Lincoln High."))
+    verdict = detect(scorer, _own_question_dialogue("I'm in ninth grade at Lincoln High."), threshold=0.5)
     assert verdict.contradiction and verdict.category == Category.HISTORY

@@ -190,21 +190,19 @@ class _CutsNoPets:
     """A detector that flags a candidate holding "I have no pets." through that sentence (the hypothesis), as the
     real one does, so the repair mode can cut it."""
 
-    prefilter_k = None
-
-    def detect_candidates(self, history, candidates, speaker, persona=()):
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
         from guard.verdicts import PairScore, Verdict, VerdictDetails
         from guard.vocabulary import Category, Method, PremiseSource
 
         out = []
         for text in candidates:
             hit = "no pets" in text
-            pairs = [PairScore(PremiseSource.HISTORY, 1, "I have a dog named Max.", "I have no pets.", 0.97)] \
-                if hit else []
+            pairs = (PairScore(PremiseSource.HISTORY, 1, "I have a dog named Max.", "I have no pets.", 0.97),) \
+                if hit else ()
             out.append(Verdict(hit, 0.97 if hit else 0.1, Category.HISTORY if hit else Category.NONE, pairs, pairs,
                                VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.9, n_pairs=1,
                                               history_score=0.97 if hit else 0.1)))
-        return out
+        return tuple(out)
 
 
 REPAIRABLE = {"replies": [

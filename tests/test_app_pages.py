@@ -170,12 +170,13 @@ def test_the_learn_page_says_which_example_the_detector_gets_wrong(monkeypatch):
 
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
-    from guard.detector import ContradictionDetector
     from guard.examples import agreement_line, judge_examples
     from guard.loading import load_scorer
+    from guard.pipeline import Guard
 
     # what the page must say, computed here from the same detector at the same τ
-    judgements = judge_examples(ContradictionDetector(load_scorer(str(flagging_detector)), threshold=0.1))
+    guard = Guard.over(load_scorer(str(flagging_detector)))
+    judgements = judge_examples(guard, guard.settings(mode="flag", threshold=0.1))
     line = agreement_line(judgements)
     at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
     summary = [m.value for m in at.markdown if m.value.startswith("**The detector agrees")]

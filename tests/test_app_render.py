@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
-from reports import FakeGuard, candidate
+from reports import FakeGuard, as_stored, candidate
 
 from bots.base import PRESETS, BotError
 from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply, rejudge
 from conversation.records import BOT, USER, ChatSettings, Conversation
+from guard.config import JudgeSettings
 from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.examples import EXAMPLES
 from guard.records import Turn
@@ -134,18 +136,18 @@ class FlagFirstDetector:
     def __init__(self):
         self.calls = []
 
-    def detect_candidates(self, history, candidates, speaker, persona=()):
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
         self.calls.append((list(history), list(candidates), speaker, list(persona)))
         own = len(history)
         out = []
         for cand in candidates:
             hit = "never" in cand
-            evidence = [PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.95)] if hit else []
+            evidence = (PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.95),) if hit else ()
             out.append(Verdict(hit, 0.95 if hit else 0.1, Category.HISTORY if hit else Category.NONE, evidence,
-                               evidence or [PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.1)],
+                               evidence or (PairScore(HISTORY, 1, "I have a dog named Max.", cand, 0.1),),
                                VerdictDetails(Method.STRUCTURED, turn_id=own, threshold=0.5, n_pairs=1,
                                               history_score=0.95 if hit else 0.1)))
-        return out
+        return tuple(out)
 
 
 SCRIPT = {"replies": [
@@ -158,9 +160,9 @@ def _two_turns(mode: str):
     conv = Conversation()
     bot, detector = ScriptedBot(SCRIPT), FlagFirstDetector()
     conv.add(USER, "Do you have pets?")
-    guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode))
+    conv.append(guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode)))
     conv.add(USER, "tell me more")
-    turn = guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode))
+    turn = conv.append(guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode)))
     return conv, turn, detector
 
 
@@ -201,7 +203,8 @@ def test_block_falls_back_when_every_candidate_contradicts():
     bot = ScriptedBot({"replies": [["I never sleep."], ["I never eat.", "I never run."]]})
     conv.add(USER, "hi")
     # without a reminder (tests/test_conversation_reading.py: with one, the guard's composed reply goes first)
-    turn = guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()), ChatSettings(guard_mode="block", remind=False))
+    turn = conv.append(guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()),
+                                     ChatSettings(guard_mode="block", remind=False)))
     assert turn.report.used_fallback and turn.report.chosen_index is None
     assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
 
@@ -209,7 +212,7 @@ def test_block_falls_back_when_every_candidate_contradicts():
 def test_off_mode_never_calls_the_detector():
     conv = Conversation()
     conv.add(USER, "hi")
-    turn = guarded_reply(conv, ScriptedBot(SCRIPT), None, ChatSettings(guard_mode="off"))
+    turn = conv.append(guarded_reply(conv, ScriptedBot(SCRIPT), None, ChatSettings(guard_mode="off")))
     assert turn.text == "I have a dog named Max." and turn.report.candidates[0].contradiction_score is None
 
 
@@ -237,7 +240,7 @@ def test_decode_record_roundtrips_as_json_with_guard_annotations():
     assert guard["mode"] == "flag" and verdict["evidence"][0]["turn_id"] == 1
     assert verdict["evidence"][0]["source"] == "history"
     assert verdict["details"]["threshold"] == 0.5 and verdict["pair_scores"] == []
-    assert BotTurnReport.from_json(guard) == conv.turns[3].report  # and reads back as it was
+    assert BotTurnReport.from_json(guard) == as_stored(conv.turns[3].report)  # and reads back as it was stored
 
 
 def test_candidate_marks_for_intra_pairs_mark_both_clauses():
@@ -252,7 +255,8 @@ def test_persona_evidence_marks_the_persona_line_while_it_exists():
     conv.add(USER, "what's for dinner?")
     cand = candidate(0, "Steak, as always.", -0.1, 0.9, True, Category.HISTORY, True, "",
                            evidence=[PairScore(PERSONA, 1, "I am a vegetarian.", "Steak, as always.", 0.9)])
-    conv.add(BOT, cand.text, BotTurnReport("flag", 0.5, "test", 0, False, [cand]))
+    conv.add(BOT, cand.text, BotTurnReport(JudgeSettings.resolve(mode="flag", threshold=0.5), "test", 0, False,
+                                           (cand,)))
     marks = transcript_marks(conv)
     assert [m.kind for m in marks.persona[1]] == ["evidence"] and 0 not in marks.persona
     assert [m.label for m in marks.turns[1]] == ["contradicts persona line 2 (p=0.90)"]
@@ -296,7 +300,8 @@ def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversatio
     conv, bot, detector = Conversation(), ScriptedBot(script), detector or FlagFirstDetector()
     for k in range(turns):
         conv.add(USER, f"message {k}")
-        guarded_reply(conv, bot, FakeGuard(detector), ChatSettings(guard_mode=mode, detector="fake", remind=False))
+        conv.append(guarded_reply(conv, bot, FakeGuard(detector),
+                                  ChatSettings(guard_mode=mode, detector="fake", remind=False)))
     return conv
 
 
@@ -318,7 +323,7 @@ def test_status_warns_only_when_the_sent_reply_is_flagged():
 def test_a_self_contradicting_reply_is_captioned_as_such():
     cand = candidate(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
                            evidence=[PairScore(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
-    report = BotTurnReport("flag", 0.5, "test", 0, False, [cand])
+    report = BotTurnReport(JudgeSettings.resolve(mode="flag", threshold=0.5), "test", 0, False, (cand,))
     assert "the sent reply contradicts itself (p=0.90)" in report.summary()
     assert "earlier turns" not in report.summary()
 
@@ -333,16 +338,18 @@ def test_one_badge_per_contradicted_sentence():
 class NeverFlags(FlagFirstDetector):
     """Scores every candidate 0.05: nothing contradicts (as a detector at a high τ would say)."""
 
-    def detect_candidates(self, history, candidates, speaker, persona=()):
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
         self.calls.append((list(history), list(candidates), speaker, list(persona)))
-        return [Verdict(False, 0.05, Category.NONE, [], [PairScore(HISTORY, 1, "I have a dog named Max.", c, 0.05)],
-                        VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.9, n_pairs=1,
-                                       history_score=0.05)) for c in candidates]
+        return tuple(Verdict(False, 0.05, Category.NONE, (),
+                             (PairScore(HISTORY, 1, "I have a dog named Max.", c, 0.05),),
+                             VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.9, n_pairs=1,
+                                            history_score=0.05)) for c in candidates)
 
 
 def test_rejudge_rescores_every_turn_without_regenerating():
     conv = _chat("rerank", CLEAN_FIRST)
-    conv.turns[1].report.persona = ["I live in Paris."]  # what the guard saw at that turn
+    seen = replace(conv.turns[1].report, persona=("I live in Paris.",))  # what the guard saw at that turn
+    conv.turns[1] = replace(conv.turns[1], report=seen)
     detector = NeverFlags()
     again = rejudge(conv, FakeGuard(detector, "strict"), ChatSettings(guard_mode="rerank", threshold=0.9, detector="strict"))
     assert [t.text for t in again.turns] == [t.text for t in conv.turns]  # replies stay as sent
@@ -371,26 +378,24 @@ def test_rejudge_says_when_the_policy_would_send_another_candidate():
 class FlagsAll(FlagFirstDetector):
     """Every candidate contradicts turn 1: "never" ones surely (0.95), the others weakly (0.3), as a low τ says."""
 
-    def detect_candidates(self, history, candidates, speaker, persona=()):
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
         out = []
         for cand in candidates:
             score = 0.95 if "never" in cand else 0.3
             pair = PairScore(HISTORY, 1, "I have a dog named Max.", cand, score)
-            out.append(Verdict(True, score, Category.HISTORY, [pair], [pair],
+            out.append(Verdict(True, score, Category.HISTORY, (pair,), (pair,),
                                VerdictDetails(Method.STRUCTURED, turn_id=len(history), threshold=0.2, n_pairs=1,
                                               history_score=score)))
-        return out
+        return tuple(out)
 
 
 class FlagsNever(FlagsAll):
     """The same scores judged at τ = 0.5: only the "never" candidates contradict."""
 
-    def detect_candidates(self, history, candidates, speaker, persona=()):
-        out = super().detect_candidates(history, candidates, speaker, persona)
-        for v in out:
-            if v.score < 0.5:
-                v.contradiction, v.category, v.evidence = False, Category.NONE, []
-        return out
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
+        out = super().judge(history, candidates, speaker, persona, settings, turn_id)
+        return tuple(replace(v, contradiction=False, category=Category.NONE, evidence=()) if v.score < 0.5 else v
+                     for v in out)
 
 
 def test_rejudged_captions_agree_with_each_other():
@@ -565,10 +570,12 @@ def test_example_agreement_is_counted_from_live_verdicts():
     from guard.examples import EXAMPLES, agreement_line, judge_examples
 
     class SaysHistory:
-        def detect(self, dialogue):
-            return Verdict(True, 0.9, Category.HISTORY, [], [], VerdictDetails(Method.STRUCTURED, 0, 0.5, 0, 0.9))
+        def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
+            return tuple(Verdict(True, 0.9, Category.HISTORY, (), (), VerdictDetails(Method.STRUCTURED, 0, 0.5, 0, 0.9))
+                         for _ in candidates)
 
-    judgements = judge_examples(SaysHistory())
+    guard = FakeGuard(SaysHistory())
+    judgements = judge_examples(guard, guard.settings(mode="flag"))
     expected = [e.expected for e in EXAMPLES]
     agree = sum(c != Category.NONE for c in expected)
     same = sum(c == Category.HISTORY for c in expected)
@@ -612,12 +619,13 @@ def test_one_number_per_decision_in_the_table_and_the_chart():
     clash = PairScore(PremiseSource.INTRA, 3, "I have two cats", "I have no pets.", 0.84)
     # the verdict's score is the highest of the checks, a history pair's 0.917 (under τ, so no evidence)
     details = VerdictDetails(Method.STRUCTURED, 3, 0.9493, 2, 0.917,
-                             intra=IntraCheck(["I have two cats", "I have no pets."], [clash], 0.84, 0.80))
+                             intra=IntraCheck(("I have two cats", "I have no pets."), (clash,), 0.84, 0.80))
     why = "rejected; contradicts itself with probability 0.84 (threshold 0.80)"
     rejected = candidate(0, "I have two cats and I have no pets.", -0.2, 0.917, True, Category.INTRA, False, why,
                          evidence=[clash], details=details, threshold=0.9493)
     sent = candidate(1, "Max loves walks.", -0.9, 0.1, False, Category.NONE, True, "chosen", threshold=0.9493)
-    report = BotTurnReport(GuardMode.RERANK, 0.9493, "embedded", 1, False, [rejected, sent], {})
+    report = BotTurnReport(JudgeSettings.resolve(mode=GuardMode.RERANK, threshold=0.9493), "embedded", 1, False,
+                           (rejected, sent), {})
     rows = candidate_table(report)
     assert (rows[0]["contradiction score"], rows[0]["flags from"]) == ("0.84", "0.80")
     assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['flags from']})" in rows[0]["why"]

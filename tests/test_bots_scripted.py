@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from judging import verdicts_of
 
 from bots.base import BotError
 from bots.registry import available_bots, describe_bot, make_bot
@@ -89,10 +90,10 @@ def test_embedded_detector_catches_the_built_in_contradiction_only():
     from guard.pipeline import load_guard
     from guard.records import Turn
 
-    detector = load_guard("embedded", prefilter=False).detector(prefilter=False)
+    guard = load_guard("embedded", prefilter=False)
     history, candidates = _play(make_bot("scripted"))[2]
     turns = [Turn(i, m.agent_id, m.text) for i, m in enumerate(history)]
-    verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")
+    verdicts = verdicts_of(guard, guard.settings(mode="flag", prefilter=False), turns, [c.text for c in candidates])
     assert [v.contradiction for v in verdicts] == [True] + [False] * (len(candidates) - 1)
     assert verdicts[0].evidence_turn_ids == [1]
 
@@ -102,9 +103,9 @@ def test_embedded_detector_catches_the_built_in_contradiction():
     from guard.pipeline import load_guard
     from guard.records import Turn
 
-    detector = load_guard("embedded", prefilter=False).detector(prefilter=False)
+    guard = load_guard("embedded", prefilter=False)
     history, candidates = _play(make_bot("scripted"))[2]
     turns = [Turn(i, m.agent_id, m.text) for i, m in enumerate(history)]
-    verdicts = detector.detect_candidates(turns, [c.text for c in candidates], "bot")
+    verdicts = verdicts_of(guard, guard.settings(mode="flag", prefilter=False), turns, [c.text for c in candidates])
     assert verdicts[0].contradiction and verdicts[0].evidence_turn_ids == [1]
     assert not verdicts[-1].contradiction  # "Maybe a cat one day, if Max and Bella agree!"

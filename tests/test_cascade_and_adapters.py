@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from judging import guard_over, verdicts_of
 
 from embedded import MissingAssetError
-from guard.detector import ContradictionDetector
 from guard.loading import ModelLoadError, load_scorer, merged_adapter
 from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
 from guard.records import Turn
@@ -67,10 +67,10 @@ def test_cascade_refuses_scorers_with_different_classes(fast_and_strong, tiny_nl
 
 def test_detector_on_a_cascade_keeps_evidence_and_categories(fast_and_strong):
     fast, strong = fast_and_strong
-    detector = ContradictionDetector(CascadeScorer(fast, strong, escalate_at=0.0), threshold=0.01,
-                                     pairing="utterance", categories=True)
+    guard, settings = guard_over(CascadeScorer(fast, strong, escalate_at=0.0), threshold=0.01, pairing="utterance",
+                                 checks=True)
     history = [Turn(0, "bot", "i have two dogs"), Turn(1, "user", "nice"), Turn(2, "bot", "i live in ohio")]
-    (verdict,) = detector.detect_candidates(history, ["i have no dogs and i love my cat"], "bot")
+    (verdict,) = verdicts_of(guard, settings, history, ["i have no dogs and i love my cat"])
     assert verdict.contradiction and verdict.category in ("intra", "role", "history")
     assert {p.turn_id for p in verdict.pair_scores} == {0, 2}
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import pytest
 from fake_nli import ScriptedScorer
+from judging import detect, guard_over, verdicts_of
 
 from bots.base import Bot, Candidate
 from conversation.guarding import guarded_reply
 from conversation.records import ChatSettings, Conversation
 from guard.answers import QuestionKind, affirmative, read_answer, says_nothing
 from guard.config import GuardConfig
-from guard.detector import ContradictionDetector, denial_support
 from guard.pipeline import Guard
+from guard.reading import denial_support
 from guard.records import Dialogue, Turn
 from guard.reminders import CandidateOrigin, ReminderMethod, opening_for, plan_reminder
 from guard.verdicts import PairScore
@@ -85,10 +86,10 @@ def test_a_denial_contradicts_only_what_agrees_with_what_it_denies():
                              ("I work as a nurse.", "I'm a teacher."): CONTRA,  # a clash either way round
                              ("I have two dogs.", "I don't have any pets."): CONTRA,
                              ("I have two dogs.", "I have pets."): ENTAIL})  # agrees with what is denied
-    detector = ContradictionDetector(scorer, threshold=0.5, categories=False)
+    guard, settings = guard_over(scorer, threshold=0.5, checks=False)
     history = [Turn(0, "user", "Hi")]
-    nurse, dogs = detector.detect_candidates(history, ["I'm not a teacher.", "I don't have any pets."], "bot",
-                                             persona=["I work as a nurse.", "I have two dogs."])
+    nurse, dogs = verdicts_of(guard, settings, history, ["I'm not a teacher.", "I don't have any pets."],
+                              persona=["I work as a nurse.", "I have two dogs."])
     assert not nurse.contradiction and nurse.score < 0.5
     assert dogs.contradiction and dogs.evidence[0].premise == "I have two dogs."
 
@@ -101,10 +102,10 @@ def test_the_persona_outranks_an_earlier_turn_that_contradicted_it():
         ("I work as a nurse.", "I'm actually a nurse."): ENTAIL,  # ...and agrees with the persona
         (drift, "I write novels."): CONTRA,  # a candidate that contradicts the drift without agreeing
     })
-    detector = ContradictionDetector(scorer, threshold=0.5, categories=False)
+    guard, settings = guard_over(scorer, threshold=0.5, checks=False)
     history = [Turn(0, "user", "Who are you?"), Turn(1, "bot", drift), Turn(2, "user", "What do you do?")]
-    nurse, other = detector.detect_candidates(history, ["I'm actually a nurse.", "I write novels."], "bot",
-                                              persona=["I work as a nurse."])
+    nurse, other = verdicts_of(guard, settings, history, ["I'm actually a nurse.", "I write novels."],
+                               persona=["I work as a nurse."])
     assert not nurse.contradiction
     side = nurse.details.persona_sides[0]
     assert (side.turn_id, side.persona_line, side.pair.premise) == (1, 0, drift) and side.agreement > 0.9
@@ -115,7 +116,7 @@ def test_a_consistent_answer_beats_a_dodge_with_a_better_generator_score():
     guard = Guard("scripted", ScriptedScorer({}), config=GuardConfig(threshold=0.9))
     turns = [Turn(0, "user", "What do you do?")]
     report = guard.judge(turns, [Candidate("I don't know.", -0.1), Candidate("I'm a nurse.", -0.9)], speaker="bot",
-                         mode=GuardMode.RERANK)
+                         settings=guard.settings(mode=GuardMode.RERANK))
     assert report.candidates[0].details.says_nothing and not report.candidates[1].details.says_nothing
     assert report.chosen_index == 1
     assert "says nothing" in report.candidates[0].reason
@@ -242,7 +243,7 @@ def test_intra_check_reads_the_answer_against_the_rest_of_the_reply():
     scorer = ScriptedScorer({("I am a teacher.", "I work at the hospital as a nurse."): CONTRA})
     dialogue = Dialogue("d", [Turn(0, "user", "Aren't you a teacher?"),
                               Turn(1, "bot", "Yes, I am. I work at the hospital as a nurse.")])
-    verdict = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.5).detect(dialogue)
+    verdict = detect(scorer, dialogue, threshold=0.5, intra_threshold=0.5)
     assert verdict.contradiction and verdict.category == "intra"
     assert verdict.details.answer_reading == "I am a teacher."
 
@@ -255,7 +256,7 @@ def test_the_studio_counts_reminders_and_keeps_them_through_its_database(tmp_pat
     settings = ChatSettings(bot="t", threshold=0.9, num_candidates=2)
     for message in ("Wait, aren't you a teacher?", "Hello again!"):
         conversation.add("user", message)
-        guarded_reply(conversation, _OpeningBot(), _teacher_guard(), settings)
+        conversation.append(guarded_reply(conversation, _OpeningBot(), _teacher_guard(), settings))
     store = Store(f"sqlite:///{tmp_path / 'studio.db'}")
     store.save_session(SessionInfo(conversation.record_id, settings))
     store.save_turns(conversation.record_id, conversation.turns)
@@ -298,35 +299,30 @@ def test_the_reason_says_which_side_the_guard_took():
 def test_the_pair_cache_stays_bounded_and_keeps_what_a_judgement_needs(monkeypatch):
     """A long session fills the scorer's pair cache past its bound: the oldest pairs leave, never one the judgement
     in hand still needs (a goading script hit a KeyError there), and a pair asked again is not scored again."""
-    import guard.detector as detector_module
+    import guard.pair_cache as pair_cache
 
-    monkeypatch.setattr(detector_module, "PAIR_CACHE_LIMIT", 12)  # one judgement here needs 11 pairs
+    monkeypatch.setattr(pair_cache, "PAIR_CACHE_LIMIT", 12)  # one judgement here needs 11 pairs
     scorer = ScriptedScorer({})
-    detector = ContradictionDetector(scorer, threshold=0.5, categories=False)
+    guard, settings = guard_over(scorer, threshold=0.5, checks=False)
     history = [Turn(0, "user", "Hi"), Turn(1, "bot", "I have a dog. I live in Rome. I like tea.")]
     for n in range(4):  # together they need more pairs than the cache holds
-        detector.detect_candidates(history, [f"I have {n} cats.", f"I sing {n} songs."], "bot", persona=["I am Sam."])
-        assert len(detector_module.pair_cache(scorer)) <= 12
+        verdicts_of(guard, settings, history, [f"I have {n} cats.", f"I sing {n} songs."], persona=["I am Sam."])
+        assert len(pair_cache.cache_of(scorer, pair_cache.PAIR_CACHE_LIMIT)) <= 12
     calls = len(scorer.calls)
-    detector.detect_candidates(history, ["I sing 3 songs."], "bot", persona=["I am Sam."])
+    verdicts_of(guard, settings, history, ["I sing 3 songs."], persona=["I am Sam."])
     assert len(scorer.calls) == calls  # its pairs were among the last scored: none scored again
 
 
 def test_a_rejudged_reminded_turn_keeps_what_was_sent_and_who_wrote_it():
-    from reports import FakeGuard
-
     from conversation.guarding import rejudge
 
-    class FlagsNothing:
-        def detect_candidates(self, history, candidates, speaker, persona=()):
-            guard = Guard("x", ScriptedScorer({}), config=GuardConfig(threshold=0.9))
-            return guard.verdicts(history, candidates, speaker=speaker, persona=persona)
+    flags_nothing = Guard("fake", ScriptedScorer({}), config=GuardConfig(threshold=0.9))  # every pair neutral
 
     conversation = Conversation(persona=["I work as a nurse."])
     conversation.add("user", "Wait, aren't you a teacher?")
-    sent = guarded_reply(conversation, _OpeningBot(), _teacher_guard(),
-                         ChatSettings(bot="t", threshold=0.9, num_candidates=2))
-    again = rejudge(conversation, FakeGuard(FlagsNothing(), threshold=0.9),
+    sent = conversation.append(guarded_reply(conversation, _OpeningBot(), _teacher_guard(),
+                                             ChatSettings(bot="t", threshold=0.9, num_candidates=2)))
+    again = rejudge(conversation, flags_nothing,
                     ChatSettings(guard_mode="rerank", threshold=0.9, detector="fake")).turns[1].report
     assert again.sent_reply() == sent.text == "No, I work as a nurse. I love my job."
     assert [c.origin for c in again.candidates] == [c.origin for c in sent.report.candidates]

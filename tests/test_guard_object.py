@@ -1,5 +1,6 @@
-"""The guard as one object (guard.pipeline): loaded once with its settings read once, detectors built by it, judging
-the whole conversation (the user's turns included) into the one report, and sessions taking turns on its scorer.
+"""The guard as one object (guard.pipeline): loaded once with its settings read once, each turn's settings resolved
+by it, its one detector judging the whole conversation (the user's turns included) into the one report, and
+sessions taking turns on its scorer.
 
 Plumbing on a scripted scorer (tests/fake_nli.py) and the tiny random checkpoint; the shipped weights' verdicts are
 pinned in tests/test_guard_pinned.py.
@@ -34,23 +35,25 @@ def test_loading_reads_the_config_once_and_the_factory_gives_one_guard(tiny_nli_
     guard = load_guard(str(folder), prefilter=False)
     assert load_guard(str(folder), prefilter=False) is guard
     for tau in (None, 0.5, 0.7, None):
-        guard.detector(tau)
-    guard.verdicts([Turn(0, "user", "Hi"), Turn(1, "bot", "I have a dog.")], ["I have no pets."], speaker="bot")
+        guard.settings(threshold=tau)
+    guard.verdict([Turn(0, "user", "Hi"), Turn(1, "bot", "I have a dog.")], "I have no pets.", speaker="bot",
+                  settings=guard.settings(mode="flag"))
     assert len(reads) == 1
     assert (guard.threshold, guard.config.intra_threshold, guard.config.prefilter_k) == (0.7, 0.8, DEFAULT_PREFILTER_K)
 
 
-def test_detectors_come_from_the_guard_with_its_settings_and_are_kept(tiny_nli_model_dir):
+def test_settings_come_from_the_guard_with_its_config_and_its_one_detector_keeps_none(tiny_nli_model_dir):
     guard = Guard("scripted", ScriptedScorer({}), embedder=object(),
                   config=GuardConfig(threshold=0.9, intra_threshold=0.6, own_question_threshold=0.55, prefilter_k=3,
                                      stream_calibrated=True))
-    detector = guard.detector()
-    assert guard.detector() is detector and guard.detector(0.9) is detector  # τ None is the calibrated τ
-    assert (detector.threshold, detector.intra_threshold, detector.own_question_threshold) == (0.9, 0.6, 0.55)
-    assert detector.prefilter_k == 3 and detector.embedder is guard.embedder
-    other = guard.detector(0.5, "unstructured", prefilter=False)
-    assert other is not detector and other.prefilter_k is None and other.method == "unstructured"
-    assert Guard("bare", ScriptedScorer({})).detector().prefilter_k is None  # no embedder, no prefilter
+    settings = guard.settings()
+    assert guard.settings() == settings and guard.settings(threshold=0.9) == settings  # τ None is the calibrated τ
+    assert (settings.threshold, settings.intra_threshold, settings.own_question_threshold) == (0.9, 0.6, 0.55)
+    assert settings.prefilter_k == 3 and guard.detector.embedder is guard.embedder
+    other = guard.settings(threshold=0.5, method="unstructured", prefilter=False)
+    assert other != settings and other.prefilter_k is None and other.method == "unstructured"
+    assert guard.detector.scorer is guard.scorer  # one detector, whatever the settings: they come with each call
+    assert Guard("bare", ScriptedScorer({})).settings().prefilter_k is None  # no embedder, no prefilter
 
 
 def test_judging_reads_an_answer_with_the_users_question():
@@ -60,7 +63,7 @@ def test_judging_reads_an_answer_with_the_users_question():
     guard = Guard("scripted", scorer, config=GuardConfig(threshold=0.9))
     turns = [Turn(0, "user", "Hi!"), Turn(1, "bot", "Hello."), Turn(2, "user", "Do you have kids?")]
     report = guard.judge(turns, [Candidate("No.", -0.1), Candidate("Yes, two of them.", -0.5)], speaker="bot",
-                         persona=["I have two kids."], mode=GuardMode.RERANK)
+                         persona=["I have two kids."], settings=guard.settings(mode=GuardMode.RERANK))
     assert isinstance(report, BotTurnReport) and report.detector == "scripted" and report.threshold == 0.9
     first = report.candidates[0]
     assert first.contradicts and first.evidence[0].hypothesis_reading == statement
@@ -73,8 +76,9 @@ def test_judging_reads_an_answer_with_the_users_question():
 
 def test_mode_off_reports_without_judging():
     scorer = ScriptedScorer({})
-    report = Guard("scripted", scorer).judge([Turn(0, "user", "Hi")], [Candidate("Hello.", -0.1)], speaker="bot",
-                                             mode=GuardMode.OFF)
+    guard = Guard("scripted", scorer)
+    report = guard.judge([Turn(0, "user", "Hi")], [Candidate("Hello.", -0.1)], speaker="bot",
+                         settings=guard.settings(mode=GuardMode.OFF))
     assert scorer.calls == [] and report.candidates[0].verdict is None and report.sent_reply() == "Hello."
 
 
@@ -98,15 +102,18 @@ class _SlowScorer(ScriptedScorer):
 
 def test_sessions_take_turns_on_the_scorer():
     """Two sessions (or server requests) judging at once compute one after the other on the shared scorer, also
-    through different detectors of the guard (another τ, another method)."""
+    also when judging with other settings (another τ, another method)."""
     scorer = _SlowScorer()
     guard = Guard("scripted", scorer, config=GuardConfig(threshold=0.9))
     turns = [Turn(0, "bot", "I have a dog."), Turn(1, "user", "Nice.")]
     # each session asks about other candidates (pairs scored once are kept in the scorer's cache)
-    jobs = [lambda n=n: guard.verdicts(turns, [f"I have {n} cats.", "I like tea."], speaker="bot") for n in (2, 3)] + [
-        lambda n=n: guard.verdicts(turns, [f"I have {n} pets."], speaker="bot", threshold=0.5) for n in (0, 1)] + [
-        lambda n=n: guard.detector(0.5, "unstructured").detect_candidates(turns, [f"I hate {n} dogs."], "bot")
-        for n in (4, 5)]
+    calibrated = guard.settings(mode="flag")
+    lower = guard.settings(mode="flag", threshold=0.5)
+    unstructured = guard.settings(mode="flag", threshold=0.5, method="unstructured")
+    jobs = [lambda n=n: guard.judge(turns, [f"I have {n} cats.", "I like tea."], speaker="bot", settings=calibrated)
+            for n in (2, 3)] + [
+        lambda n=n: guard.judge(turns, [f"I have {n} pets."], speaker="bot", settings=lower) for n in (0, 1)] + [
+        lambda n=n: guard.judge(turns, [f"I hate {n} dogs."], speaker="bot", settings=unstructured) for n in (4, 5)]
     threads = [threading.Thread(target=job) for job in jobs]
     for thread in threads:
         thread.start()

@@ -14,9 +14,10 @@ number of pairs always match. Skipped without the weights.
 from __future__ import annotations
 
 import pytest
+from judging import verdicts_of
 
 from embedded import DETECTOR_DIR
-from guard.detector import clear_pair_cache
+from guard.pair_cache import clear_pair_cache
 from guard.records import Turn
 from guard.registry import MPNET_DIR
 
@@ -117,11 +118,11 @@ def test_the_shipped_detectors_verdicts_are_the_pinned_ones(name):
     from guard.pipeline import load_guard
 
     guard = load_guard(name)
-    detector = guard.detector()
+    settings = guard.settings(mode="flag")  # the chat's settings: calibrated τ, the kept checks, the prefilter
     clear_pair_cache(guard.scorer)  # each probe's pairs scored in its own batch, as when pinned
     for probe, (turns, candidates) in PROBES.items():
         history = [Turn(i, speaker, text) for i, (speaker, text) in enumerate(turns)]
-        verdicts = guard.verdicts(history, candidates, speaker="bot", persona=PERSONA)
+        verdicts = verdicts_of(guard, settings, history, candidates, persona=PERSONA)
         for candidate, verdict, pinned in zip(candidates, verdicts, PINNED[name][probe], strict=True):
             score, history_score, intra, contradiction, category, evidence, tau, pairs = pinned
             where = f"{name} / {probe} / {candidate!r}"
@@ -129,9 +130,9 @@ def test_the_shipped_detectors_verdicts_are_the_pinned_ones(name):
             assert verdict.details.history_score == pytest.approx(history_score, abs=TOLERANCE), where
             assert verdict.details.intra.score == pytest.approx(intra, abs=TOLERANCE), where
             assert (round(verdict.details.threshold, 4), verdict.details.n_pairs) == (tau, pairs), where
-            margins = [abs(history_score - detector.threshold), abs(intra - detector.intra_threshold)]
+            margins = [abs(history_score - settings.threshold), abs(intra - settings.intra_threshold)]
             if verdict.details.own_question_turn is not None:
-                margins.append(abs(history_score - detector.own_question_threshold))
+                margins.append(abs(history_score - settings.own_question_threshold))
             if min(margins) < TOLERANCE:
                 continue  # another CPU's int8 kernels may tip it either way
             assert (bool(verdict.contradiction), str(verdict.category)) == (contradiction, category), where

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from embedded import DETECTOR_DIR, MissingAssetError
-from guard.config import FALLBACK_THRESHOLD, ConfigError
+from guard.config import FALLBACK_THRESHOLD, ConfigError, JudgeSettings
 from guard.loading import ModelLoadError, load_embedder, load_scorer
 from guard.pipeline import load_guard
 from guard.registry import read_config
@@ -58,9 +58,9 @@ def test_guard_config_sets_pairing_and_max_length(tiny_nli_model_dir, tmp_path):
     assert read_config(str(folder)).pairing == "utterance"
     guard = load_guard(str(folder), prefilter=False)
     assert guard.scorer.max_length == 96
-    detector = guard.detector()
-    assert (detector.threshold, detector.pairing) == (0.6, "utterance")
-    assert guard.detector(0.4, pairing="sentence").threshold == 0.4
+    settings = guard.settings()
+    assert (settings.threshold, settings.pairing) == (0.6, "utterance")
+    assert guard.settings(threshold=0.4, pairing="sentence").threshold == 0.4
     assert read_config(str(tiny_nli_model_dir)).pairing == "sentence"
 
 
@@ -71,11 +71,11 @@ def test_threshold_follows_the_pairing_it_was_calibrated_for(tiny_nli_model_dir,
         "threshold": 0.86, "pairing": "sentence",
         "calibration": {"sentence": {"threshold": 0.86}, "utterance": {"threshold": 0.17}}}))
     config = read_config(str(folder))
-    assert config.threshold_for("sentence") == pytest.approx(0.86)
-    assert config.threshold_for("utterance") == pytest.approx(0.17)
+    assert JudgeSettings.resolve(config, pairing="sentence").threshold == pytest.approx(0.86)
+    assert JudgeSettings.resolve(config, pairing="utterance").threshold == pytest.approx(0.17)
     guard = load_guard(str(folder), prefilter=False)
-    assert guard.detector(pairing="utterance").threshold == pytest.approx(0.17)
-    assert guard.detector().threshold == pytest.approx(0.86)
+    assert guard.settings(pairing="utterance").threshold == pytest.approx(0.17)
+    assert guard.settings().threshold == pytest.approx(0.86)
 
 
 def test_embedded_threshold_and_scorer_follow_models_detector():

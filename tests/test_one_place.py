@@ -1,7 +1,9 @@
 """Each idea in one place, read from the code itself (its syntax tree), so a second copy fails here:
 
 * only ``guard/config.py`` opens a checkpoint's ``guard_config.json`` at run time (training writes it);
-* only ``guard/pipeline.py`` builds a ``ContradictionDetector`` at run time (``Guard.detector``);
+* only ``guard/pipeline.py`` builds a ``ContradictionDetector`` at run time (a ``Guard``'s one detector), and only
+  it calls the detector (``Guard.judge`` is the one way in); only ``guard/detector.py`` runs a judgement's stages
+  (``guard.planning``, ``guard.building``);
 * the prefilter's k is a number in one place (``guard.config.DEFAULT_PREFILTER_K``), nowhere a literal;
 * nothing takes turns on the CPU but ``embedded.turns.cpu_turn`` inside the models (no hand-made locks around model
   calls in the pages, the server or the guarded conversation);
@@ -42,10 +44,11 @@ def test_the_walk_finds_calls_names_and_literals(tmp_path):
     """The checks below would pass on code they cannot see: show that they see it."""
     source = tmp_path / "example.py"
     source.write_text('import threading\nname = "guard_config.json"\nd = ContradictionDetector(s, prefilter_k=8)\n'
-                      'lock = threading.Lock()\n')
+                      'lock = threading.Lock()\nv = guard.detector.judge(h, c, "bot", (), s)\np = plan_turn(h, c)\n')
     nodes = list(ast.walk(tree(source)))
     assert any(isinstance(n, ast.Constant) and n.value == "guard_config.json" for n in nodes)
     assert any(_calls(n, "ContradictionDetector") for n in nodes)
+    assert any(_calls_the_detector(n) for n in nodes) and any(_calls(n, "plan_turn") for n in nodes)
     assert any(isinstance(n, ast.keyword) and n.arg == "prefilter_k" and isinstance(n.value, ast.Constant)
                for n in nodes)
     assert any(_calls(n, "Lock") for n in nodes)
@@ -76,6 +79,25 @@ def test_the_detector_is_built_at_one_runtime_site():
     sites = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
              if _calls(node, "ContradictionDetector")]
     assert len(sites) == 1 and sites[0].startswith("guard/pipeline.py:"), sites
+
+
+def _calls_the_detector(node: ast.AST) -> bool:
+    """``<anything>.detector.judge(...)`` or ``<anything>.detector.prepare(...)``."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    owner = node.func.value
+    return node.func.attr in ("judge", "prepare") and (
+        (isinstance(owner, ast.Attribute) and owner.attr == "detector") or (isinstance(owner, ast.Name)
+                                                                             and owner.id == "detector"))
+
+
+def test_only_the_guard_calls_its_detector_and_only_the_detector_runs_the_stages():
+    callers = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
+               if _calls_the_detector(node)]
+    assert callers and all(site.startswith("guard/pipeline.py:") for site in callers), callers
+    stages = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
+              if any(_calls(node, stage) for stage in ("plan_turn", "structured_verdict", "unstructured_verdict"))]
+    assert stages and all(site.startswith("guard/detector.py:") for site in stages), stages
 
 
 def test_no_prefilter_k_literal_outside_its_definition():

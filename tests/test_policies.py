@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
 
-from guard.detector import ContradictionDetector
+import pytest
+from judging import guard_over, verdicts_of
+
 from guard.nli import NLIScorer
 from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, deciding_score, describe_verdict
 from guard.records import Candidate, Turn
@@ -15,7 +17,7 @@ from guard.vocabulary import Category, Method, PremiseSource
 def _verdict(score: float, threshold: float = 0.5, category: str = "history", turn_id: int = 2,
              source: PremiseSource = PremiseSource.HISTORY) -> Verdict:
     hit = score >= threshold
-    evidence = [PairScore(source, turn_id, "I have two dogs.", "I have no pets.", score)] if hit else []
+    evidence = (PairScore(source, turn_id, "I have two dogs.", "I have no pets.", score),) if hit else ()
     details = VerdictDetails(Method.STRUCTURED, turn_id=3, threshold=threshold, n_pairs=1, history_score=score)
     return Verdict(hit, score, category if hit else Category.NONE, evidence, evidence, details)
 
@@ -84,15 +86,15 @@ def test_the_reason_quotes_the_score_of_the_check_that_decided():
     reaches τ as well is named with its own score."""
     clash = PairScore(PremiseSource.INTRA, 7, "I have no pets", "my cat sleeps a lot.", 0.878)
     details = VerdictDetails(Method.STRUCTURED, turn_id=7, threshold=0.95, n_pairs=4, history_score=0.93,
-                             intra=IntraCheck(["I have no pets", "my cat sleeps a lot."], [clash], 0.878, 0.71))
-    verdict = Verdict(True, 0.93, Category.INTRA, [clash], [], details)
+                             intra=IntraCheck(("I have no pets", "my cat sleeps a lot."), (clash,), 0.878, 0.71))
+    verdict = Verdict(True, 0.93, Category.INTRA, (clash,), (), details)
     assert deciding_score(verdict) == (0.878, 0.71)
     why = describe_verdict(verdict)
     assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
     assert "0.93" not in why
     persona = PairScore(PremiseSource.PERSONA, 1, "I have a cat.", "I have no pets", 0.97)
-    details.history_score = 0.97
-    both = Verdict(True, 0.97, Category.INTRA, [clash, persona], [persona], details)
+    details = replace(details, history_score=0.97)
+    both = Verdict(True, 0.97, Category.INTRA, (clash, persona), (persona,), details)
     why = describe_verdict(both)
     assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
     assert 'also contradicts persona line 2 ("I have a cat.") with probability 0.97 (threshold 0.95)' in why, why
@@ -114,9 +116,9 @@ def test_bad_input_is_refused_with_a_clear_message():
 
 
 def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
-    detector = ContradictionDetector(NLIScorer.from_pretrained(tiny_nli_model_dir), threshold=0.01)
+    guard, settings = guard_over(NLIScorer.from_pretrained(tiny_nli_model_dir), threshold=0.01)
     history = [Turn(0, "bot", "I have two dogs."), Turn(1, "user", "Nice.")]
-    verdicts = detector.detect_candidates(history, [c.text for c in CANDIDATES], "bot")
+    verdicts = verdicts_of(guard, settings, history, [c.text for c in CANDIDATES])
     assert all(v.contradiction for v in verdicts)  # a threshold this low flags everything
     decision = choose(CANDIDATES, verdicts, "block")
     assert decision.used_fallback and len(decision.reasons) == 3

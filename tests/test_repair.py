@@ -27,8 +27,8 @@ def _verdict(*hypotheses: str, score: float = 0.97, threshold: float = 0.9, more
              source: PremiseSource = PremiseSource.HISTORY) -> Verdict:
     """A verdict whose evidence pairs the earlier turn 1 with each of ``hypotheses`` (none: consistent); ``more``
     are further pairs over the threshold that the evidence (best pair per premise) left out."""
-    evidence = [PairScore(source, 1, EARLIER, h, score) for h in hypotheses]
-    others = [PairScore(PremiseSource.HISTORY, 1, EARLIER, h, threshold + 0.01) for h in more]
+    evidence = tuple(PairScore(source, 1, EARLIER, h, score) for h in hypotheses)
+    others = tuple(PairScore(PremiseSource.HISTORY, 1, EARLIER, h, threshold + 0.01) for h in more)
     details = VerdictDetails(Method.STRUCTURED, turn_id=5, threshold=threshold, n_pairs=len(evidence) + len(others),
                              history_score=score if hypotheses else 0.1)
     hit = bool(hypotheses)
@@ -106,10 +106,8 @@ def test_still_answers_needs_one_statement():
 class _Detector:
     """Flags a candidate holding "no pets" through that sentence (the hypothesis), as the detector would."""
 
-    prefilter_k = None
-
-    def detect_candidates(self, history, candidates, speaker, persona=()):
-        return [_verdict("I have no pets.") if "no pets" in c else CLEAN for c in candidates]
+    def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
+        return tuple(_verdict("I have no pets.") if "no pets" in c else CLEAN for c in candidates)
 
 
 def _repair_mode_conversation(best: str, **settings) -> Conversation:
@@ -120,9 +118,9 @@ def _repair_mode_conversation(best: str, **settings) -> Conversation:
     conversation = Conversation()
     for message in ("Hi!", "Any pets?"):
         conversation.add(USER, message)
-        guarded_reply(conversation, bot, FakeGuard(_Detector()),
-                      ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9,
-                                   **settings))
+        conversation.append(guarded_reply(
+            conversation, bot, FakeGuard(_Detector()),
+            ChatSettings(bot="scripted", guard_mode=GuardMode.REPAIR, detector="fake", threshold=0.9, **settings)))
     return conversation
 
 
@@ -257,7 +255,8 @@ def _demo_turn(guard, third_reply: list[dict], mode: GuardMode = GuardMode.REPAI
     conversation = Conversation()
     for message in ("Hi! Tell me about yourself.", "What do you do in the mornings?", "Would you like another pet?"):
         conversation.add(USER, message)
-        guarded_reply(conversation, bot, guard, ChatSettings(bot="scripted", guard_mode=mode, threshold=guard.threshold))
+        conversation.append(guarded_reply(conversation, bot, guard,
+                                          ChatSettings(bot="scripted", guard_mode=mode, threshold=guard.threshold)))
     return conversation
 
 

@@ -14,6 +14,7 @@ import sqlite3
 
 import pytest
 from demo_messages import DEMO
+from reports import as_stored
 
 from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
@@ -73,11 +74,11 @@ def test_the_server_field_the_studio_and_the_download_carry_the_same_report_json
     assert server == one_form
     assert studio == one_form
     assert download == one_form
-    # and back: each carrier's JSON is the same report again
+    # and back: each carrier's JSON is the same report again, as stored (each verdict without its scored pairs)
     for carried in (server, studio, download):
-        assert BotTurnReport.from_json(carried) == report
+        assert BotTurnReport.from_json(carried) == as_stored(report)
     loaded = store.load_session("demo")
-    assert loaded.conversation().turns[turn.turn_id].report == report
+    assert loaded.conversation().turns[turn.turn_id].report == as_stored(report)
 
 
 def test_the_report_json_holds_the_verdicts_and_the_decision(guarded):

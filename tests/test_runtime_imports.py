@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-RUNTIME = ["guard.detector", "guard.nli", "guard.loading", "guard.policies", "guard.probes", "guard.perturb"]
+RUNTIME = ["guard.detector", "guard.reading", "guard.planning", "guard.pair_cache", "guard.building", "guard.caches",
+           "guard.pipeline", "guard.nli", "guard.loading", "guard.policies", "guard.probes", "guard.perturb"]
 
 
 def test_runtime_modules_do_not_import_training_code():

@@ -4,9 +4,12 @@ reminded instead of muted (examples from the issues' walks; the scores they meas
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from guard.detector import clear_pair_cache
+from guard.pair_cache import clear_pair_cache
 from guard.pipeline import load_guard
 from guard.records import Candidate, Turn
 from guard.vocabulary import PremiseSource
@@ -16,7 +19,6 @@ NURSE = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
 
 #: int8 kernels differ between CPUs and with the batch a pair is scored in (dynamic quantization): a score this close
 #: to its threshold may fall either side, so a verdict there is not held against the detector
-MARGIN = 0.01
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +33,9 @@ def fresh_pairs(guard):
 
 
 def _verdict_is(cand, contradicts: bool) -> None:
-    """``cand`` is (not) flagged, unless the deciding score lies within MARGIN of the threshold that decided."""
+    """``cand`` is (not) flagged: asserted at its measured score, whatever its distance to the threshold (the
+    callers say how far it was when measured)."""
     score, threshold = cand.deciding
-    if abs(score - threshold) < MARGIN:
-        return
     assert cand.contradicts is contradicts, (cand.text, score, threshold)
 
 
@@ -73,8 +74,9 @@ def test_aren_t_you_a_teacher_is_read_with_its_question(guard):
 def test_yes_i_am_is_flagged_with_the_persona_line_as_evidence(guard):
     _, cands = _verdicts(guard, _turns("Wait, aren't you a teacher?"), ["Yes, I am."])
     yes = cands["Yes, I am."]
-    _verdict_is(yes, True)  # 0.946 alone against "I work as a nurse." on an AVX2 EPYC (τ 0.9361)
-    verdict, = guard.verdicts(_turns("Wait, aren't you a teacher?"), ["Yes, I am."], speaker="bot", persona=NURSE)
+    _verdict_is(yes, True)  # 0.9462 alone against "I work as a nurse." on an AVX2 EPYC (τ 0.9361: 0.010 over it)
+    verdict = guard.verdict(_turns("Wait, aren't you a teacher?"), "Yes, I am.", speaker="bot", persona=NURSE,
+                            settings=guard.settings(mode="flag"))
     top = max(verdict.pair_scores, key=lambda p: p.score)
     assert (top.source, top.turn_id, top.premise, top.hypothesis_reading) == (
         PremiseSource.PERSONA, 2, "I work as a nurse.", "I am a teacher.")
@@ -118,7 +120,10 @@ def test_a_bare_value_against_a_birthplace(guard):
 def test_clauses_that_elaborate_are_not_flagged(guard, reply):
     """The intra check at the budget's threshold (0.9434; 0.7119 before, set on ConvAI2 turns alone)."""
     _, cands = _verdicts(guard, _turns("Tell me more."), [reply], persona=[])
-    _verdict_is(cands[reply], False)  # the piano reply's clauses score 0.94-0.95: borderline
+    _verdict_is(cands[reply], False)
+    intra = cands[reply].details.intra
+    # measured on an AVX2 EPYC: the food and piano replies' clauses 0.9394 (0.004 under 0.9434), the tired one 0.669
+    assert intra.score < intra.threshold, (reply, intra.score, intra.threshold)
 
 
 def test_the_persona_outranks_a_drifted_first_reply(guard):
@@ -145,9 +150,27 @@ def test_a_doctor_against_a_nurse(guard):
     assert cands["I'm an amazing doctor with many years of experience."].contradicts
 
 
+TEACHER_RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "reminders"
+
+
+def _people_read(seed: int, reply: str) -> bool:
+    """Whether people read ``reply`` (seed ``seed``'s) as consistent in both of their passes
+    (``benchmarks/results/reminders/teacher-labels.jsonl``, the replies in ``teacher-app.json``); a reply they have
+    not read fails the test with what to do."""
+    replies = {r["seed"]: r["reply"] for r in json.loads((TEACHER_RUN / "teacher-app.json").read_text())["replies"]}
+    labels = {row["seed"]: row for row in map(json.loads, (TEACHER_RUN / "teacher-labels.jsonl").open())}
+    assert replies.get(seed) == reply and seed in labels, \
+        f"seed {seed}'s reply {reply!r} was not read by people: read it in two passes and add it to teacher-labels.jsonl"
+    return labels[seed]["pass1"] == labels[seed]["pass2"] == "consistent"
+
+
+@pytest.mark.xfail(strict=True, reason="goal missed as people read the replies: 2 of 5 consistent (seeds 1 and 2 "
+                                       "say they work as a nurse; seed 3 'but I was a teacher' and seed 4 'I like "
+                                       "teaching.' concede it; seed 5 read either way), labels in "
+                                       "benchmarks/results/reminders/teacher-labels.jsonl; the goal is 4 of 5")
 def test_the_embedded_bot_reminded_answers_the_teacher_question_consistently(guard):
-    """Five seeded tries, the app's code path: the reply sent is consistent (not flagged, no teaching claimed) in at
-    least four (the reminder gave 0 of 5 before openings; the replies are read by people in docs/guard.md)."""
+    """Five seeded tries, the app's code path: the reply sent is consistent, as people read it (two passes), in at
+    least four (the reminder gave 0 of 5 before openings). Judged by the hand labels, never by a word check."""
     from dataclasses import replace
 
     from bots.registry import make_bot
@@ -164,6 +187,5 @@ def test_the_embedded_bot_reminded_answers_the_teacher_question_consistently(gua
         settings = ChatSettings(bot="embedded", threshold=guard.threshold)
         settings = replace(settings, decoding=replace(settings.decoding_config, seed=seed))
         turn = guarded_reply(conversation, bot, guard, settings)
-        claims = any(w in turn.text.lower() for w in ("i'm a teacher", "i am a teacher", "yes, i am"))
-        consistent += not turn.report.reply_flagged and not claims
+        consistent += _people_read(seed, turn.text)
     assert consistent >= 4

@@ -44,11 +44,14 @@ def store(tmp_path):
 #: not repair, and the policy that decided instead; issue 32: what the bot did not read of a long message), at their
 #: defaults in old reports
 NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None,
-                     "prompt_note": "", "reminder": None, "badge": None, "prefilter": None, "sent": ""}
+                     "prompt_note": "", "reminder": None, "badge": None, "prefilter": None, "sent": "",
+                     "prefilter_recorded": False}
 #: fields added to a verdict's details since (issue 23: the own-question role check; issue 35: the checks that ran,
 #: the answer's reading, whether it says nothing, the evidence set aside for the persona), at their defaults
 NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "checks": [], "answer_reading": "",
-                     "answer_kind": "", "says_nothing": False, "persona_sides": []}
+                     "answer_kind": "", "says_nothing": False, "persona_sides": [],
+                     # issue 43: the checks' own thresholds and the prefilter's k the verdict was judged with
+                     "intra_threshold": None, "own_question_threshold": None, "prefilter_k": None}
 #: fields added to a candidate's report since (issue 25: the repair mode's removed sentence; issue 35: who wrote it)
 NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot"}
 #: fields added to a scored pair since (issue 35: the reading compared beside the turn's own words)
@@ -63,12 +66,22 @@ def _old_pair(pair: dict | None) -> dict | None:
     return {k: v for k, v in pair.items() if k not in NEW_PAIR_FIELDS}
 
 
+def _turn_json(turn) -> dict:
+    """A turn's jsonable form with its report in the report's one JSON form (``BotTurnReport.to_json``: the settings
+    it was judged with, and its mode, τ and prefilter beside them)."""
+    return {**jsonable(turn), "report": None if turn.report is None else turn.report.to_json()}
+
+
 def _old_form(turn: dict) -> dict:
-    """A turn's jsonable form as that code wrote it: its speaker under ``speaker`` (today's ``agent_id``: one turn
-    type, issue 24), no settings of its own, each candidate's verdict copied into the candidate field by field (today
-    it embeds the verdict), and no fields added since (which old reports hold at their defaults)."""
+    """A turn's JSON form (``_turn_json``) as that code wrote it: its speaker under ``speaker`` (today's ``agent_id``:
+    one turn type, issue 24), no settings of its own, each candidate's verdict copied into the candidate field by field
+    (today it embeds the verdict), the report's mode and τ without the settings record they are part of today (issue
+    43), and no fields added since (which old reports hold at their defaults)."""
     turn = {("speaker" if k == "agent_id" else k): v for k, v in turn.items() if k != "settings"}
     if turn.get("report"):
+        turn["report"] = dict(turn["report"])
+        settings = turn["report"].pop("settings")
+        assert (settings["mode"], settings["threshold"]) == (turn["report"]["mode"], turn["report"]["threshold"])
         assert {k: turn["report"][k] for k in NEW_REPORT_FIELDS} == NEW_REPORT_FIELDS
         turn["report"] = {k: v for k, v in turn["report"].items() if k not in NEW_REPORT_FIELDS}
         candidates = []
@@ -121,7 +134,7 @@ def test_old_sessions_load_as_the_old_code_read_them(store):
         assert _info(session) == {**old["info"], "guard_mode": old["info"]["guard_mode"] or None,
                                   "penalty_lambda": None, "prefilter": None}
         # schema 4: each turn keeps the settings that produced it (checked in test_old_bot_turns_get_...)
-        assert [{"turn": _old_form(jsonable(t.turn)), "method": t.method, "suggestion_id": t.suggestion_id}
+        assert [{"turn": _old_form(_turn_json(t.turn)), "method": t.method, "suggestion_id": t.suggestion_id}
                 for t in session.turns] == old["turns"]
     # schema 5: an annotation may cite persona lines; old ones cite none
     assert [{k: v for k, v in a.items() if k != "contradicted_persona"} for a in jsonable(store.annotations())] \
@@ -303,7 +316,7 @@ def test_schema_4_turns_read_back_with_their_reports_and_own_settings(store4):
             assert session.reply_settings(turn.turn_id) == turn.settings
             # the report: today's shape (each candidate embeds its verdict), the same values
             # (_old_form drops the re-judge fields, which schema-4 reports already had: compared on their own)
-            assert _old_form({"report": jsonable(turn.report)})["report"] == \
+            assert _old_form({"report": turn.report.to_json()})["report"] == \
                 {k: v for k, v in old_turn["report"].items() if k not in NEW_REPORT_FIELDS}
             assert (turn.report.would_send, turn.report.would_fallback) == (old_turn["report"]["would_send"],
                                                                            old_turn["report"]["would_fallback"])
@@ -325,7 +338,7 @@ def test_schema_4_turns_read_back_with_their_reports_and_own_settings(store4):
     assert blocked.mode is GuardMode.BLOCK and blocked.used_fallback and blocked.status == "guarded"
     assert [c.category for c in blocked.candidates] == [Category.HISTORY, Category.INTRA]
     assert [(e.source, e.turn_id) for e in blocked.candidates[0].evidence] == [(PremiseSource.PERSONA, 0)]
-    assert blocked.persona == ["I live in Ohio.", "I love hiking."]
+    assert blocked.persona == ("I live in Ohio.", "I love hiking.")
     flagged = store4.load_session("chat-schema4-0002").turns[3].turn
     assert flagged.text == "I have never had a dog." and flagged.report.mode is GuardMode.FLAG
     assert flagged.report.chosen.contradicts and flagged.report.status == "flagged"

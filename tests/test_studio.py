@@ -8,12 +8,14 @@ import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from reports import candidate
 
 from conversation.records import ChatSettings, Conversation
+from guard.config import JudgeSettings
 from guard.records import Turn
 from guard.report import BotTurnReport
 from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
@@ -156,16 +158,16 @@ def test_causal_lm_scorer_sums_the_message_tokens(tmp_path):
 # ---------------------------------------------------------------------------- storage
 def _report(score: float, contradicts: bool, evidence_turn: int = 1) -> BotTurnReport:
     pair = PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)
-    evidence = [PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score)] \
-        if contradicts else []
+    evidence = (PairScore(PremiseSource.HISTORY, evidence_turn, "I have a dog.", "I never had a dog.", score),) \
+        if contradicts else ()
     details = VerdictDetails(method=Method.STRUCTURED, turn_id=3, threshold=0.5, n_pairs=2, history_score=score,
-                             paired_turn_ids=[evidence_turn],
-                             intra=IntraCheck(clauses=["I never had a dog."], pairs=[], score=0.0, threshold=0.9),
+                             paired_turn_ids=(evidence_turn,),
+                             intra=IntraCheck(clauses=("I never had a dog.",), pairs=(), score=0.0, threshold=0.9),
                              role=RoleCheck(decided=True, user_reading=0.1, bot_reading=0.8, user_pair=pair))
-    return BotTurnReport(GuardMode.FLAG, 0.5, "tiny", 0, False, [
+    return BotTurnReport(JudgeSettings.resolve(mode=GuardMode.FLAG, threshold=0.5), "tiny", 0, False, (
         candidate(0, "reply", -0.3, score, contradicts, Category.HISTORY if contradicts else Category.NONE, True,
                         "best", -0.3, evidence, details),
-        candidate(1, "other", -0.9, 0.1, False, Category.NONE, False, "not chosen", -0.9)])
+        candidate(1, "other", -0.9, 0.1, False, Category.NONE, False, "not chosen", -0.9)))
 
 
 def _conversation(n_bot_turns: int = 2, flagged_at: int = 2) -> Conversation:
@@ -206,8 +208,8 @@ def _roundtrip(url: str) -> None:
     assert store.counts() == {"sessions": 1, "turns": 4, "candidates": 4, "suggestions": 0, "annotations": 1}
     # a re-judge (another τ) replaces the stored reports, flags and candidates of the bot turns
     rejudged = _conversation(flagged_at=1)
-    for turn in rejudged.turns:
-        turn.report = turn.report and BotTurnReport(**{**turn.report.__dict__, "threshold": 0.3})
+    rejudged.turns = [replace(t, report=replace(t.report, settings=replace(t.report.settings, threshold=0.3)))
+                      if t.report else t for t in rejudged.turns]
     assert store.replace_reports(conversation.record_id, rejudged.turns) == 2
     again = store.load_session(conversation.record_id).conversation()
     assert [t.report.threshold for t in again.turns if t.report] == [0.3, 0.3]
@@ -442,12 +444,12 @@ def _repaired_report() -> BotTurnReport:
     from guard.policies import Repair
 
     report = _report(0.9, True)
-    report.mode, report.decided_by = GuardMode.REPAIR, None
     pair = report.candidates[0].evidence[0]
-    report.candidates[0].text = "I never had a dog. I like tea."
-    report.candidates[0].repair = Repair(0, "I never had a dog.", "I like tea.",
-                                         'contradicts turn 1 ("I have a dog.") with probability 0.90', [pair])
-    return report
+    repaired = replace(report.candidates[0], text="I never had a dog. I like tea.",
+                       repair=Repair(0, "I never had a dog.", "I like tea.",
+                                     'contradicts turn 1 ("I have a dog.") with probability 0.90', (pair,)))
+    return replace(report, settings=replace(report.settings, mode=GuardMode.REPAIR), decided_by=None,
+                   candidates=(repaired, *report.candidates[1:]))
 
 
 def test_a_repaired_reply_is_stored_whole_counted_apart_and_exported_as_sent(sqlite_url):
@@ -668,7 +670,7 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
     store = Store(sqlite_url)
     settings = RedteamSettings(chat=ChatSettings(bot="tired", guard_mode="rerank"), methods=["inquire_bot"],
                                sessions=3, turns=2, use_lm=False)
-    judge = Judge("scripted", guard.detector(categories=False))
+    judge = Judge("scripted", guard, guard.settings(mode="flag", checks=False))
     run = run_redteam(settings, store, TiredBot(), guard, judge, judge)
     assert run.interrupted and len(run.judgements) == 2
     # session 1's two exchanges are stored; session 2 was interrupted before its first reply

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fake_nli import ScriptedScorer
 
+from guard.config import JudgeSettings
 from guard.registry import read_config
 from guard.training.calibration import SyntheticDialogue, calibrate
 from guard.training.run import export
@@ -66,4 +67,4 @@ def test_export_writes_the_config_keys_the_guard_reads(tmp_path, tiny_nli_model_
     exported = str(tmp_path / "exported")
     written = read_config(exported)
     assert written.threshold == 0.5 and written.pairing == "sentence"
-    assert written.intra_threshold_at(0.5) == 0.97 and config["max_length"] == 64
+    assert JudgeSettings.resolve(written, threshold=0.5).intra_threshold == 0.97 and config["max_length"] == 64

@@ -46,15 +46,14 @@ def defaults() -> ChatSettings:
 @functools.lru_cache(maxsize=4)
 def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     from bots.base import DEFAULT_PRESET, PRESETS
-    from guard.config import FALLBACK_THRESHOLD
 
     env = dict(zip(ENVIRONMENT, environment))
     preset_name = env["GUARD_APP_PRESET"] or DEFAULT_PRESET
     detector = env["GUARD_APP_DETECTOR"] or "embedded"
     try:
-        threshold = round(calibrated_threshold(detector), 4)
+        threshold = calibrated_threshold(detector)
     except LOAD_ERRORS:
-        threshold = FALLBACK_THRESHOLD
+        threshold = None  # no usable config: the sidebar says why; nobody chose a τ to put in its place
     decoding = PRESETS.get(preset_name) or {}
     bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] else "embedded")
     return ChatSettings(
@@ -79,9 +78,10 @@ def calibrated_threshold(name: str) -> float:
     A broken guard_config.json raises guard.config.ConfigError: its τ is unknown, and 0.5 in its place would judge
     with a threshold nobody chose.
     """
+    from guard.config import JudgeSettings
     from guard.registry import read_config
 
-    return float(read_config(name).threshold)
+    return JudgeSettings.resolve(read_config(name)).threshold
 
 
 def current_settings() -> ChatSettings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, OperatingPoint
+from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, JudgeSettings, OperatingPoint
 from guard.registry import read_config
 from ui import chat_state
 from ui.app_defaults import calibrated_threshold, defaults
@@ -32,7 +32,7 @@ def _detector_changed() -> None:
     """A new detector name: τ goes to that detector's calibrated value (another detector's τ means nothing)."""
     name = (st.session_state.get(chat_state.key("detector")) or "").strip() or "embedded"
     try:
-        st.session_state[chat_state.key("threshold")] = round(calibrated_threshold(name), 4)
+        st.session_state[chat_state.key("threshold")] = calibrated_threshold(name)
     except LOAD_ERRORS:
         pass  # the sidebar says why under the box
 
@@ -71,7 +71,7 @@ def sidebar_detector_settings() -> tuple[str, float]:
                        f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
                        "calibrated for it.", str(exc))
         config = None
-    default = FALLBACK_THRESHOLD if config is None else config.threshold
+    default = FALLBACK_THRESHOLD if config is None else JudgeSettings.resolve(config).threshold
     low, high = chat_state.THRESHOLD_RANGE
     tau_key = chat_state.key("threshold")
     if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:

@@ -134,8 +134,8 @@ def engine_text(name: str, engine: str = "auto") -> str:
 
 def get_guard(name: str, kept: str = "") -> Guard | None:
     """The guard (``guard.pipeline.Guard``), or None after an st.error that says what to do (and what the page keeps:
-    ``kept``). Pages judge through it: ``guard.judge`` for a chat turn, ``guard.detector(τ, method)`` for the
-    playground's verdicts."""
+    ``kept``). Pages judge through it: ``guard.judge`` for a chat turn, ``guard.verdict_on_dialogue`` (``judge``
+    with one candidate) for the playground's and Learn's verdicts, each with its ``guard.settings(...)``."""
     try:
         from guard.pipeline import guard_loaded, load_guard
 

@@ -56,9 +56,11 @@ def self_play_form(settings: ChatSettings) -> None:
 
     try:
         run = run_redteam(run_settings, db, bot, guard,
-                          Judge(f"{chat.detector}:structured (the guard's own)", guard.detector(chat.threshold)),
-                          Judge(f"{chat.detector}:unstructured",
-                                guard.detector(chat.threshold, "unstructured", prefilter=False)), on_turn=step)
+                          Judge(f"{chat.detector}:structured (the guard's own)", guard,
+                                guard.settings(mode="flag", threshold=chat.threshold, prefilter=chat.prefilter)),
+                          Judge(f"{chat.detector}:unstructured", guard,
+                                guard.settings(mode="flag", threshold=chat.threshold, method="unstructured",
+                                               prefilter=False)), on_turn=step)
     except (StoreError, RuntimeError, ValueError) as exc:
         st.error(f"Self-play stopped: {exc}. The turns played so far are stored.", icon="🤖")
         return

@@ -147,10 +147,10 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
         return rejudge(conversation, guard, settings)
 
 
-def _verdict_line(index: int, text: str, step: GuardStep, threshold: float) -> str:
-    """One candidate's verdict as the guard reaches it, for the live view."""
+def _verdict_line(index: int, text: str, step: GuardStep) -> str:
+    """One candidate's verdict as the guard reaches it, for the live view (at the τ the verdict was judged with)."""
     verdict = step.verdict
-    shown, limit = score_and_threshold(verdict.score, threshold)
+    shown, limit = score_and_threshold(verdict.score, verdict.details.threshold)
     if verdict.contradiction:  # the check that decided, at its own threshold (the reason says the same number)
         shown, limit = score_and_threshold(*deciding_score(verdict))
     quote = escape_markdown(text if len(text) <= 90 else text[:87] + "…")
@@ -207,7 +207,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
             elif step.kind == "verdict" and step.index in lines:
-                lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step, settings.threshold))
+                lines[step.index].markdown(_verdict_line(step.index, texts[step.index], step))
             elif step.kind == "reminding":
                 status.write(reminding_line(step.reminder))
                 status.update(label="The bot is writing again, reminded of what it said…")

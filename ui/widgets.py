@@ -21,7 +21,8 @@ from ui.tables import pair_score_frame, table_html
 from ui.transcript import pair_rows
 
 if TYPE_CHECKING:  # loads torch
-    from guard.detector import ContradictionDetector
+    from guard.config import JudgeSettings
+    from guard.pipeline import Guard
 
 
 #: Chart type in presentation mode, relative to normal (the page's own type grows 22/16).
@@ -136,15 +137,14 @@ def heatmap(pair_scores: Sequence[PairScore], threshold: float, title: str = "")
                     width="stretch")
 
 
-def example_judgements(detector_name: str, threshold: float,
-                       detector: ContradictionDetector | None) -> list[ExampleJudgement]:
-    """Every built-in example judged live by ``detector``; kept per session for this detector and τ
-    (both pages show it, and it only changes when the sidebar does)."""
-    key = (detector_name, round(float(threshold), 4))
+def example_judgements(guard: Guard, settings: JudgeSettings) -> list[ExampleJudgement]:
+    """Every built-in example judged live by ``guard`` with ``settings``; kept per session for this detector and
+    these settings (both pages show it, and it only changes when the sidebar does)."""
+    key = (guard.name, settings)
     cached = st.session_state.get("example_judgements")
     if cached is None or cached[0] != key:
         with st.spinner("Judging the built-in examples…"):
-            cached = (key, judge_examples(detector))
+            cached = (key, judge_examples(guard, settings))
         st.session_state["example_judgements"] = cached
     return cached[1]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from guard.config import FALLBACK_THRESHOLD
-from guard.detector import ContradictionDetector
+from guard.config import FALLBACK_THRESHOLD, JudgeSettings
 from guard.nli import NLIScorer
 from guard.perturb import Perturb
+from guard.pipeline import Guard
 from guard.records import Dialogue, Turn
 from guard.training.pairs import negate_chat, statement_sentences
 from guard.training.sources import (
@@ -123,9 +123,10 @@ def calibrate(scorer: NLIScorer, calib: Sequence[SyntheticDialogue]) -> dict:
     dialogues = [as_dialogue(d, i) for i, d in enumerate(calib)]
     result = {}
     for pairing in ("sentence", "utterance"):
-        detector = ContradictionDetector(scorer, threshold=FALLBACK_THRESHOLD, pairing=pairing, categories=False)
-        detector.prepare([t for d in dialogues for t in d.turns])  # split every text in one spaCy batch
-        verdicts = [detector.detect(d) for d in dialogues]
+        guard = Guard.over(scorer)
+        settings = guard.settings(mode="flag", threshold=FALLBACK_THRESHOLD, pairing=pairing, checks=False)
+        guard.prepare([t for d in dialogues for t in d.turns], [], settings)  # every text split in one spaCy batch
+        verdicts = [guard.verdict_on_dialogue(d, settings) for d in dialogues]
         scores = np.array([v.score for v in verdicts])
         tau, acc = best_threshold(scores, labels)
         result[pairing] = {"threshold": tau, "accuracy": acc, "auc": float(roc_auc_score(labels, scores)),
@@ -148,8 +149,9 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[ChitchatConversation
     rng = random.Random(seed)
     texts = usable_pool(held_convs)
     texts = rng.sample(texts, min(n_utterances, len(texts)))
-    detector = ContradictionDetector(scorer, threshold=threshold, pairing="sentence", categories=True)
-    verdicts = detector.detect_candidates([], texts, "bot")
+    guard = Guard.over(scorer)
+    settings = guard.settings(mode="flag", threshold=threshold, pairing="sentence", checks=True)
+    verdicts = [c.verdict for c in guard.judge([], texts, speaker="bot", settings=settings).candidates]
     multi = np.array([v.details.intra.score for v in verdicts if len(v.details.intra.clauses) >= 2])
     if not len(multi):
         return {"threshold": threshold, "messages": 0}
@@ -171,7 +173,7 @@ def recalibrate_intra(folder: Path | str, split_seed: int) -> dict:
     if not config_path.is_file():
         raise SystemExit(f"--calibrate-intra: {config_path} not found (export the run first)")
     _, held_convs = split_conversations(load_chitchat(), heldout_fraction=HELDOUT_FRACTION, seed=split_seed)
-    result = calibrate_intra(load_scorer(str(folder)), held_convs, read_config(folder).threshold, seed=split_seed)
+    result = calibrate_intra(load_scorer(str(folder)), held_convs, JudgeSettings.resolve(read_config(folder)).threshold, seed=split_seed)
     config = json.loads(config_path.read_text())
     config["intra_threshold"] = round(result["threshold"], 4)
     config.setdefault("calibration", {})["intra"] = result

@@ -107,13 +107,13 @@ def chitchat_dialogues(count: int = CHITCHAT_DIALOGUES, seed: int = 13) -> list[
 
 def dialogue_scores(scorer, dialogues: Sequence[SpeakerDialogue]) -> np.ndarray:
     """The product detector's score (sentence pairing, no categories) for each dialogue's last utterance."""
-    from guard.detector import ContradictionDetector
+    from guard.pipeline import Guard
 
-    detector = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.5, pairing="sentence",
-                                     categories=False)
+    guard = Guard.over(scorer)
+    settings = guard.settings(mode="flag", threshold=0.5, intra_threshold=0.5, pairing="sentence", checks=False)
     records = [d.as_dialogue(f"d{i}") for i, d in enumerate(dialogues)]
-    detector.prepare([t for r in records for t in r.turns])
-    return np.array([detector.detect(r).score for r in records])
+    guard.prepare([t for r in records for t in r.turns], [], settings)
+    return np.array([guard.verdict_on_dialogue(r, settings).score for r in records])
 
 
 def operating_point(scorer, false_alarm: float = FALSE_ALARM_TARGET) -> dict:
@@ -144,13 +144,15 @@ def operating_point(scorer, false_alarm: float = FALSE_ALARM_TARGET) -> dict:
 
 def detector_scores(scorer, pairs: Sequence[rd.LabelledPair], pairing: str = "sentence") -> np.ndarray:
     """The structured detector's history score for each pair read as a same-speaker dialogue."""
-    from guard.detector import ContradictionDetector
+    from guard.pipeline import Guard
     from guard.records import Turn
 
-    detector = ContradictionDetector(scorer, threshold=0.5, intra_threshold=0.5, pairing=pairing, categories=False)
+    guard = Guard.over(scorer)
+    settings = guard.settings(mode="flag", threshold=0.5, intra_threshold=0.5, pairing=pairing, checks=False)
     scores = []
     for pair in pairs:
-        (verdict,) = detector.detect_candidates([Turn(0, "speaker", pair.premise)], [pair.hypothesis], "speaker")
+        verdict = guard.verdict([Turn(0, "speaker", pair.premise)], pair.hypothesis, speaker="speaker",
+                                settings=settings)
         scores.append(verdict.score)
     return np.array(scores)
 
@@ -192,7 +194,7 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
       probe suite's dialogues, rounded up, at least 4.
     """
     from guard.datasets import read_dataset
-    from guard.detector import ContradictionDetector
+    from guard.pipeline import Guard
 
     calibration, _ = decode_dev_halves()
     pairs = list(dict.fromkeys(product_pairs(calibration)))
@@ -203,12 +205,14 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
 
     records = read_dataset("decode", Path(__file__).resolve().parents[1] / "data" / "probe_suite.jsonl")
     replies = [r.turns[-1].text for r in records]
-    detector = ContradictionDetector(fast, threshold=0.5, intra_threshold=0.5, categories=True)
+    guard = Guard.over(fast)
+    settings = guard.settings(mode="flag", threshold=0.5, intra_threshold=0.5, checks=True)
     per_turn = []
     for i, record in enumerate(records):
         candidates = [replies[(i + k) % len(replies)] for k in range(CANDIDATES_PER_TURN)]
-        verdicts = detector.detect_candidates(record.history, candidates, record.turns[-1].agent_id)
-        scores = [p.score for v in verdicts for p in v.pair_scores + (v.details.intra.pairs if v.details.intra else [])]
+        report = guard.judge(record.history, candidates, speaker=record.turns[-1].agent_id, settings=settings)
+        verdicts = [c.verdict for c in report.candidates]
+        scores = [p.score for v in verdicts for p in v.pair_scores + (v.details.intra.pairs if v.details.intra else ())]
         per_turn.append(sum(s >= escalate_at for s in scores))
     cap = max(4, int(np.ceil(np.quantile(per_turn, 0.95))))
     return {"escalate_at": escalate_at, "max_escalated": cap, "recall_target": CASCADE_RECALL,
@@ -221,12 +225,12 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
 
 def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
     """Write the cascade's escalation point and cap into the strong detector's guard_config.json."""
-    from guard.config import GUARD_CONFIG_NAME
+    from guard.config import GUARD_CONFIG_NAME, JudgeSettings
     from guard.loading import load_scorer
     from guard.registry import read_config
 
     result = cascade_point(load_scorer("embedded-minilm"), load_scorer(str(strong_folder)),
-                           read_config(strong_folder).threshold)
+                           JudgeSettings.resolve(read_config(strong_folder)).threshold)
     if write:
         path = Path(strong_folder) / GUARD_CONFIG_NAME
         config = json.loads(path.read_text()) if path.exists() else {}

@@ -23,11 +23,12 @@ def calibration_scores(name: str) -> list[dev_streams.ScoredStream]:
     """The product detector's scores for every bot turn of both streams' calibration halves, every check on."""
     from guard.pipeline import load_guard
 
-    detector = load_guard(name).detector(categories=True)
+    guard = load_guard(name)
+    settings = guard.settings(mode="flag", checks=True)
     out = []
     for stream_name in dev_streams.STREAMS:
         turns = dev_streams.labelled_turns(stream_name, "calibration")
-        scores = stream.score_stream(detector, turns)
+        scores = stream.score_stream(guard, settings, turns)
         out.append(dev_streams.ScoredStream(stream_name, scores,
                                        [None if t.label is None else bool(t.label.contradiction) for t in turns]))
     return out
