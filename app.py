@@ -1,7 +1,7 @@
 """Consistency guard — Streamlit entry point: `streamlit run app.py`.
 
 Thin: page wiring and what every page shares (the chat settings kept across pages, the detector and τ in the
-sidebar, presentation mode). The pages (app_pages/) call bots/ and guard/ through ui/.
+sidebar, presentation mode). The pages (pages/) call bots/ and guard/ through ui/.
 """
 
 from __future__ import annotations

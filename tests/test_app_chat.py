@@ -267,8 +267,8 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     at.text_area(key="chat::persona").set_value("I have a dog named Max.\nI live in Ohio.").run()
     at.radio(key="chat::guard_mode").set_value("block").run()
-    at.switch_page("app_pages/playground.py").run()
-    at.switch_page("app_pages/guarded_chat.py").run()
+    at.switch_page("pages/playground.py").run()
+    at.switch_page("pages/guarded_chat.py").run()
     assert not at.exception, at.exception
     assert at.text_area(key="chat::persona").value == "I have a dog named Max.\nI live in Ohio."
     assert at.radio(key="chat::guard_mode").value == "block"

@@ -169,7 +169,7 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     store.annotate(Annotation(record_id, 3, "b", False))
     store.annotate(Annotation(record_id, 1, "a", False))
     store.annotate(Annotation(record_id, 1, "b", False))
-    at.switch_page("app_pages/review.py").run()
+    at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     frames = [d.value for d in at.dataframe]
     board = next(f for f in frames if "message before the reply" in f.columns)
@@ -190,7 +190,7 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
 
 def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    at.switch_page("app_pages/review.py").run()
+    at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     at.number_input[0].set_value(2)  # sessions
     at.number_input[1].set_value(2)  # bot turns each
@@ -293,7 +293,7 @@ def test_another_browsers_link_is_refused_with_a_new_chat_offered(monkeypatch, t
     assert other.session_state["chat::conversation"].record_id != record_id
     assert len(Store(db_url).load_session(record_id).turns) == 2
     # the Review page lists each browser's own sessions only
-    other.switch_page("app_pages/review.py").run()
+    other.switch_page("pages/review.py").run()
     assert not other.exception, other.exception
     [sessions] = html_tables(other, "cg-sessions")
     assert sessions["session"].tolist() == [other.session_state["chat::conversation"].record_id]
@@ -311,7 +311,7 @@ def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monk
     Store(db_url).save_session(SessionInfo("cli-session", player="script"))  # the command line's: no browser's
     ids = {a.session_state["chat::conversation"].record_id for a in (first, second)} | {"cli-session"}
     teacher = AppTest.from_file(APP, default_timeout=120).run()
-    teacher.switch_page("app_pages/review.py").run()
+    teacher.switch_page("pages/review.py").run()
     assert not teacher.exception, teacher.exception
     assert not html_tables(teacher, "cg-sessions")  # a browser with no sessions of its own sees none
     teacher.text_input(key="owner::password").set_value("owl")

@@ -97,7 +97,7 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             page = teacher.new_page()
             assert _listed(page, url) == []  # the first visitor of this server opens /review itself
             sidebar = page.get_by_test_id("stSidebar")
-            # ... and gets the app around it (app_pages/, not pages/: Streamlit ran a pages/ script alone then, for
+            # ... and gets the app around it (Streamlit runs a pages/ script alone then, for
             # every session of the process): the shared sidebar and the app's own navigation
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()

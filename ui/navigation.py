@@ -1,10 +1,9 @@
 """The app's four pages, defined once: app.py builds its ``st.navigation`` from them, and a page that links to another
 (``st.page_link``) links to the same page object.
 
-The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a folder named ``pages`` next to the main
-script as an old-style multipage app until ``st.navigation`` runs once in the process, so on a fresh server whose first
-visitor opened a page's own URL (``/review``) it ran that page alone, without app.py, for every session from then on
-(no shared sidebar, no ``?session=`` resumed, and the folder's file names in the navigation).
+The page scripts live in ``pages/``, as the design card names it. Streamlit treats a folder named ``pages`` next to
+the main script as an old-style multipage app until ``st.navigation`` runs once in the process: on a fresh server whose
+first visitor opens a page's own URL (``/review``), it runs that page alone, without app.py.
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ class PageSpec:
     default: bool = False
 
 
-CHAT = PageSpec("app_pages/guarded_chat.py", "Guarded chat", "💬", default=True)
-PLAYGROUND = PageSpec("app_pages/playground.py", "Probe playground", "🧪")
-LEARN = PageSpec("app_pages/learn.py", "Learn", "🎓")
-REVIEW = PageSpec("app_pages/review.py", "Review sessions", "📋")
+CHAT = PageSpec("pages/guarded_chat.py", "Guarded chat", "💬", default=True)
+PLAYGROUND = PageSpec("pages/playground.py", "Probe playground", "🧪")
+LEARN = PageSpec("pages/learn.py", "Learn", "🎓")
+REVIEW = PageSpec("pages/review.py", "Review sessions", "📋")
 PAGES = (CHAT, PLAYGROUND, LEARN, REVIEW)
 
 
