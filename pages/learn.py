@@ -23,6 +23,8 @@ from ui.widgets import (
     show_dialogue,
 )
 
+navigation.only_in_the_app(navigation.LEARN)  # run alone by Streamlit: the app is offered instead
+
 settings = current_settings()
 detector_name, threshold = settings.detector, settings.threshold
 

@@ -12,6 +12,7 @@ from guard.examples import BY_KEY, EXAMPLES
 from guard.policies import deciding_score, score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
+from ui import navigation
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
@@ -27,6 +28,8 @@ from ui.widgets import (
     show_table,
     verdict_line,
 )
+
+navigation.only_in_the_app(navigation.PLAYGROUND)  # run alone by Streamlit: the app is offered instead
 
 settings = current_settings()
 detector_name, threshold = settings.detector, settings.threshold

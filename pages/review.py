@@ -26,6 +26,8 @@ from ui.review_tables import (
 from ui.self_play import self_play_form
 from ui.widgets import show_table
 
+navigation.only_in_the_app(navigation.REVIEW)  # run alone by Streamlit: the app is offered instead
+
 st.title("Review goading sessions")
 with st.sidebar:
     ownership.sign_in_box()

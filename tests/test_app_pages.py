@@ -245,3 +245,32 @@ def test_load_errors_say_what_each_page_keeps(monkeypatch):
         at = _page(monkeypatch, "no-such/detector", page)
         [error] = [e.value for e in at.error if "Could not load the detector" in e.value]
         assert phrase in error and "conversation" not in error, error
+
+
+
+@pytest.mark.parametrize("page", ["guarded_chat", "playground", "learn", "review"])
+def test_a_page_run_alone_on_a_fresh_server_offers_the_app_and_draws_nothing_of_its_own(page, fresh_server):
+    """A fresh server whose first visitor opens a page's own address: Streamlit runs the page alone. The page offers
+    the app (a link that opens the same page in it) and stops before its own first line."""
+    from ui import navigation
+
+    spec = next(s for s in navigation.PAGES if s.path == f"pages/{page}.py")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page(spec.path).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == [f"{spec.icon} {spec.title}"]
+    assert ["opens inside it" in i.value for i in at.info] == [True]
+    [link] = at.get("page_link")
+    assert link.proto.label == f"Open “{spec.title}” in the app"
+    assert link.proto.query_string == ("" if spec.default else f"open={navigation.url_path(spec)}")
+    assert not at.text_input and not at.button and not at.chat_input  # nothing else of the page ran
+
+
+def test_the_offers_link_opens_its_page_inside_the_app(monkeypatch, flagging_detector):
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(flagging_detector))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["open"] = "learn"
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Learn: contradictions in dialogue"]
+    assert "open" not in at.query_params and not any("opens inside it" in i.value for i in at.info)

@@ -95,10 +95,14 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
         with streamlit_server({**env, "GUARD_TEACHER_PASSWORD": PASSWORD},
                               log_path=tmp_path / "teacher.log") as url:
             page = teacher.new_page()
-            assert _listed(page, url) == []  # the first visitor of this server opens /review itself
+            # the first visitor of this server opens /review itself: Streamlit runs pages/review.py alone then, and
+            # the page offers the app (tests/test_browser_server.py); its link opens Review inside the app
+            page.goto(f"{url}/review")
+            page.get_by_role("link", name="Open “Review sessions” in the app").click()
+            page.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
+            assert _listed(page, url) == []
             sidebar = page.get_by_test_id("stSidebar")
-            # ... and gets the app around it (Streamlit runs a pages/ script alone then, for
-            # every session of the process): the shared sidebar and the app's own navigation
+            # ... with the app around it: the shared sidebar and the app's own navigation
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()
             sidebar.get_by_text("Teacher", exact=True).click()
