@@ -31,8 +31,6 @@ navigation.only_in_the_app(navigation.REVIEW)  # run alone by Streamlit: the app
 st.title("Review goading sessions")
 with st.sidebar:
     ownership.sign_in_box()
-    st.text_input("Database URL", key=studio_store.URL_KEY, placeholder=studio_store.default_url(),
-                  help="Where sessions are saved. Empty: a SQLite file in the app's cache folder (or $GUARD_STUDIO_DB).")
 db = studio_store.store()
 if db is None:
     st.stop()
@@ -49,14 +47,15 @@ try:
     ids = {s.info.id for s in sessions}
     annotations = [a for a in db.annotations() if a.session_id in ids]
 except StoreError as exc:
-    st.error(f"Cannot read the sessions: {exc}", icon="🗄️")
+    st.error(f"Cannot read the sessions: {studio_store.said(exc)}", icon="🗄️")
     st.stop()
 whose = ("every browser's sessions and the command line's (signed in as the teacher)" if viewer.teacher else
          "the sessions of this browser; a teacher signed in (sidebar) sees everyone's")
 st.caption(escape_markdown(f"{len(sessions)} session{'' if len(sessions) == 1 else 's'} · {len(annotations)} "
                            f"annotation{'' if len(annotations) == 1 else 's'} · {whose}"))
-with st.popover("Where they are stored", icon="🗄️"):
-    st.caption(escape_markdown(f"{db.display_url} (schema {db.schema_version})"))
+if viewer.teacher:  # the kind only: the address is the server's, set where it was started
+    st.caption(escape_markdown(f"Stored in the server's {studio_store.database_kind(studio_store.database_url())} "
+                               f"database (schema {db.schema_version}), set where the server was started."))
 if not sessions:
     st.info("No sessions yet: chat on the Guarded chat page (every conversation is saved in this browser), or run "
             "self-play above." + ("" if viewer.teacher else " Sessions from other browsers, from before sessions "
