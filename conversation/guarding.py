@@ -10,6 +10,10 @@ going in as a last candidate composed by the guard; all candidates are judged ag
 them. Each step is announced to an optional ``on_step`` callback as it happens (candidates generated, judging, each
 candidate's verdict, the reminder, the policy's choice), so a page can show the guard at work while the turn runs.
 ``rejudge``: every bot turn's candidates judged again by another detector, threshold or mode, nothing regenerated.
+
+The classroom filter (``conversation.classroom``, on unless the server was started with it off) checks every candidate
+first: a flagged one is withheld, never judged nor sent (the policy chooses among the others, else the safe reply goes
+out), and keeps its place and number among the candidates, its text masked in every step a page shows live.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from bots.base import Bot
+from conversation.classroom import ClassroomFilter, Screened, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.config import FALLBACK_THRESHOLD, JudgeSettings
+from guard.config import DEFAULT_SAFE_REPLY, FALLBACK_THRESHOLD, JudgeSettings
 from guard.records import Candidate, Turn
 from guard.reminders import (
     CandidateOrigin,
@@ -31,7 +36,7 @@ from guard.reminders import (
     plan_reminder,
     restated_persona,
 )
-from guard.report import BotTurnReport, decide
+from guard.report import BotTurnReport, CandidateReport, Withheld, decide
 from guard.verdicts import Verdict
 from guard.vocabulary import GuardMode
 
@@ -43,9 +48,11 @@ if TYPE_CHECKING:  # loads torch
 class GuardStep:
     """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
     ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
-    "judging", "verdict" (one per candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded"
-    (the new candidates, the composed one last; their indices follow the first ones'), "chosen" (the report with the
-    policy's choice) or "done"; ``seconds`` since the turn started."""
+    "withheld" (a candidate the classroom filter kept back, with its ``index``), "judging", "verdict" (one per judged
+    candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new candidates, the
+    composed one last; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
+    "done"; ``seconds`` since the turn started. With the classroom filter on, every text a step carries has the
+    filter's words masked (what a page may show anyone)."""
 
     kind: str
     seconds: float
@@ -58,11 +65,24 @@ class GuardStep:
 
 
 StepCallback = Callable[[GuardStep], None]
+#: ``guarded_reply``'s default classroom filter: the server's (``conversation.classroom.server_filter``)
+SERVER = object()
+#: a withheld candidate's reason, in the policy's place
+WITHHELD_REASON = "withheld: the classroom filter caught words in it, so it was neither judged nor sent"
+
+
+def _shown(screen: ClassroomFilter | None, texts):
+    """Texts as a page may show them live: the classroom filter's words masked."""
+    return list(texts) if screen is None else [screen.mask(t) for t in texts]
 
 
 def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
-                  on_step: StepCallback | None = None) -> ChatTurn:
+                  on_step: StepCallback | None = None, classroom: ClassroomFilter | None | object = SERVER
+                  ) -> ChatTurn:
     """Generate candidates for the user's last turn, guard them, append and return the bot turn.
+
+    ``classroom``: the classroom filter every candidate is checked with first (the server's by default, None when it
+    was started with it off; None here: no filter).
 
     The turn keeps a snapshot of the settings that produced it (with the decoding values used and whether the
     prefilter ran). ``guard`` may be None when the mode is off. Raises whatever the bot raises (bots.base.BotError
@@ -71,6 +91,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     if not conversation.awaiting_reply:
         raise ValueError("the last turn is not the user's; there is nothing to reply to")
     started = time.perf_counter()
+    screen = server_filter() if classroom is SERVER else classroom
 
     def step(kind: str, **values) -> None:
         if on_step is not None:
@@ -78,7 +99,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
     decoding = settings.decoding_config
     step("generating")
-    stream = {"on_text": lambda texts: step("writing", written=list(texts))} \
+    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding,
                               persona=tuple(conversation.persona), **stream)
@@ -86,11 +107,13 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
-    step("candidates", candidates=list(candidates))
-    report = _guard(conversation.history(), list(conversation.persona), candidates, guard, settings, step)
+    step("candidates", candidates=[Candidate(t, c.score) for c, t in zip(candidates, _shown(screen, (
+        c.text for c in candidates)))])
+    report = _guard(conversation.history(), list(conversation.persona), candidates, guard, settings, step,
+                    screen=screen)
     judged = time.perf_counter()
     if guard is not None and settings.remind and needs_reminder(report):
-        report = _remind(conversation, bot, guard, settings, report, candidates, step)
+        report = _remind(conversation, bot, guard, settings, report, candidates, step, screen)
     reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
     if reading is not None and reading.cut:
         report.prompt_note = reading.note("Your message")
@@ -106,7 +129,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
 
 def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, report: BotTurnReport,
-            candidates: list[Candidate], step) -> BotTurnReport:
+            candidates: list[Candidate], step, screen: ClassroomFilter | None = None) -> BotTurnReport:
     """The turn's report after a reminder (``guard.reminders``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The first report stands when the
     evidence gives no fact to remind of."""
@@ -129,9 +152,10 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     lowest = min(c.score for c in [*candidates, *new])
     composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
     added = [Candidate(c.text, float(c.score)) for c in new] + [composed]
-    step("reminded", candidates=added)
+    step("reminded", candidates=[Candidate(t, c.score) for c, t in zip(added, _shown(screen, (c.text for c in added)))])
     everything = [*candidates, *added]
-    again = _guard(conversation.history(), persona, everything, guard, settings, step, first_index=len(candidates))
+    again = _guard(conversation.history(), persona, everything, guard, settings, step, first_index=len(candidates),
+                   screen=screen)
     origins = [CandidateOrigin.BOT] * len(candidates) + [CandidateOrigin.REMINDED] * len(new) + \
         [CandidateOrigin.COMPOSED]
     for cand, origin in zip(again.candidates, origins):
@@ -162,7 +186,9 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
             continue
         candidates = [Candidate(c.text, c.generator_score) for c in old.candidates]
         started = time.perf_counter()
-        report = _guard(conversation.history(before=turn.turn_id), list(old.persona), candidates, guard, settings)
+        # what the classroom filter withheld stays withheld: it was never sent, and never will be
+        report = _guard(conversation.history(before=turn.turn_id), list(old.persona), candidates, guard, settings,
+                        withheld={c.index: c.withheld for c in old.candidates if c.withheld is not None})
         would = None if report.used_fallback else report.chosen_index
         sent = None if old.used_fallback else old.chosen_index
         for cand, was in zip(report.candidates, old.candidates):
@@ -185,22 +211,66 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
 
 
 def _guard(history: list[Turn], persona: list[str], candidates: list[Candidate], guard: Guard | None,
-           settings: ChatSettings, step: Callable[..., None] | None = None, first_index: int = 0) -> BotTurnReport:
-    """The guard's report on the candidates (judged against the history and persona unless the mode is off)."""
+           settings: ChatSettings, step: Callable[..., None] | None = None, first_index: int = 0,
+           screen: ClassroomFilter | None = None, withheld: dict[int, Withheld] | None = None) -> BotTurnReport:
+    """The guard's report on the candidates (judged against the history and persona unless the mode is off). The
+    classroom filter's (``screen``) and those ``withheld`` before keep their places, unjudged; the policy chooses
+    among the others, and the safe reply is sent when none is left."""
+    held = dict(withheld or {})
+    if screen is not None:
+        for i, cand in enumerate(candidates):
+            if i not in held:
+                found: Screened = screen.check(cand.text)
+                if found.flagged:
+                    held[i] = found.withheld()
+    kept = [i for i in range(len(candidates)) if i not in held]
+    if step:
+        for i in sorted(held):
+            if i >= first_index:
+                step("withheld", index=i)
     options = {"mode": settings.mode, "threshold": settings.threshold, "prefilter": settings.prefilter,
                "penalty_lambda": settings.penalty_lambda, "fallback": settings.fallback,
                "repair_fallback": settings.repair_fallback}
-    if settings.mode == GuardMode.OFF:
+    if not kept:
+        report = BotTurnReport(mode=settings.mode, threshold=float(settings.threshold or FALLBACK_THRESHOLD),
+                               detector=settings.detector, chosen_index=None, used_fallback=True, candidates=[],
+                               persona=list(persona), sent=settings.fallback or DEFAULT_SAFE_REPLY)
+    elif settings.mode == GuardMode.OFF:
         options["threshold"] = settings.threshold or FALLBACK_THRESHOLD
-        report, _ = decide(candidates, None, JudgeSettings.resolve(**options), detector=settings.detector,
-                           persona=persona)
+        report, _ = decide([candidates[i] for i in kept], None, JudgeSettings.resolve(**options),
+                           detector=settings.detector, persona=persona)
     else:
         if step:
-            step("judging", candidates=list(candidates[first_index:]))
-        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=guard.settings(**options))
-        if step:
-            for i, cand in enumerate(report.candidates[first_index:], start=first_index):
-                step("verdict", index=i, verdict=cand.verdict)
+            step("judging", candidates=[candidates[i] for i in kept if i >= first_index])
+        report = guard.judge(history, [candidates[i] for i in kept], speaker=BOT, persona=persona,
+                             settings=guard.settings(**options))
+    report = _in_place(report, kept, held, candidates)
+    if step and settings.mode != GuardMode.OFF:
+        for cand in report.candidates[first_index:]:
+            if cand.withheld is None:
+                step("verdict", index=cand.index, verdict=cand.verdict)
     if step:
         step("chosen", report=report)
+    return report
+
+
+def _in_place(report: BotTurnReport, kept: list[int], held: dict[int, Withheld],
+              candidates: list[Candidate]) -> BotTurnReport:
+    """The report on the ``kept`` candidates as the report on them all: each judged candidate back at its own place
+    and number, each withheld one in its place, unjudged."""
+    if not held:
+        return report
+    at = dict(enumerate(kept))  # the judged report's index -> the candidate's own
+    places: dict[int, CandidateReport] = {}
+    for cand in report.candidates:
+        cand.index = at[cand.index]
+        if cand.repair is not None:
+            cand.repair.index = cand.index
+        places[cand.index] = cand
+    for i, why in held.items():
+        places[i] = CandidateReport(index=i, text=candidates[i].text, generator_score=float(candidates[i].score),
+                                    chosen=False, reason=WITHHELD_REASON, withheld=why)
+    report.candidates = [places[i] for i in range(len(candidates))]
+    if report.chosen_index is not None:
+        report.chosen_index = at[report.chosen_index]
     return report

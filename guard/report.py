@@ -23,6 +23,17 @@ from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 
 
 @dataclass
+class Withheld:
+    """A candidate kept from being sent by a check outside the guard, before the guard judged it (the classroom
+    filter of ``conversation.classroom``): which check, the words it caught, and the text with them masked, which is
+    all a student is shown of it."""
+
+    by: str
+    words: list[str] = field(default_factory=list)
+    masked: str = ""
+
+
+@dataclass
 class CandidateReport:
     """One candidate as the guard saw it: the generator's text and score, the detector's verdict on it (None when
     the guard is off) and what the policy did with it. The verdict is kept whole, minus its full pair list (the
@@ -40,6 +51,13 @@ class CandidateReport:
     repair: Repair | None = None
     #: who wrote it: the bot, the bot after a reminder, or the guard (the reminder's opening alone)
     origin: CandidateOrigin = CandidateOrigin.BOT
+    #: kept from being sent before the guard judged it (the classroom filter); None for a candidate the guard judged
+    withheld: Withheld | None = None
+
+    def shown_text(self, original: bool = False) -> str:
+        """The candidate as a page shows it: a withheld one masked (what a student sees), unless ``original`` (the
+        signed-in teacher)."""
+        return self.withheld.masked if self.withheld is not None and not original else self.text
 
     @property
     def contradiction_score(self) -> float | None:
@@ -196,20 +214,35 @@ class BotTurnReport:
                else "which does not contradict")
         return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
+    @property
+    def withheld(self) -> list[CandidateReport]:
+        """The candidates kept from being sent before the guard judged them (the classroom filter)."""
+        return [c for c in self.candidates if c.withheld is not None]
+
     def _outcome(self) -> str:
+        held = self.withheld
+        if held and len(held) == len(self.candidates):
+            by = held[0].withheld.by
+            return (f"withheld: every candidate held words the {by} masks, so the safe reply was sent instead"
+                    if len(held) > 1 else f"withheld: the candidate held words the {by} masks, so the safe reply "
+                                          "was sent instead")
         outcome = self._decision()
         if self.mode == GuardMode.REPAIR and self.repair_declined:
-            return f"{outcome} (not repaired: {self.repair_declined})"
+            outcome = f"{outcome} (not repaired: {self.repair_declined})"
+        if held:
+            listed = ", ".join(f"#{c.index + 1}" for c in held)
+            outcome += f"; candidate{'s' if len(held) > 1 else ''} {listed} withheld by the {held[0].withheld.by}"
         return outcome
 
     def _decision(self) -> str:
         # repair mode without a repair: the fallback policy decided, and is worded as itself
         mode = self.decided_by if self.mode == GuardMode.REPAIR and self.decided_by else self.mode
-        n = len(self.candidates)
+        judged = [c for c in self.candidates if c.withheld is None]  # the classroom filter's are worded apart
+        n = len(judged)
         candidates = f"{n} candidate{'s' if n != 1 else ''}"
         if self.mode == GuardMode.OFF:
             return f"guard off · {candidates}, not checked"
-        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
+        every = all(c.contradicts for c in judged)  # after a re-judge, no longer always so
         if self.used_fallback:
             if every:
                 return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
