@@ -50,7 +50,7 @@ ALLOWED = frozenset({
     "prig", "souse", "soused", "stiffy", "suck", "sucked", "sucking", "booty", "jerk", "jerked", "dopey", "doofus",
     "ninny", "nimrod", "weirdo", "ugly", "fat", "stupid", "dink", "dinks", "kill", "murder", "sniper", "uzi",
     "napalm", "inbred", "leper", "master-bate", "playboy", "trashy", "tawdry", "vulgar", "sleazy", "sleaze",
-    "enlargement", "foobar", "fubar", "god", "hell", "damn", "drunk",
+    "enlargement", "foobar", "fubar", "god", "hell", "damn", "drunk", "cowgirl", "cowgirls", "cow girl", "cow girls",
     # history
     "nazi", "nazism", "hitler", "reich", "kkk", "klan", "slave", "massa",
     # drink, plants and medicines as topics
@@ -105,28 +105,49 @@ class ClassroomFilter:
     allowed: frozenset[str] = ALLOWED
 
     def __post_init__(self) -> None:
+        from importlib import resources
+
         from better_profanity import Profanity
 
         self._profanity = Profanity()
         self._profanity.load_censor_words(whitelist_words=sorted(self.allowed))
+        listed = resources.files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8")
+        # the list's entries of several words ("blow job"): found in the text as a phrase, spaces or not
+        phrases = sorted({w.strip().lower() for w in listed.splitlines() if " " in w.strip()} - self.allowed)
+        self._phrases = re.compile(r"(?<![a-z])(?:" + "|".join(
+            r"[\s_-]*".join(re.escape(part) for part in phrase.split()) for phrase in phrases) + r")(?![a-z])",
+            re.IGNORECASE) if phrases else None
+        self._words: dict[str, bool] = {}  # a word, lowercased -> whether the list has it (a chat repeats its words)
+
+    def _listed(self, word: str) -> bool:
+        key = word.lower()
+        found = self._words.get(key)
+        if found is None:  # better-profanity only reads its word set once loaded: threads check at once
+            found = self._words[key] = bool(self._profanity.contains_profanity(word))
+        return found
 
     def check(self, text: str) -> Screened:
-        """The words of ``text`` the filter catches, and ``text`` with each masked (unchanged when none is)."""
+        """The words of ``text`` the filter catches, and ``text`` with each masked (unchanged when none is): the
+        list's words (whole words, in their leetspeak spellings too), its phrases, and made-up words holding a strong
+        stem."""
         text = str(text or "")
-        # better-profanity only reads its word set once loaded: threads check at once
-        listed = [m for m in _WORD.finditer(text) if self._profanity.contains_profanity(m.group())]
-        whole = self._profanity.contains_profanity(text)
-        masked = self._profanity.censor(text, "*") if whole else text
-        spans = {m.span() for m in listed}
-        made_up = [m for m in _WORD.finditer(text) if m.span() not in spans and word_in_word(m.group())]
-        caught = sorted(listed + made_up, key=lambda m: m.start())
-        for m in reversed(made_up):  # the list's words are masked by better-profanity, made-up ones here
-            masked = _mask_word(masked, m.group())
-        words = tuple(m.group() for m in caught)
-        if whole and not words:  # a phrase of the list ("blow job"), none of its words alone
-            words = tuple(w for w in _WORD.findall(text) if w not in _WORD.findall(masked)) or ("(a phrase)",)
-        masked = re.sub(r"\*{4,}", MASK, masked)
-        return Screened(words=words, masked=masked) if words else Screened(masked=text)
+        spans = [m.span() for m in _WORD.finditer(text) if self._listed(m.group()) or word_in_word(m.group())]
+        if self._phrases is not None:
+            spans += [m.span() for m in self._phrases.finditer(text)]
+        if not spans:
+            return Screened(masked=text)
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        masked, at = [], 0
+        for start, end in merged:
+            masked += [text[at:start], MASK]
+            at = end
+        masked.append(text[at:])
+        return Screened(words=tuple(text[start:end] for start, end in merged), masked="".join(masked))
 
     def mask(self, text: str) -> str:
         return self.check(text).masked
@@ -153,10 +174,6 @@ def word_in_word(word: str) -> bool:
         if any(stem in part for stem in STEMS if stem != "cum" or part.startswith("cum") or part.endswith("cum")):
             return True
     return False
-
-
-def _mask_word(text: str, word: str) -> str:
-    return re.sub(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", MASK, text)
 
 
 def filter_on() -> bool:
