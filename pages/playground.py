@@ -73,11 +73,15 @@ with right:
     st.selectbox("Built-in example", [e.key for e in EXAMPLES], key="pg_example", on_change=load_example,
                  format_func=lambda k: BY_KEY[k].title)
     example = BY_KEY[state["pg_example"]]
-    st.caption(escape_markdown(f"Source: {example.source}. A person would say: {category_name(example.expected)}."))
-    if example.note:
-        st.caption(escape_markdown(example.note))
-    if example.key in judgements and state["pg_text"].strip() == example.text.strip():
-        st.markdown(judgement_text(judgements[example.key]))
+    if state["pg_text"].strip() == example.text.strip():  # what people say is about the example, not a typed dialogue
+        st.caption(escape_markdown(f"Source: {example.source}. A person would say: {category_name(example.expected)}."))
+        if example.note:
+            st.caption(escape_markdown(example.note))
+        if example.key in judgements:
+            st.markdown(judgement_text(judgements[example.key]))
+    else:
+        st.caption("This dialogue is not the example as written (typed, or changed by a probe), so what people say "
+                   "about the example is not shown beside it. \"Reset to example\" brings the example back.")
     st.number_input("Which real exchange to add (A2T seed)", min_value=0, step=1, key="pg_a2t_seed",
                     help="Which pair of turns from real chats is added; each use moves it on by one, so the next one "
                          "draws another pair.\n\nTechnical: the A2T probe's seed over the chitchat-dataset package's "
@@ -195,7 +199,7 @@ if result is not None:
                                 "τ = the evidence.")
                 show_dialogue(dialogue, verdict)
                 show_evidence_table(verdict)
-                show_category_checks(verdict)
+                show_category_checks(verdict, said=dialogue.last.text)
             else:
                 st.caption("The whole conversation as one text against the last turn: one score, no turn to point "
                            "at.", help="Technical: DECODE's unstructured method, one NLI pair of the speaker-marked "

@@ -184,8 +184,12 @@ def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_d
         at.selectbox(key="pg_example").set_value(judgement.key).run()
         shown = [m.value for m in at.markdown if "✔ right" in m.value or "✘ wrong" in m.value]
         assert len(shown) == 1 and (("✔ right" in shown[0]) == judgement.agrees), (judgement, shown)
+    assert any("A person would say" in c.value for c in at.caption)
     at.text_area(key="pg_text").set_value("A: I like fish.\nB: ok\nA: I hate fish.").run()
     assert not any("✔ right" in m.value or "✘ wrong" in m.value for m in at.markdown)  # edited: nothing to grade
+    # nor what people say about the example beside a dialogue the user typed (issue 45)
+    assert not any("A person would say" in c.value for c in at.caption)
+    assert any("not the example as written" in c.value for c in at.caption)
 
     learn = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     assert any(m.value.startswith("**The detector agrees") for m in learn.markdown)
@@ -274,3 +278,29 @@ def test_the_offers_link_opens_its_page_inside_the_app(monkeypatch, flagging_det
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Learn: contradictions in dialogue"]
     assert "open" not in at.query_params and not any("opens inside it" in i.value for i in at.info)
+
+
+def _shown(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html])
+
+
+def test_the_learn_page_in_a_students_words(monkeypatch, flagging_detector):
+    """Issue 45: no "Every check runs here … naming role confusion", the who-is-speaking rule explained once (not
+    under every example), no "Closest words of the user", and no statement the bot never said in a table."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    shown = _shown(at)
+    assert "Every check runs here" not in shown and "naming role confusion" not in shown
+    assert "Closest words of the user" not in shown
+    assert shown.count("only when the user's side reaches") <= 1
+    tables = html_tables(at)
+    said = {str(v) for t in tables if "statement A" in t.columns for v in [*t["statement A"], *t["statement B"]]}
+    assert "I work as a doctor." not in said  # "i'm a doctor." read with "what do you do?": a reading, not said
+
+
+def test_every_check_note_in_a_students_words():
+    from ui.verdict_checks import every_check_note
+
+    note = every_check_note(["intra"])
+    assert note.startswith("This page runs all of the detector's checks. The chat skips some of them")
+    assert "whether the bot mixes up who is who" in note and "role confusion" not in note
+    assert every_check_note(["intra", "own_question", "role"]).endswith("the same ones the chat runs.")
