@@ -5,6 +5,7 @@ A browser sees the sessions it made (``ui.ownership``); the teacher, signed in h
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import streamlit as st
 
@@ -16,11 +17,15 @@ from ui.app_defaults import current_settings
 from ui.render import escape_markdown
 from ui.review_tables import (
     PLAYER_WORDS,
+    PLAYERS_PINNED_EM,
+    SCOREBOARD_PINNED_EM,
     SCOREBOARD_WORDS,
     SESSION_PINNED_EM,
     SOURCE_WORDS,
     in_words,
+    player_label,
     session_label,
+    session_name,
     session_rows,
 )
 from ui.self_play import self_play_form
@@ -67,7 +72,8 @@ chosen = st.multiselect("Sessions from", sources, default=sources, key="review_s
                         format_func=lambda s: SOURCE_WORDS.get(s, s))
 sessions = [s for s in sessions if s.info.source in chosen]
 grouped = by_turn(annotations)
-scores = [session_score(s, grouped) for s in sessions]
+# each player by name, or "guest" with the browser's first key characters: two browsers without a name stay apart
+scores = [replace(session_score(s, grouped), player=player_label(s.info)) for s in sessions]
 outcomes = outcome_frame(sessions, annotations)
 
 st.subheader("Scoreboard")
@@ -75,14 +81,16 @@ st.caption("Per bot, decoding, guard mode and the way the user's message before 
            "Flagged by the guard: it found a contradicting reply among the bot's drafts, sent or not; flagged and "
            "sent: the reply that went out contradicts. Confirmed: annotators said the reply contradicts (majority; "
            "the share is over annotated replies).")
-show_table(in_words(scoreboard(outcomes), SCOREBOARD_WORDS), interactive=True)
+# wrapping HTML, every header whole; wider than the column it scrolls with the bot kept in view
+show_table(in_words(scoreboard(outcomes), SCOREBOARD_WORDS), css_class="cg-scoreboard", pinned=SCOREBOARD_PINNED_EM)
 st.markdown("**Players**: fewest bot replies to a contradiction (confirmed by annotators where annotated, else "
             "flagged by the guard); contradictions sent and those the guard caught are counted apart")
-show_table(in_words(player_board(scores), PLAYER_WORDS), interactive=True)
+show_table(in_words(player_board(scores), PLAYER_WORDS), css_class="cg-players", pinned=PLAYERS_PINNED_EM)
 
 st.subheader("Sessions")
 # wrapping HTML; wider than its box it scrolls sideways with the session and player columns kept in view
-show_table(session_rows(scores), css_class="cg-sessions", pinned=SESSION_PINNED_EM)
+show_table(session_rows(scores, {s.info.id: session_name(s) for s in sessions}), css_class="cg-sessions",
+           pinned=SESSION_PINNED_EM)
 st.caption("Each bot reply keeps the detector and threshold it was judged with when it was made; the detector "
            "column lists them.")
 by_id = {s.info.id: s for s in sessions}

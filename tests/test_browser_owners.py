@@ -50,7 +50,7 @@ def _listed(page, url: str) -> list[str]:
     wait_until_idle(page)
     if not table.count():
         return []
-    return [t.strip() for t in table.locator("tbody tr td:first-child").all_inner_texts()]
+    return [t.strip() for t in table.locator("tbody tr td:last-child").all_inner_texts()]  # the id column
 
 
 def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_path):
@@ -111,7 +111,7 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
             wait_until_idle(page)
             table = page.locator("table.cg-sessions")
-            rows = [t.strip() for t in table.locator("tbody tr td:first-child").all_inner_texts()]
+            rows = [t.strip() for t in table.locator("tbody tr td:last-child").all_inner_texts()]
             assert rows == [ann_id, bob_id, bob_second]
             assert PASSWORD not in page.content()
             _the_sessions_table_fits_its_box(page)
@@ -134,14 +134,20 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
 
 
 def _the_sessions_table_fits_its_box(page) -> None:
-    """Issue 38: the Review page's sessions table stays inside the page's column; wider than that it scrolls sideways
-    inside its box with the session and player columns kept in view, and its headers are words."""
-    wrap = page.locator("div.cg-table-wrap:has(table.cg-sessions)")
+    """Issues 38 and 45: the Review page's tables stay inside the page's column; the sessions table, wider than that,
+    scrolls sideways inside its box with the session and player columns kept in view, and its headers are words;
+    a session is named by its first message and when it started, its id last."""
     column = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+    for table in ("cg-scoreboard", "cg-players", "cg-sessions"):  # the scoreboard's headers were cut ("share flagg…")
+        box = page.locator(f"div.cg-table-wrap:has(table.{table})").bounding_box()
+        assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1, table
+    wrap = page.locator("div.cg-table-wrap:has(table.cg-sessions)")
     box = wrap.bounding_box()
-    assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1
     headers = page.locator("table.cg-sessions th").all_inner_texts()
-    assert headers[:2] == ["session", "player"] and not [h for h in headers if "_" in h], headers
+    assert headers[:2] == ["session", "player"] and headers[-1] == "id" and not [h for h in headers if "_" in h], \
+        headers
+    first = page.locator("table.cg-sessions tbody tr:first-child td:first-child").inner_text()
+    assert re.fullmatch(r"“.+” · \d\d \w{3}, \d\d:\d\d UTC", first.strip()), first
     wrap.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
     page.wait_for_timeout(300)
     for k in (0, 1):  # the pinned cells stay where they were; the last column comes into view

@@ -123,3 +123,52 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(tmp_path, b
         for secret in (str(path), PASSWORD):
             at = content.find(secret)
             assert at < 0, (secret, content[max(0, at - 400):at + 200])
+
+
+def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_after_tab(tmp_path, browser):
+    """Issue 45: the player's name is kept per browser (a new tab has it, the session carries it), the goading
+    assistant speaks a class's words, Review names sessions by their first message and time, and typing the
+    teacher's password, pressing Tab, then clicking "Sign in" signs in (it said "Wrong password." 3 of 3)."""
+    env = scripted_app_env(tmp_path, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{tmp_path / 'studio.db'}",
+                           GUARD_TEACHER_PASSWORD=PASSWORD)
+    with streamlit_server(env, log_path=tmp_path / "streamlit.log") as url:
+        ann = browser.new_context(viewport=VIEW)
+        page = ann.new_page()
+        page.goto(url)
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.get_by_text("Goading studio").click()
+        name = sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(sidebar.locator("input"))
+        name.fill("Ann")
+        name.press("Tab")
+        wait_until_idle(page)
+        send(page, "Do you have any pets?")
+        sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
+        page.get_by_text("Goading assistant").wait_for(timeout=120_000)
+        wait_until_idle(page)
+        visible = page.locator("[data-testid='stMainBlockContainer']").inner_text()
+        assert "inquiring history" not in visible and "FQness" not in visible
+        # a new tab of the same browser: the name is there without typing it again
+        again = ann.new_page()
+        again.goto(url)
+        again_sidebar = again.get_by_test_id("stSidebar")
+        again_sidebar.get_by_text("Goading studio").click()
+        box = again_sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(again_sidebar.locator("input"))
+        sync_api.expect(box).to_have_value("Ann", timeout=60_000)
+        again.goto(f"{url}/review")
+        table = again.locator("table.cg-sessions")
+        table.wait_for(timeout=120_000)
+        wait_until_idle(again)
+        cells = table.locator("tbody tr:first-child td").all_inner_texts()
+        assert cells[0].startswith("“Do you have any pets?” · ") and cells[1] == "Ann", cells
+        # the teacher: password typed, Tab, then a click on Sign in
+        teacher = browser.new_context(viewport=VIEW).new_page()
+        teacher.goto(f"{url}/review")
+        teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
+        wait_until_idle(teacher)
+        box = teacher.get_by_test_id("stSidebar")
+        box.get_by_text("Teacher", exact=True).click()
+        box.get_by_label("Teacher password").fill(PASSWORD)
+        box.get_by_label("Teacher password").press("Tab")
+        box.get_by_role("button", name="Sign in").click()
+        sync_api.expect(box.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
+        sync_api.expect(box.get_by_text("Wrong password.")).to_have_count(0)

@@ -113,7 +113,8 @@ def save_turns(conversation: Conversation, settings: ChatSettings) -> bool:
             return False
         db.save_session(SessionInfo(
             id=conversation.record_id, settings=replace(newest or settings, persona=list(conversation.persona)),
-            player=existing.player if existing and existing.player else player_name(),
+            # a session keeps its player's name; one saved as a guest takes the name typed since
+            player=existing.player if existing and existing.player not in (None, "", "guest") else player_name(),
             source=existing.source if existing else "chat", meta=existing.meta if existing else {},
             owner=existing.owner if existing else ownership.owner_key()))
         db.save_turns(conversation.record_id, conversation.turns, methods(conversation.record_id),

@@ -22,6 +22,7 @@ from studio.storage import (
     SessionInfo,
     Store,
     StoreError,
+    Viewer,
     database_kind,
     default_url,
     open_store,
@@ -82,10 +83,30 @@ def player_name() -> str:
     return (st.session_state.get(NAME_KEY) or "").strip() or "guest"
 
 
+def remember_name() -> None:
+    """The name box, on a new tab or after a reload, filled with the name this browser last played under (its newest
+    session's player): the name is kept per browser, not typed again on every visit."""
+    if NAME_KEY in st.session_state:
+        return
+    st.session_state[NAME_KEY] = ""
+    db = store()
+    if db is None:
+        return
+    try:
+        mine = db.list_sessions(viewer=Viewer(owner=ownership.owner_key()))
+    except StoreError:
+        return
+    named = [s.player for s in mine if s.player and s.player.strip() and s.player != "guest"]
+    if named:
+        st.session_state[NAME_KEY] = named[-1]
+
+
 def sidebar() -> None:
     """The player's name, suggestions on/off, and transcript import (the database is the server's: no page sets it)."""
+    remember_name()
     with st.expander("Goading studio", icon="🎯"):
-        st.text_input("Your name (player and annotator)", key=NAME_KEY, placeholder="guest")
+        st.text_input("Your name (player and annotator)", key=NAME_KEY, placeholder="guest",
+                      help="Kept for this browser: your sessions and annotations carry it.")
         st.session_state.setdefault(SUGGEST_KEY, True)
         st.toggle("Suggest next messages", key=SUGGEST_KEY)
         upload = st.file_uploader("Import a transcript", type=["json", "jsonl", "txt"],
