@@ -1,7 +1,7 @@
 """Consistency guard — Streamlit entry point: `streamlit run app.py`.
 
 Thin: page wiring and what every page shares (the chat settings kept across pages, the detector and τ in the
-sidebar, presentation mode). The pages (app_pages/) call bots/ and guard/ through ui/.
+sidebar, presentation mode). The pages (pages/) call bots/ and guard/ through ui/.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ with profiling.profiled("run"):
 
     chat_page = navigation.page(navigation.CHAT)
     page = st.navigation([chat_page] + [navigation.page(spec) for spec in navigation.PAGES[1:]])
+    asked = navigation.open_requested()  # a page run alone offered the app: open that page in it
+    if asked is not None:
+        st.switch_page(navigation.page(asked))
     if page.url_path == chat_page.url_path:
         # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
         # controls before they are drawn; a session of another browser is refused (ui.ownership)
@@ -41,4 +44,5 @@ with profiling.profiled("run"):
     app_sidebar.sidebar_detector_settings()
     with st.sidebar:
         ownership.keep_cookie()  # this browser's token, which its sessions belong to, into its cookie (a first visit)
-    page.run()
+    with navigation.app_frame():  # each page runs only inside it (navigation.only_in_the_app)
+        page.run()

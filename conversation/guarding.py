@@ -11,6 +11,10 @@ going in as a last candidate composed by the guard; all candidates are judged ag
 them. Each step is announced to an optional ``on_step`` callback as it happens (candidates generated, judging, each
 candidate's verdict, the reminder, the policy's choice), so a page can show the guard at work while the turn runs.
 ``rejudge``: every bot turn's candidates judged again by another detector, threshold or mode, nothing regenerated.
+
+The classroom filter (``conversation.classroom``, on unless the server was started with it off) checks every candidate
+first: a flagged one is withheld, never judged nor sent (the policy chooses among the others, else the safe reply goes
+out), and keeps its place and number among the candidates, its text masked in every step a page shows live.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from bots.base import Bot
+from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.config import JudgeSettings
 from guard.records import Candidate, Turn
@@ -32,7 +37,7 @@ from guard.reminders import (
     plan_reminder,
     restated_persona,
 )
-from guard.report import BotTurnReport, TurnContext, decide, rejudged
+from guard.report import BotTurnReport, TurnContext, Withheld, decide, rejudged
 from guard.verdicts import Verdict
 from guard.vocabulary import GuardMode
 
@@ -44,9 +49,11 @@ if TYPE_CHECKING:  # loads torch
 class GuardStep:
     """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
     ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
-    "judging", "verdict" (one per candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded"
-    (the new candidates, the composed one last; their indices follow the first ones'), "chosen" (the report with the
-    policy's choice) or "done"; ``seconds`` since the turn started."""
+    "withheld" (a candidate the classroom filter kept back, with its ``index``), "judging", "verdict" (one per judged
+    candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new candidates, the
+    composed one last; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
+    "done"; ``seconds`` since the turn started. With the classroom filter on, every text a step carries has the
+    filter's words masked (what a page may show anyone)."""
 
     kind: str
     seconds: float
@@ -59,12 +66,42 @@ class GuardStep:
 
 
 StepCallback = Callable[[GuardStep], None]
+#: ``guarded_reply``'s default classroom filter: the server's (``conversation.classroom.server_filter``)
+SERVER = object()
+
+
+def _shown(screen: ClassroomFilter | None, texts) -> list[str]:
+    """Texts as a page may show them live: the classroom filter's words masked."""
+    return list(texts) if screen is None else [screen.mask(t) for t in texts]
+
+
+def _masked(screen: ClassroomFilter | None, candidates: list[Candidate]) -> list[Candidate]:
+    return [Candidate(t, c.score) for c, t in zip(candidates, _shown(screen, (c.text for c in candidates)))]
+
+
+def _screened(screen: ClassroomFilter | None, candidates: list[Candidate], step, first_index: int = 0
+              ) -> dict[int, Withheld]:
+    """The candidates the classroom filter withholds (by index), each announced to the page."""
+    held: dict[int, Withheld] = {}
+    if screen is not None:
+        for i, cand in enumerate(candidates):
+            found = screen.check(cand.text)
+            if found.flagged:
+                held[i] = found.withheld()
+    for i in sorted(held):
+        if i >= first_index:
+            step("withheld", index=i)
+    return held
 
 
 def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
-                  on_step: StepCallback | None = None) -> ChatTurn:
+                  on_step: StepCallback | None = None, classroom: ClassroomFilter | None | object = SERVER
+                  ) -> ChatTurn:
     """Generate candidates for the user's last turn, guard them and return the bot turn (not appended: the caller
     appends it, ``Conversation.append``).
+
+    ``classroom``: the classroom filter every candidate is checked with first (the server's by default, None when it
+    was started with it off; None here: no filter).
 
     The turn keeps a snapshot of the settings that produced it (with the decoding values used and whether the
     prefilter ran). ``guard`` may be None when the mode is off. Raises whatever the bot raises (bots.base.BotError
@@ -73,6 +110,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     if not conversation.awaiting_reply:
         raise ValueError("the last turn is not the user's; there is nothing to reply to")
     started = time.perf_counter()
+    screen = server_filter() if classroom is SERVER else classroom
 
     def step(kind: str, **values) -> None:
         if on_step is not None:
@@ -81,7 +119,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     decoding = settings.decoding_config
     persona = tuple(conversation.persona)
     step("generating")
-    stream = {"on_text": lambda texts: step("writing", written=list(texts))} \
+    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
                               **stream)
@@ -90,12 +128,13 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
     reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
     note = reading.note("Your message") if reading is not None and reading.cut else ""
-    context = TurnContext(prompt_note=note, timings={"generate_s": round(time.perf_counter() - started, 4)})
-    step("candidates", candidates=list(candidates))
+    step("candidates", candidates=_masked(screen, candidates))
+    context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note,
+                          timings={"generate_s": round(time.perf_counter() - started, 4)})
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind and needs_reminder(report):
-        report = _remind(conversation, bot, guard, settings, judge_settings, report, candidates, step)
+        report = _remind(conversation, bot, guard, settings, judge_settings, report, candidates, step, screen)
     produced_by = replace(settings, decoding=decoding, persona=list(persona), prefilter=report.prefilter,
                           from_session=False)
     turn = ChatTurn(turn_id=len(conversation.turns), agent_id=BOT, text=report.sent_reply(), report=report,
@@ -118,7 +157,8 @@ def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSetti
 
 
 def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, judge_settings: JudgeSettings,
-            report: BotTurnReport, candidates: list[Candidate], step) -> BotTurnReport:
+            report: BotTurnReport, candidates: list[Candidate], step, screen: ClassroomFilter | None = None
+            ) -> BotTurnReport:
     """The turn's report after a reminder (``guard.reminders``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The first report stands when the
     evidence gives no fact to remind of."""
@@ -141,12 +181,17 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     lowest = min(c.score for c in [*candidates, *new])
     composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
     added = [Candidate(c.text, float(c.score)) for c in new] + [composed]
-    step("reminded", candidates=added)
+    step("reminded", candidates=_masked(screen, added))
+    everything = [*candidates, *added]
     origins = (CandidateOrigin.BOT,) * len(candidates) + (CandidateOrigin.REMINDED,) * len(new) + \
         (CandidateOrigin.COMPOSED,)
     timings = {**report.timings, "remind_s": reminder.seconds}
-    context = TurnContext(origins=origins, reminder=reminder, prompt_note=report.prompt_note, timings=timings)
-    return _guard(conversation.history(), persona, [*candidates, *added], guard, judge_settings, context, step,
+    withheld = {c.index: c.withheld for c in report.candidates if c.withheld is not None}
+    withheld.update({i: w for i, w in _screened(screen, everything, step, len(candidates)).items()
+                     if i >= len(candidates)})
+    context = TurnContext(origins=origins, withheld=withheld, reminder=reminder, prompt_note=report.prompt_note,
+                          timings=timings)
+    return _guard(conversation.history(), persona, everything, guard, judge_settings, context, step,
                   first_index=len(candidates))
 
 
@@ -170,8 +215,10 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
             continue
         candidates = [Candidate(c.text, c.generator_score) for c in old.candidates]
         started = time.perf_counter()
+        # what the classroom filter withheld stays withheld: it was never sent, and never will be
+        held = TurnContext(withheld={c.index: c.withheld for c in old.candidates if c.withheld is not None})
         fresh = guard.judge(conversation.history(before=turn.turn_id), candidates, speaker=BOT,
-                            persona=old.persona, settings=judge_settings, turn_id=turn.turn_id)
+                            persona=old.persona, settings=judge_settings, context=held, turn_id=turn.turn_id)
         report = rejudged(old, fresh, turn.text, note, time.perf_counter() - started)
         turns.append(replace(turn, report=report))  # what produced the turn (turn.settings) is never rewritten
     return Conversation(persona=list(conversation.persona), turns=turns, record_id=conversation.record_id)
@@ -185,11 +232,13 @@ def _guard(history: list[Turn], persona: Sequence[str], candidates: list[Candida
         report, _ = decide(candidates, None, settings, detector="", persona=persona, context=context)
     else:
         if step and settings.mode != GuardMode.OFF:
-            step("judging", candidates=list(candidates[first_index:]))
+            step("judging", candidates=[c for i, c in enumerate(candidates)
+                                        if i >= first_index and i not in context.withheld])
         report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=settings, context=context)
         if step and settings.mode != GuardMode.OFF:
-            for i, cand in enumerate(report.candidates[first_index:], start=first_index):
-                step("verdict", index=i, verdict=cand.verdict)
+            for cand in report.candidates[first_index:]:
+                if cand.withheld is None:
+                    step("verdict", index=cand.index, verdict=cand.verdict)
     if step:
         step("chosen", report=report)
     return report

@@ -129,10 +129,16 @@ class Conversation:
         """The turns (those before turn id ``before``, if given); each is a ``guard.records.Turn``."""
         return list(self.turns if before is None else self.turns[:before])
 
-    def to_decode_record(self) -> dict:
+    def to_decode_record(self, masked: bool = False) -> dict:
         """The transcript in DECODE's shape (record_id, turns with turn_id/agent_id/text) with each bot turn's
         guard report; ``is_contradiction`` and ``aggregated_contradiction_indices`` speak of the last bot
-        reply: the earlier turns it contradicts, or the reply itself when it clashes inside."""
+        reply: the earlier turns it contradicts, or the reply itself when it clashes inside. ``masked``: as a student
+        is given it, the classroom filter's withheld candidates masked (``conversation.classroom.for_students``)."""
+        from conversation.classroom import for_students
+
+        def guard_json(report: BotTurnReport) -> dict:
+            return for_students(report.to_json()) if masked else report.to_json()
+
         last_bot = next((t for t in reversed(self.turns) if t.agent_id == BOT and t.report), None)
         chosen = last_bot.report.chosen if last_bot else None
         contradiction = bool(last_bot and last_bot.report.reply_flagged)
@@ -141,4 +147,4 @@ class Conversation:
             if contradiction else []
         return decode_record(self.record_id, self.history(), label=contradiction, indices=indices,
                              persona=list(self.persona),
-                             turn_fields={t.turn_id: {"guard": t.report.to_json()} for t in self.turns if t.report})
+                             turn_fields={t.turn_id: {"guard": guard_json(t.report)} for t in self.turns if t.report})

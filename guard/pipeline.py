@@ -86,8 +86,9 @@ class Guard:
         context = context or TurnContext()
         candidates = [c if isinstance(c, Candidate) else Candidate(str(c), 0.0) for c in candidates]
         verdicts = None
-        if settings.mode != GuardMode.OFF:
-            verdicts = self.detector.judge(turns, [c.text for c in candidates], speaker, persona, settings, turn_id)
+        if settings.mode != GuardMode.OFF:  # the candidates a check outside the guard withheld are not judged
+            judged = [c.text for i, c in enumerate(candidates) if i not in context.withheld]
+            verdicts = self.detector.judge(turns, judged, speaker, persona, settings, turn_id) if judged else ()
         report, _ = decide(candidates, verdicts, settings, detector=self.name, persona=persona,
                            badge=self.config.badge, context=context, started=started)
         return report

@@ -70,12 +70,13 @@ class PolicyDecision:
 
 
 def score_and_threshold(score: float, threshold: float) -> tuple[str, str]:
-    """A score and the threshold it is compared with, written with enough digits (2 to 4) that the written
-    numbers compare the way the real ones do: 0.9306 vs 0.9315, never "0.93 (threshold 0.93)" beside "no
-    contradiction"."""
-    for digits in (2, 3, 4):
+    """A score and the threshold it is compared with, written with enough digits (2 to 6) that the written
+    numbers differ and compare the way the real ones do: 0.9306 vs 0.9315, 0.9403 vs 0.9361, never "0.93 (threshold
+    0.93)" beside "no contradiction" nor "0.94 (threshold 0.94)" beside a flag. Only a score equal to its threshold
+    to six digits is written as the same number (``describe_verdict`` then says it is at the line)."""
+    for digits in (2, 3, 4, 5, 6):
         a, b = f"{score:.{digits}f}", f"{threshold:.{digits}f}"
-        if (float(a) >= float(b)) == (score >= threshold) and (a != b or score >= threshold):
+        if a != b and (float(a) >= float(b)) == (score >= threshold):
             return a, b
     return f"{score:.4f}", f"{threshold:.4f}"
 
@@ -112,6 +113,8 @@ def describe_verdict(verdict: Verdict) -> str:
     check's (``deciding_score``), the same number as its evidence row."""
     def probability(score: float, threshold: float) -> str:
         shown, limit = score_and_threshold(score, threshold)
+        if shown == limit:  # equal to six digits: it flags, at the very line
+            return f"probability {shown}, right at its threshold"
         return f"probability {shown} (threshold {limit})"
 
     tau = verdict.details.threshold

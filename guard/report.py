@@ -24,14 +24,32 @@ from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 
 
 @dataclass(frozen=True)
+class Withheld:
+    """A candidate kept from being sent by a check outside the guard, before the guard judged it (the classroom
+    filter of ``conversation.classroom``): which check, the words it caught, and the text with them masked, which is
+    all a student is shown of it."""
+
+    by: str
+    words: tuple[str, ...] = ()
+    masked: str = ""
+
+    @property
+    def reason(self) -> str:
+        """The reason a withheld candidate gets, in the policy's place."""
+        return f"withheld: the {self.by} caught words in it, so it was neither judged nor sent"
+
+
+@dataclass(frozen=True)
 class TurnContext:
     """What the conversation knows of a turn beside its candidates, handed to ``Guard.judge`` so the report is
     finished when built: who wrote each candidate (``origins``, in the candidates' order; empty: the bot wrote them
-    all), the reminder planned (its outcome is the policy's, filled in when the report is built), what the bot did
-    not read of the conversation (``prompt_note``) and the seconds spent before judging (``timings``: the
-    generation's, and the guard's own on an earlier pass of the same turn)."""
+    all), the candidates a check outside the guard withheld (``withheld``: by index; never judged nor sent), the
+    reminder planned (its outcome is the policy's, filled in when the report is built), what the bot did not read
+    of the conversation (``prompt_note``) and the seconds spent before judging (``timings``: the generation's, and
+    the guard's own on an earlier pass of the same turn)."""
 
     origins: tuple[CandidateOrigin, ...] = ()
+    withheld: Mapping[int, Withheld] = field(default_factory=dict)
     reminder: Reminder | None = None
     prompt_note: str = ""
     timings: Mapping[str, float] = field(default_factory=dict)
@@ -55,6 +73,13 @@ class CandidateReport:
     repair: Repair | None = None
     #: who wrote it: the bot, the bot after a reminder, or the guard (the reminder's opening alone)
     origin: CandidateOrigin = CandidateOrigin.BOT
+    #: kept from being sent before the guard judged it (the classroom filter); None for a candidate the guard judged
+    withheld: Withheld | None = None
+
+    def shown_text(self, original: bool = False) -> str:
+        """The candidate as a page shows it: a withheld one masked (what a student sees), unless ``original`` (the
+        signed-in teacher)."""
+        return self.withheld.masked if self.withheld is not None and not original else self.text
 
     @property
     def contradiction_score(self) -> float | None:
@@ -230,20 +255,35 @@ class BotTurnReport:
                else "which does not contradict")
         return f"at τ = {self.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
+    @property
+    def withheld(self) -> list[CandidateReport]:
+        """The candidates kept from being sent before the guard judged them (the classroom filter)."""
+        return [c for c in self.candidates if c.withheld is not None]
+
     def _outcome(self) -> str:
+        held = self.withheld
+        if held and len(held) == len(self.candidates):
+            by = held[0].withheld.by
+            return (f"withheld: every candidate held words the {by} masks, so the safe reply was sent instead"
+                    if len(held) > 1 else f"withheld: the candidate held words the {by} masks, so the safe reply "
+                                          "was sent instead")
         outcome = self._decision()
         if self.mode == GuardMode.REPAIR and self.repair_declined:
-            return f"{outcome} (not repaired: {self.repair_declined})"
+            outcome = f"{outcome} (not repaired: {self.repair_declined})"
+        if held:
+            listed = ", ".join(f"#{c.index + 1}" for c in held)
+            outcome += f"; candidate{'s' if len(held) > 1 else ''} {listed} withheld by the {held[0].withheld.by}"
         return outcome
 
     def _decision(self) -> str:
         # repair mode without a repair: the fallback policy decided, and is worded as itself
         mode = self.decided_by if self.mode == GuardMode.REPAIR and self.decided_by else self.mode
-        n = len(self.candidates)
+        judged = [c for c in self.candidates if c.withheld is None]  # the classroom filter's are worded apart
+        n = len(judged)
         candidates = f"{n} candidate{'s' if n != 1 else ''}"
         if self.mode == GuardMode.OFF:
             return f"guard off · {candidates}, not checked"
-        every = all(c.contradicts for c in self.candidates)  # after a re-judge, no longer always so
+        every = all(c.contradicts for c in judged)  # after a re-judge, no longer always so
         if self.used_fallback:
             if every:
                 return f"blocked: all {candidates} contradict, so the safe reply was sent instead"
@@ -338,25 +378,37 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
            context: TurnContext | None = None, started: float | None = None) -> tuple[BotTurnReport, PolicyDecision]:
     """The policy's choice among ``candidates`` given their ``verdicts`` (None: the guard is off), as the turn's
     finished report (with the text it sends, the context's origins, reminder and prompt note, and the timings:
-    the context's plus the guard's own since ``started``); also the decision itself. ``settings`` were resolved
-    once (``guard.config.JudgeSettings.resolve``)."""
+    the context's plus the guard's own since ``started``); also the decision itself (over the candidates not
+    withheld, numbered among them). ``verdicts`` are those of the candidates the context does not withhold, in
+    order. ``settings`` were resolved once (``guard.config.JudgeSettings.resolve``)."""
     context = context or TurnContext()
-    decision = choose(candidates, verdicts, settings.mode, penalty_lambda=settings.penalty_lambda,
-                      fallback=settings.fallback, repair_fallback=settings.repair_fallback)
     origins = context.origins or (CandidateOrigin.BOT,) * len(candidates)
     if len(origins) != len(candidates):
         raise ValueError(f"{len(origins)} origins for {len(candidates)} candidates: one origin per candidate")
-    reasons = decision.reasons
-    reports = tuple(CandidateReport(index=i, text=candidate.text, generator_score=float(candidate.score),
-                                    chosen=(i == decision.chosen_index), reason=reasons[i] if i < len(reasons) else "",
-                                    verdict=None if verdicts is None else verdicts[i],
-                                    adjusted_score=float(decision.adjusted_scores[i]),
-                                    repair=decision.repair if decision.repair is not None
-                                    and decision.repair.index == i else None, origin=origins[i])
-                    for i, candidate in enumerate(candidates))
+    kept = [i for i in range(len(candidates)) if i not in context.withheld]
+    if kept:
+        decision = choose([candidates[i] for i in kept], verdicts, settings.mode,
+                          penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
+                          repair_fallback=settings.repair_fallback)
+    else:  # every candidate withheld: the safe reply
+        decision = PolicyDecision(None, settings.fallback, True, (), ())
+    at = {j: i for j, i in enumerate(kept)}  # the decision's numbering -> the candidates'
+    chosen_index = None if decision.chosen_index is None else at[decision.chosen_index]
+    repair = None if decision.repair is None else replace(decision.repair, index=at[decision.repair.index])
+    reports = []
+    for i, candidate in enumerate(candidates):
+        held = context.withheld.get(i)
+        j = kept.index(i) if held is None else None
+        reports.append(CandidateReport(
+            index=i, text=candidate.text, generator_score=float(candidate.score), chosen=i == chosen_index,
+            reason=held.reason if held is not None else decision.reasons[j] if j < len(decision.reasons) else "",
+            verdict=None if verdicts is None or j is None else verdicts[j],
+            adjusted_score=None if j is None else float(decision.adjusted_scores[j]),
+            repair=repair if repair is not None and repair.index == i else None, origin=origins[i], withheld=held))
+    reports = tuple(reports)
     reminder = context.reminder
     if reminder is not None:  # who wrote the reply sent after the reminder, if it is consistent
-        chosen = reports[decision.chosen_index] if decision.chosen_index is not None else None
+        chosen = reports[chosen_index] if chosen_index is not None else None
         consistent = chosen is not None and not (chosen.contradicts and chosen.repair is None)
         reminder = replace(reminder, outcome=chosen.origin if consistent and chosen.origin != CandidateOrigin.BOT
                            else "none")
@@ -364,7 +416,7 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
     if started is not None:
         timings["guard_s"] = round(timings.get("guard_s", 0.0) + time.perf_counter() - started, 4)
     report = BotTurnReport(
-        settings=settings, detector=detector, chosen_index=decision.chosen_index,
+        settings=settings, detector=detector, chosen_index=chosen_index,
         used_fallback=bool(decision.used_fallback), candidates=reports, timings=timings, persona=tuple(persona),
         repair_declined=decision.repair_declined, decided_by=decision.decided_by, badge=badge,
         prompt_note=context.prompt_note, reminder=reminder, sent=decision.reply,
@@ -379,8 +431,8 @@ def rejudged(old: BotTurnReport, fresh: BotTurnReport, sent_text: str, note: str
     now send when that is another."""
     would = None if fresh.used_fallback else fresh.chosen_index
     sent = None if old.used_fallback else old.chosen_index
-    candidates = tuple(replace(cand, chosen=cand.index == sent, repair=was.repair, origin=was.origin)
-                       for cand, was in zip(fresh.candidates, old.candidates))
+    candidates = tuple(replace(cand, chosen=cand.index == sent, repair=was.repair, origin=was.origin,
+                               withheld=was.withheld) for cand, was in zip(fresh.candidates, old.candidates))
     changed = would != sent
     return replace(fresh, candidates=candidates, chosen_index=sent, used_fallback=old.used_fallback, sent=sent_text,
                    reminder=old.reminder, repair_declined=old.repair_declined, decided_by=old.decided_by,

@@ -18,6 +18,12 @@ from guard.vocabulary import GUARD_MODES, GuardMode
 UPSTREAM_KEY_ENV = "GUARD_UPSTREAM_API_KEY"
 
 
+def _filter_on() -> bool:
+    from conversation.classroom import filter_on
+
+    return filter_on()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from serve.app import API_KEY_ENV
 
@@ -62,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument("--penalty-lambda", type=float, default=1.0)
     guard.add_argument("--repair-fallback", default=str(GuardMode.RERANK), choices=[str(m) for m in REPAIR_FALLBACKS])
     guard.add_argument("--safe-reply", help="what block mode sends when every candidate contradicts")
+    guard.add_argument("--class-filter", choices=("on", "off"),
+                       default="off" if not _filter_on() else "on",
+                       help="the classroom filter: every candidate checked for words a class is not shown, a flagged "
+                            "one never sent and masked in the response's 'guard' field (default on; "
+                            "GUARD_CLASS_FILTER=0 turns it off too)")
     guard.add_argument("--no-remind", dest="remind", action="store_false",
                        help="never ask the bot again reminded of what it contradicted (guard.reminders); the policy "
                             "alone decides")
@@ -97,8 +108,11 @@ def build_service(args: argparse.Namespace):
                             num_candidates=args.candidates, penalty_lambda=args.penalty_lambda,
                             prefilter=bool(args.prefilter), fallback=args.safe_reply,
                             repair_fallback=GuardMode(args.repair_fallback), remind=bool(args.remind))
+    from conversation.classroom import ClassroomFilter
+
     return GuardService(generator=generator, generator_label=spec.label, guard=guard, defaults=defaults,
-                        max_candidates=args.max_candidates, model_name=args.served_model_name)
+                        max_candidates=args.max_candidates, model_name=args.served_model_name,
+                        classroom=ClassroomFilter() if args.class_filter == "on" else None)
 
 
 def main(argv: list[str] | None = None) -> int:

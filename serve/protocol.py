@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from bots.base import DecodingConfig
+from conversation.classroom import for_students
 from conversation.records import BOT, USER, ChatSettings, ChatTurn
 from guard.policies import REPAIR_FALLBACKS
 from guard.records import Turn
@@ -341,7 +342,8 @@ def guard_field(report: BotTurnReport, request: ChatRequest) -> dict:
     message it came from (``turns`` for ``history`` pairs, ``persona`` for a persona line's), and
     ``evidence_message_indices`` lists, per candidate, the messages its evidence points at."""
     return {
-        "report": report.to_json(), "status": report.status, "summary": report.summary(),
+        # nobody signs in here: the classroom filter's withheld candidates go out masked, as to a student
+        "report": for_students(report.to_json()), "status": report.status, "summary": report.summary(),
         "message_indices": {"turns": list(request.turn_messages), "persona": list(request.persona_messages)},
         "evidence_message_indices": [sorted({i for i in (_message_index(p, request) for p in c.evidence)
                                              if i is not None}) for c in report.candidates],

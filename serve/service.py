@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bots.base import Bot, BotError
+from conversation.classroom import ClassroomFilter
 from conversation.guarding import guarded_reply
 from conversation.records import ChatSettings, ChatTurn, Conversation
 from guard.vocabulary import GuardMode
@@ -36,6 +37,8 @@ class GuardService:
     defaults: ChatSettings  # the command line's settings: bot, preset and its decoding, detector, guard settings
     max_candidates: int = 16
     model_name: str = "consistency-guard"
+    #: the classroom filter every candidate is checked with first (conversation.classroom); None: started with it off
+    classroom: ClassroomFilter | None = None
 
     def answer(self, request: ChatRequest) -> ChatTurn:
         """The guarded bot turn for the request's conversation (its ``text`` is the reply, ``report`` the guard's
@@ -51,7 +54,8 @@ class GuardService:
         settings = replace(settings, bot=self.generator_label,
                            detector="" if self.guard is None else self.guard.name)
         try:
-            return conversation.append(guarded_reply(conversation, self.generator, self.guard, settings))
+            return conversation.append(guarded_reply(conversation, self.generator, self.guard, settings,
+                                                     classroom=self.classroom))
         except BotError as exc:
             if is_upstream(self.generator):
                 raise RequestError(502, f"the upstream chat server could not answer: {str(exc).rstrip('.')} "

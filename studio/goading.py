@@ -34,15 +34,15 @@ from studio.lm import ContinuationScorer
 #: Method ids, in the order the assistant lists them.
 METHODS = ("inquire_bot", "inquire_user", "follow_up", "perturb_negation", "perturb_antonym",
            "perturb_synonym", "paraphrase", "short")
-METHOD_LABELS = {
-    "inquire_bot": "inquiring history (bot)",
-    "inquire_user": "inquiring history (user)",
-    "follow_up": "follow-up question",
-    "perturb_negation": "perturbation (negation)",
-    "perturb_antonym": "perturbation (antonym)",
-    "perturb_synonym": "perturbation (synonym)",
-    "paraphrase": "paraphrase",
-    "short": "short utterance",
+METHOD_LABELS = {  # in a class's words: the papers' names are in METHOD_HELP, one click away on the page
+    "inquire_bot": "asks what the bot said before",
+    "inquire_user": "asks the bot what you said",
+    "follow_up": "asks more about something the bot said",
+    "perturb_negation": "your earlier message, turned into its opposite",
+    "perturb_antonym": "your earlier message with an opposite word",
+    "perturb_synonym": "your earlier message with a word that means the same",
+    "paraphrase": "your earlier question in other words",
+    "short": "a short reply",
     "typed": "typed by the user",
     "opener": "opening question (self-play)",
 }

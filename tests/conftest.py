@@ -90,6 +90,42 @@ def studio_database(tmp_path_factory) -> str:
     return url
 
 
+def pages_folder_seen_as(patch: pytest.MonkeyPatch, old_style: bool | None) -> None:
+    """Streamlit's flag for an old-style ``pages/`` folder as every AppTest run will find it: False (a server after
+    its first visit to app.py), None (Streamlit's own check: a fresh server, which finds pages/ and runs its pages
+    alone)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    made = getattr(PagesManager.__init__, "made", PagesManager.__init__)
+
+    def init(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        if old_style is not None:
+            PagesManager.uses_pages_directory = old_style
+
+    init.made = made
+    patch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def app_test_after_the_first_visit():
+    """AppTest as a server runs after its first visit to app.py. AppTest resets Streamlit's flag for an old-style
+    ``pages/`` folder before every run (``PagesManager.uses_pages_directory = None``), so each run would be a fresh
+    server's very first, where Streamlit runs a page of ``pages/`` alone and the page only offers the app
+    (``ui.navigation.only_in_the_app``; tests/test_browser_server.py opens a page first on a fresh server, and
+    tests/test_app_pages.py's ``fresh_server`` fixture puts AppTest back in that state). Once app.py has called
+    ``st.navigation``, a server ignores the folder, as here."""
+    with pytest.MonkeyPatch.context() as patch:
+        pages_folder_seen_as(patch, False)
+        yield
+
+
+@pytest.fixture
+def fresh_server(monkeypatch):
+    """AppTest as a freshly started server runs: Streamlit finds pages/ and runs a page alone until app.py ran."""
+    pages_folder_seen_as(monkeypatch, None)
+
+
 def start_scripted_app(monkeypatch, tmp_path: Path, detector: str | Path, mode: str, script: dict,
                        candidates: int = 2, remind: bool = False):
     """The app through AppTest: the scripted bot playing ``script``, ``detector`` at its own τ, ``mode``."""

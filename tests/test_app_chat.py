@@ -265,8 +265,8 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     at.text_area(key="chat::persona").set_value("I have a dog named Max.\nI live in Ohio.").run()
     at.radio(key="chat::guard_mode").set_value("block").run()
-    at.switch_page("app_pages/playground.py").run()
-    at.switch_page("app_pages/guarded_chat.py").run()
+    at.switch_page("pages/playground.py").run()
+    at.switch_page("pages/guarded_chat.py").run()
     assert not at.exception, at.exception
     assert at.text_area(key="chat::persona").value == "I have a dog named Max.\nI live in Ohio."
     assert at.radio(key="chat::guard_mode").value == "block"
@@ -374,3 +374,26 @@ def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch,
     table = html_tables(open_panels(at), "cg-candidates")[1]  # a closed panel builds nothing (issue 36)
     assert list(table["written by"])[-1] == "the guard, from the evidence"
     assert any("The guard reminded the bot of" in m.value for m in at.markdown)
+
+
+def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_whole_for_the_teacher(
+        monkeypatch, tmp_path, flagging_detector):
+    from ui.ownership import TEACHER_KEY
+
+    monkeypatch.setenv("GUARD_TEACHER_PASSWORD", "owl-42")
+    script = {"replies": [[{"text": "My petfuck Max is cute.", "score": -0.1},
+                           {"text": "I have a dog named Max.", "score": -0.4}]]}
+    at = _app(monkeypatch, tmp_path, str(flagging_detector), mode="flag", script=script)
+    say(at, "Do you have pets?")
+    turn = at.session_state["chat::conversation"].turns[1]
+    assert turn.text == "I have a dog named Max." and turn.report.candidates[0].withheld is not None
+    open_panels(at)
+    [table] = html_tables(at, "cg-candidates")
+    assert list(table["reply"]) == ["My **** Max is cute.", "I have a dog named Max."]
+    page = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html])
+    assert "petfuck" not in page and "withheld by the classroom filter" in page
+    at.session_state[TEACHER_KEY] = True  # signed in on Review (tests/test_app_studio.py signs in through the form)
+    at.run()
+    [table] = html_tables(at, "cg-candidates")
+    assert list(table["reply"]) == ["My petfuck Max is cute.", "I have a dog named Max."]
+    assert any("caught petfuck" in c.value for c in at.caption)

@@ -40,7 +40,7 @@ def _probe_log(at: AppTest) -> list[dict]:
 
 
 def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.selectbox(key="pg_example").set_value("decode_human_bot").run()
     _button(at, "Detect").click().run()
     assert not at.exception, at.exception
@@ -68,7 +68,7 @@ def test_playground_detect_a2t_rct_buttons(monkeypatch, flagging_detector):
 
 def test_playground_a2t_result_numbers_the_turns_as_the_editor_does(monkeypatch, flagging_detector):
     """Issue 32: after A2T the result listed the turns as 0, 1, 2, 4, 5, 3 (the probe's ids)."""
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()
     _button(at, "Add two turns (A2T)").click().run()
     assert not at.exception, at.exception
@@ -83,7 +83,7 @@ def test_playground_a2t_result_numbers_the_turns_as_the_editor_does(monkeypatch,
 
 def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_detector):
     """Issue 32: RCT on an example, then a new dialogue typed and judged: the example's RCT row was still there."""
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()
     _button(at, "Remove the reason (RCT)").click().run()
     assert [e["probe"] for e in _probe_log(at)] == ["RCT"]
@@ -98,14 +98,14 @@ def test_playground_probe_log_is_about_its_own_dialogue(monkeypatch, flagging_de
 
 
 def test_playground_reports_unreadable_dialogue(monkeypatch, flagging_detector):
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.text_area(key="pg_text").set_value("A: hello\nthis line has no speaker").run()
     _button(at, "Detect").click().run()
     assert any("line 2" in e.value for e in at.error)
 
 
 def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/learn.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     headers = [h.value for h in at.header]
     assert headers[0].startswith("1. What is a contradiction in a conversation")
     assert len(headers) == 4
@@ -122,7 +122,7 @@ JARGON = ("τ", "p =", "p=", "NLI", "spaCy", "clause", "entail", "intra", "of th
 
 
 def test_learn_page_speaks_a_class_s_words(monkeypatch, flagging_detector):
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/learn.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     texts = ([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.value for h in at.header]
              + [h.value for h in at.title] + [s.value for s in at.subheader] + [t.label for t in at.tabs]
              + [e.label for e in at.expander]
@@ -133,7 +133,7 @@ def test_learn_page_speaks_a_class_s_words(monkeypatch, flagging_detector):
 
 @needs_embedded
 def test_playground_embedded_verdicts_on_the_papers_examples(monkeypatch):
-    at = _page(monkeypatch, "embedded", "app_pages/playground.py")
+    at = _page(monkeypatch, "embedded", "pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()  # "I have a dog." ... "I do not have a dog."
     _button(at, "Detect").click().run()
     result = at.session_state["pg_result"]
@@ -153,7 +153,7 @@ LEARN_CATEGORIES = (("intra", "contradicts itself"), ("history", "contradicts so
 @needs_embedded
 @pytest.mark.parametrize("category,shown", LEARN_CATEGORIES)
 def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch, category, shown):
-    at = _page(monkeypatch, "embedded", "app_pages/learn.py")
+    at = _page(monkeypatch, "embedded", "pages/learn.py")
     lines = [m.value for m in at.markdown if "people say:" in m.value]
     # each category tab's example is judged as the category it teaches (people's word last, the detector's first)
     assert any(line.startswith(f"⚠️ Detector: **{shown}**") and line.endswith(f"people say: **{shown}**")
@@ -162,7 +162,7 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch, 
 
 @needs_embedded
 def test_the_learn_page_says_which_example_the_detector_gets_wrong(monkeypatch):
-    at = _page(monkeypatch, "embedded", "app_pages/learn.py")
+    at = _page(monkeypatch, "embedded", "pages/learn.py")
     said = [m.value for m in at.markdown]
     intro = next(i for i, m in enumerate(said) if m.startswith("The detector does not catch every mix-up"))
     wrong = [m for m in said[intro:] if "✘ wrong" in m]
@@ -178,24 +178,28 @@ def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_d
     guard = Guard.over(load_scorer(str(flagging_detector)))
     judgements = judge_examples(guard, guard.settings(mode="flag", threshold=0.1))
     line = agreement_line(judgements)
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     summary = [m.value for m in at.markdown if m.value.startswith("**The detector agrees")]
     assert summary and summary[0].replace("\\", "") == f"**{line.capitalize()}.**"
     for judgement in judgements[:4]:
         at.selectbox(key="pg_example").set_value(judgement.key).run()
         shown = [m.value for m in at.markdown if "✔ right" in m.value or "✘ wrong" in m.value]
         assert len(shown) == 1 and (("✔ right" in shown[0]) == judgement.agrees), (judgement, shown)
+    assert any("A person would say" in c.value for c in at.caption)
     at.text_area(key="pg_text").set_value("A: I like fish.\nB: ok\nA: I hate fish.").run()
     assert not any("✔ right" in m.value or "✘ wrong" in m.value for m in at.markdown)  # edited: nothing to grade
+    # nor what people say about the example beside a dialogue the user typed (issue 45)
+    assert not any("A person would say" in c.value for c in at.caption)
+    assert any("not the example as written" in c.value for c in at.caption)
 
-    learn = _page(monkeypatch, str(flagging_detector), "app_pages/learn.py")
+    learn = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     assert any(m.value.startswith("**The detector agrees") for m in learn.markdown)
     graded = [m.value for m in learn.markdown if "✔ right" in m.value or "✘ wrong" in m.value]
     assert len(graded) >= 7  # every example judged by the structured detector
 
 
 def test_a2t_draws_real_chitchat_pairs_by_seed_and_says_which(monkeypatch, flagging_detector):
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_job").run()
     _button(at, "Detect").click().run()
     _button(at, "Add two turns (A2T)").click().run()
@@ -213,7 +217,7 @@ def test_a2t_draws_real_chitchat_pairs_by_seed_and_says_which(monkeypatch, flagg
 
 def test_rct_says_which_turns_it_removed(monkeypatch, flagging_detector):
     """Issue 38: the RCT row said nothing of what it removed."""
-    at = _page(monkeypatch, str(flagging_detector), "app_pages/playground.py")
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
     at.selectbox(key="pg_example").set_value("dnli_dog").run()
     before = at.session_state["pg_text"].splitlines()
     _button(at, "Remove the reason (RCT)").click().run()
@@ -229,7 +233,7 @@ def test_rct_says_which_turns_it_removed(monkeypatch, flagging_detector):
 
 
 def test_a_bad_detector_name_is_one_short_error(monkeypatch):
-    for page in ("app_pages/playground.py", "app_pages/learn.py"):
+    for page in ("pages/playground.py", "pages/learn.py"):
         at = _page(monkeypatch, "no-such/detector", page)
         if page.endswith("playground.py"):
             _button(at, "Detect").click().run()
@@ -240,9 +244,64 @@ def test_a_bad_detector_name_is_one_short_error(monkeypatch):
 
 def test_load_errors_say_what_each_page_keeps(monkeypatch):
     """Issue 19 item 5: the playground has no conversation; its error says what it does keep."""
-    kept = {"app_pages/playground.py": "(your dialogue and the probe log are kept)",
-            "app_pages/learn.py": "(the explanations below still read without it)"}
+    kept = {"pages/playground.py": "(your dialogue and the probe log are kept)",
+            "pages/learn.py": "(the explanations below still read without it)"}
     for page, phrase in kept.items():
         at = _page(monkeypatch, "no-such/detector", page)
         [error] = [e.value for e in at.error if "Could not load the detector" in e.value]
         assert phrase in error and "conversation" not in error, error
+
+
+
+@pytest.mark.parametrize("page", ["guarded_chat", "playground", "learn", "review"])
+def test_a_page_run_alone_on_a_fresh_server_offers_the_app_and_draws_nothing_of_its_own(page, fresh_server):
+    """A fresh server whose first visitor opens a page's own address: Streamlit runs the page alone. The page offers
+    the app (a link that opens the same page in it) and stops before its own first line."""
+    from ui import navigation
+
+    spec = next(s for s in navigation.PAGES if s.path == f"pages/{page}.py")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page(spec.path).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == [f"{spec.icon} {spec.title}"]
+    assert ["opens inside it" in i.value for i in at.info] == [True]
+    [link] = at.get("page_link")
+    assert link.proto.label == f"Open “{spec.title}” in the app"
+    assert link.proto.query_string == ("" if spec.default else f"open={navigation.url_path(spec)}")
+    assert not at.text_input and not at.button and not at.chat_input  # nothing else of the page ran
+
+
+def test_the_offers_link_opens_its_page_inside_the_app(monkeypatch, flagging_detector):
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(flagging_detector))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["open"] = "learn"
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Learn: contradictions in dialogue"]
+    assert "open" not in at.query_params and not any("opens inside it" in i.value for i in at.info)
+
+
+def _shown(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html])
+
+
+def test_the_learn_page_in_a_students_words(monkeypatch, flagging_detector):
+    """Issue 45: no "Every check runs here … naming role confusion", the who-is-speaking rule explained once (not
+    under every example), no "Closest words of the user", and no statement the bot never said in a table."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    shown = _shown(at)
+    assert "Every check runs here" not in shown and "naming role confusion" not in shown
+    assert "Closest words of the user" not in shown
+    assert shown.count("only when the user's side reaches") <= 1
+    tables = html_tables(at)
+    said = {str(v) for t in tables if "statement A" in t.columns for v in [*t["statement A"], *t["statement B"]]}
+    assert "I work as a doctor." not in said  # "i'm a doctor." read with "what do you do?": a reading, not said
+
+
+def test_every_check_note_in_a_students_words():
+    from ui.verdict_checks import every_check_note
+
+    note = every_check_note(["intra"])
+    assert note.startswith("This page runs all of the detector's checks. The chat skips some of them")
+    assert "whether the bot mixes up who is who" in note and "role confusion" not in note
+    assert every_check_note(["intra", "own_question", "role"]).endswith("the same ones the chat runs.")

@@ -6,6 +6,7 @@ candidate), and the database a fresh SQLite file per test.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -121,18 +122,64 @@ def test_annotation_is_saved_and_session_resumes_from_the_url(monkeypatch, tmp_p
     assert resumed.turns[3].report is not None and resumed.turns[3].report.candidates
 
 
-def test_broken_database_url_is_one_error_and_the_chat_goes_on(monkeypatch, tmp_path, flagging_detector, db_url):
+def test_a_broken_server_database_is_one_error_without_its_address_and_the_chat_goes_on(monkeypatch, tmp_path,
+                                                                                       flagging_detector, db_url):
+    broken = "postgresql+psycopg://u:hunter22@127.0.0.1:1/studio"
+    monkeypatch.setenv("GUARD_STUDIO_DB", broken)  # set where the server is started: no page sets it
     at = _app(monkeypatch, tmp_path, flagging_detector)
     say(at, "Do you have any pets?")
-    at.text_input(key="studio_db_url").set_value("postgresql+psycopg://u:secret@127.0.0.1:1/studio").run()
     say(at, "Tell me about your pets")
     errors = [e.value for e in at.error if "Goading studio" in e.value]
-    assert errors and "secret" not in errors[0]
+    assert errors and "the server's PostgreSQL database" in errors[0] and "GUARD_STUDIO_DB" in errors[0]
+    for part in ("hunter22", "127.0.0.1", "postgresql+psycopg", "/studio"):
+        assert part not in _texts(at), part
     assert len(at.session_state["chat::conversation"].turns) == 4  # nothing lost in the tab
-    # back on the working database, the turns written meanwhile are stored too
-    at.text_input(key="studio_db_url").set_value("").run()
+    # the server restarted on a working database: the turns written meanwhile are stored too
+    monkeypatch.setenv("GUARD_STUDIO_DB", db_url)
+    at.run()
     assert not at.exception
     assert len(Store(db_url).load_session(at.session_state["chat::conversation"].record_id).turns) == 4
+
+
+def test_no_page_sets_or_shows_the_database(monkeypatch, tmp_path, flagging_detector, db_url):
+    """The database is the server's: no input on any page names it, no page shows its address; the signed-in teacher
+    sees its kind on Review."""
+    monkeypatch.setenv("GUARD_TEACHER_PASSWORD", "owl-42")
+    at = _app(monkeypatch, tmp_path, flagging_detector)
+    say(at, "Do you have any pets?")
+    path = db_url.removeprefix("sqlite:///")
+    for page in ("pages/guarded_chat.py", "pages/playground.py", "pages/learn.py", "pages/review.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        labels = [w.label for w in [*at.text_input, *at.text_area]]
+        assert not [label for label in labels if re.search(r"database|url", label, re.I)], (page, labels)
+        assert path not in _texts(at) and "sqlite" not in _texts(at).lower(), page
+    assert not any("SQLite" in c.value for c in at.caption)  # a student is not told even the kind
+    at.text_input(key="owner::password").set_value("owl-42")
+    [sign_in] = [b for b in at.button if b.label == "Sign in"]
+    sign_in.click().run()
+    assert any("the server's SQLite database" in c.value for c in at.caption)
+    assert path not in _texts(at)
+
+
+def test_the_database_comes_from_streamlit_secrets_when_the_environment_names_none(monkeypatch, tmp_path,
+                                                                                   flagging_detector):
+    from ui.studio_store import SECRET_NAME
+
+    from_secrets = f"sqlite:///{tmp_path / 'from-secrets.db'}"
+    monkeypatch.delenv("GUARD_STUDIO_DB")
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(SCRIPT))
+    for name, value in {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": str(flagging_detector),
+                        "GUARD_APP_MODE": "flag", "GUARD_APP_REMIND": "0"}.items():
+        monkeypatch.setenv(name, value)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.secrets[SECRET_NAME] = from_secrets  # .streamlit/secrets.toml, as the server reads it
+    at.run()
+    say(at, "Do you have any pets?")
+    stored = Store(from_secrets).load_session(at.session_state["chat::conversation"].record_id)
+    assert stored is not None and len(stored.turns) == 2
+    forget_store(from_secrets)
 
 
 def test_a_database_failure_the_page_works_around_is_said_not_swallowed(monkeypatch, tmp_path, flagging_detector,
@@ -169,10 +216,12 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     store.annotate(Annotation(record_id, 3, "b", False))
     store.annotate(Annotation(record_id, 1, "a", False))
     store.annotate(Annotation(record_id, 1, "b", False))
-    at.switch_page("app_pages/review.py").run()
+    at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
-    frames = [d.value for d in at.dataframe]
+    # the scoreboard and the players' table as wrapping HTML (an st.dataframe cut their headers: "share flagg…")
+    frames = html_tables(at) + [d.value for d in at.dataframe]
     board = next(f for f in frames if "message before the reply" in f.columns)
+    board["bot replies"] = board["bot replies"].astype(int)
     assert board["bot replies"].sum() == 2
     # headers in words, methods by their labels (issue 38: not guard_mode, guard_flag_rate, inquire_bot)
     for frame in frames:
@@ -180,7 +229,7 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
     assert set(board["message before the reply"]) == {"typed by the user"}
     # sent and unsent contradictions counted apart: flag mode sent the flagged reply at turn 3 and at turn 1
     players = next(f for f in frames if "caught by the guard, not sent" in f.columns)
-    assert players[["flagged and sent", "caught by the guard, not sent"]].values.tolist() == [[2, 0]]
+    assert players[["flagged and sent", "caught by the guard, not sent"]].astype(int).values.tolist() == [[2, 0]]
     assert any("kappa" in f.columns for f in frames)
     [download] = at.get("download_button")
     assert "2 records" in download.proto.label
@@ -190,7 +239,7 @@ def test_review_page_shows_scores_agreement_and_export(monkeypatch, tmp_path, fl
 
 def test_self_play_from_the_review_page(monkeypatch, tmp_path, flagging_detector, db_url):
     at = _app(monkeypatch, tmp_path, flagging_detector)
-    at.switch_page("app_pages/review.py").run()
+    at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     at.number_input[0].set_value(2)  # sessions
     at.number_input[1].set_value(2)  # bot turns each
@@ -293,10 +342,10 @@ def test_another_browsers_link_is_refused_with_a_new_chat_offered(monkeypatch, t
     assert other.session_state["chat::conversation"].record_id != record_id
     assert len(Store(db_url).load_session(record_id).turns) == 2
     # the Review page lists each browser's own sessions only
-    other.switch_page("app_pages/review.py").run()
+    other.switch_page("pages/review.py").run()
     assert not other.exception, other.exception
     [sessions] = html_tables(other, "cg-sessions")
-    assert sessions["session"].tolist() == [other.session_state["chat::conversation"].record_id]
+    assert sessions["id"].tolist() == [other.session_state["chat::conversation"].record_id]
 
 
 def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monkeypatch, tmp_path,
@@ -311,7 +360,7 @@ def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monk
     Store(db_url).save_session(SessionInfo("cli-session", player="script"))  # the command line's: no browser's
     ids = {a.session_state["chat::conversation"].record_id for a in (first, second)} | {"cli-session"}
     teacher = AppTest.from_file(APP, default_timeout=120).run()
-    teacher.switch_page("app_pages/review.py").run()
+    teacher.switch_page("pages/review.py").run()
     assert not teacher.exception, teacher.exception
     assert not html_tables(teacher, "cg-sessions")  # a browser with no sessions of its own sees none
     teacher.text_input(key="owner::password").set_value("owl")
@@ -324,14 +373,14 @@ def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monk
     assert not teacher.exception, teacher.exception
     assert "owl-42" not in _texts(teacher) and not [t for t in teacher.text_input if t.key == "owner::password"]
     [sessions] = html_tables(teacher, "cg-sessions")
-    assert set(sessions["session"]) == ids
+    assert set(sessions["id"]) == ids
     teacher.toggle(key="review_annotated_only").set_value(False).run()
     [download] = teacher.get("download_button")
     assert "2 records" in download.proto.label  # one bot reply in each browser's session
     # the teacher opens the first browser's session on the chat page (the Review page's Open button is clicked in
     # tests/test_browser_owners.py; AppTest runs app.py, which resumes ?session=, on a tab's first run only)
     first_id = first.session_state["chat::conversation"].record_id
-    assert teacher.selectbox(key="review_open").options[0].startswith(first_id)
+    assert teacher.selectbox(key="review_open").options[0].endswith(first_id)
     from ui.ownership import TEACHER_KEY, TOKEN_KEY
 
     tab = AppTest.from_file(APP, default_timeout=120)

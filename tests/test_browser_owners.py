@@ -50,7 +50,7 @@ def _listed(page, url: str) -> list[str]:
     wait_until_idle(page)
     if not table.count():
         return []
-    return [t.strip() for t in table.locator("tbody tr td:first-child").all_inner_texts()]
+    return [t.strip() for t in table.locator("tbody tr td:last-child").all_inner_texts()]  # the id column
 
 
 def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_path):
@@ -95,10 +95,14 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
         with streamlit_server({**env, "GUARD_TEACHER_PASSWORD": PASSWORD},
                               log_path=tmp_path / "teacher.log") as url:
             page = teacher.new_page()
-            assert _listed(page, url) == []  # the first visitor of this server opens /review itself
+            # the first visitor of this server opens /review itself: Streamlit runs pages/review.py alone then, and
+            # the page offers the app (tests/test_browser_server.py); its link opens Review inside the app
+            page.goto(f"{url}/review")
+            page.get_by_role("link", name="Open “Review sessions” in the app").click()
+            page.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
+            assert _listed(page, url) == []
             sidebar = page.get_by_test_id("stSidebar")
-            # ... and gets the app around it (app_pages/, not pages/: Streamlit ran a pages/ script alone then, for
-            # every session of the process): the shared sidebar and the app's own navigation
+            # ... with the app around it: the shared sidebar and the app's own navigation
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()
             sidebar.get_by_text("Teacher", exact=True).click()
@@ -107,7 +111,7 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
             wait_until_idle(page)
             table = page.locator("table.cg-sessions")
-            rows = [t.strip() for t in table.locator("tbody tr td:first-child").all_inner_texts()]
+            rows = [t.strip() for t in table.locator("tbody tr td:last-child").all_inner_texts()]
             assert rows == [ann_id, bob_id, bob_second]
             assert PASSWORD not in page.content()
             _the_sessions_table_fits_its_box(page)
@@ -130,14 +134,20 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
 
 
 def _the_sessions_table_fits_its_box(page) -> None:
-    """Issue 38: the Review page's sessions table stays inside the page's column; wider than that it scrolls sideways
-    inside its box with the session and player columns kept in view, and its headers are words."""
-    wrap = page.locator("div.cg-table-wrap:has(table.cg-sessions)")
+    """Issues 38 and 45: the Review page's tables stay inside the page's column; the sessions table, wider than that,
+    scrolls sideways inside its box with the session and player columns kept in view, and its headers are words;
+    a session is named by its first message and when it started, its id last."""
     column = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+    for table in ("cg-scoreboard", "cg-players", "cg-sessions"):  # the scoreboard's headers were cut ("share flagg…")
+        box = page.locator(f"div.cg-table-wrap:has(table.{table})").bounding_box()
+        assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1, table
+    wrap = page.locator("div.cg-table-wrap:has(table.cg-sessions)")
     box = wrap.bounding_box()
-    assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1
     headers = page.locator("table.cg-sessions th").all_inner_texts()
-    assert headers[:2] == ["session", "player"] and not [h for h in headers if "_" in h], headers
+    assert headers[:2] == ["session", "player"] and headers[-1] == "id" and not [h for h in headers if "_" in h], \
+        headers
+    first = page.locator("table.cg-sessions tbody tr:first-child td:first-child").inner_text()
+    assert re.fullmatch(r"“.+” · \d\d \w{3}, \d\d:\d\d UTC", first.strip()), first
     wrap.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
     page.wait_for_timeout(300)
     for k in (0, 1):  # the pinned cells stay where they were; the last column comes into view

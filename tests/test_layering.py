@@ -1,7 +1,7 @@
 """The house's layers, read from the code's own imports (every import statement, also inside functions and
 ``TYPE_CHECKING`` blocks), so an arrow that runs up fails here rather than in a review:
 
-    app.py, app_pages/  ->  ui/  ->  studio/  ->  conversation/  ->  bots/  ->  guard/
+    app.py, pages/  ->  ui/  ->  studio/  ->  conversation/  ->  bots/  ->  guard/
                         serve/  ->  conversation/  ->  bots/  ->  guard/
 
 (``embedded/`` is below them all.) The UI is imported only by the app, its pages and the tests; the guard
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-UI = {"ui", "app_pages", "app", "streamlit"}
+UI = {"ui", "pages", "app", "streamlit"}
 #: Everything but the app, its pages and the tests: none of it may import the UI.
 BELOW_THE_UI = ("guard", "bots", "conversation", "studio", "embedded", "harness", "benchmarks", "serve")
 #: package -> the packages above it, which it must not import
@@ -32,7 +32,7 @@ ABOVE = {
     "embedded": {"guard", "bots", "conversation", "studio", "serve"},
     "studio": {"serve"},
     "ui": {"serve"},
-    "app_pages": {"serve"},
+    "pages": {"serve"},
     "serve": {"studio"},
 }
 
@@ -81,7 +81,7 @@ def test_importing_the_store_loads_neither_the_ui_nor_pandas_nor_torch():
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr
     loaded = {name.split(".")[0] for name in json.loads(done.stdout.strip().splitlines()[-1])}
-    assert not loaded & {"ui", "app_pages", "streamlit", "pandas", "torch"}
+    assert not loaded & {"ui", "pages", "streamlit", "pandas", "torch"}
 
 
 def test_nothing_but_the_tests_and_benchmarks_imports_the_server():

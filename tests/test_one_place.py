@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 #: what runs in the app, the server and the command lines (training and benchmarks are not run time)
-RUNTIME = ("guard", "bots", "conversation", "studio", "serve", "ui", "app_pages", "embedded")
+RUNTIME = ("guard", "bots", "conversation", "studio", "serve", "ui", "pages", "embedded")
 UI_MODULE_LINES = 250
 
 
@@ -122,7 +122,7 @@ def _number(node: ast.AST) -> bool:
 def test_nothing_but_the_models_take_turns_on_the_cpu():
     """Locks around model calls live in the models (``cpu_turn``); the pages, the server and the guarded conversation
     hold none (the guard's own test shows two sessions taking turns: tests/test_guard_object.py)."""
-    found = [where(path, node) for package in ("ui", "app_pages", "serve", "conversation")
+    found = [where(path, node) for package in ("ui", "pages", "serve", "conversation")
              for path in sorted((REPO / package).rglob("*.py")) for node in ast.walk(tree(path))
              if _calls(node, "Lock") or _calls(node, "RLock")]
     allowed = {"ui/models.py", "ui/startup.py"}  # the process cache's own bookkeeping, the import lock

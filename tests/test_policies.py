@@ -123,3 +123,14 @@ def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
     decision = choose(CANDIDATES, verdicts, "block")
     assert decision.used_fallback and len(decision.reasons) == 3
     assert all("probability" in r for r in decision.reasons)
+
+
+@pytest.mark.parametrize("score, threshold, shown", [
+    (0.9403, 0.9361, ("0.940", "0.936")), (0.9409, 0.9401, ("0.941", "0.940")), (0.93, 0.95, ("0.93", "0.95")),
+    (0.9306, 0.9315, ("0.9306", "0.9315")), (0.94000004, 0.94, ("0.9400", "0.9400")),
+])
+def test_a_score_and_its_threshold_never_print_as_the_same_number_unless_they_are(score, threshold, shown):
+    """Issue 45: a flag read "probability 0.94 (threshold 0.94)"."""
+    from guard.policies import score_and_threshold
+
+    assert score_and_threshold(score, threshold) == shown

@@ -53,7 +53,7 @@ NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "che
                      # issue 43: the checks' own thresholds and the prefilter's k the verdict was judged with
                      "intra_threshold": None, "own_question_threshold": None, "prefilter_k": None}
 #: fields added to a candidate's report since (issue 25: the repair mode's removed sentence; issue 35: who wrote it)
-NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot"}
+NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot", "withheld": None}  # withheld: the classroom filter (issue 45)
 #: fields added to a scored pair since (issue 35: the reading compared beside the turn's own words)
 NEW_PAIR_FIELDS = {"premise_reading": "", "hypothesis_reading": ""}
 

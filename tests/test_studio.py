@@ -675,3 +675,22 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
     assert run.interrupted and len(run.judgements) == 2
     # session 1's two exchanges are stored; session 2 was interrupted before its first reply
     assert store.counts()["turns"] == 4 and store.counts()["sessions"] == 2
+
+
+@pytest.mark.parametrize("url, kind", [
+    ("sqlite:////srv/class/studio.db", "SQLite"),
+    ("postgresql+psycopg://teacher:hunter22@db.school.example:5432/studio", "PostgreSQL"),
+    ("postgresql://teacher:hunter22@db.school.example/studio", "PostgreSQL"),
+    ("not a url", "unreadable"),
+])
+def test_what_a_page_may_say_of_the_database_is_its_kind_never_its_address(url, kind):
+    from studio.storage import database_kind, safe_url, without_address
+
+    assert database_kind(url) == kind
+    message = (f"cannot open the studio database {safe_url(url)}: connection to server at "
+               f"\"db.school.example\" failed (url {url}, file /srv/class/studio.db)")
+    said = without_address(message, url)
+    for secret in ("hunter22", "db.school.example", "/srv/class/studio.db", "teacher:"):
+        assert secret not in said or secret not in url, (secret, said)
+    if kind != "unreadable":
+        assert f"the server's {kind} database" in said

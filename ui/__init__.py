@@ -1,4 +1,4 @@
-"""The Streamlit app's presentation (app.py and app_pages/ import it; nothing else does).
+"""The Streamlit app's presentation (app.py and pages/ import it; nothing else does).
 
 Plain Python, unit-tested without Streamlit: ``render`` (escaping, highlights, a turn as HTML), ``tables`` (small
 HTML tables, the heatmap's frame), ``transcript`` (the guarded conversation drawn), ``charts`` (Altair

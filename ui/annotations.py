@@ -11,7 +11,7 @@ from guard.vocabulary import CATEGORIES, Category
 from studio.storage import Annotation, Store, StoreError
 from ui.render import escape_markdown
 from ui.review_tables import first_words
-from ui.studio_store import not_stored, player_name, store
+from ui.studio_store import not_stored, player_name, said, store
 from ui.widgets import plain_category
 
 
@@ -83,7 +83,7 @@ def _annotation_form(conversation: Conversation, turn: ChatTurn, key: str) -> No
                                    {"yes": True, "no": False}.get(right),
                                    contradicted_persona=list(persona_hits) if yes == "yes" else []))
         except (StoreError, ValueError) as exc:
-            st.error(f"Annotation not saved: {exc}", icon="🏷️")
+            st.error(f"Annotation not saved: {said(exc) if isinstance(exc, StoreError) else exc}", icon="🏷️")
         else:
             st.session_state.pop(f"annotations::{conversation.record_id}", None)
             st.success(f"Saved as {name}.", icon="✅")

@@ -22,7 +22,7 @@ import streamlit as st
 from conversation.records import ChatSettings, Conversation
 from studio.storage import SessionInfo, StoreError
 from ui import chat_state, ownership
-from ui.studio_store import not_stored, player_name, store
+from ui.studio_store import not_stored, player_name, said, store
 
 CONVERSATION_KEY = "chat::conversation"
 METHODS_KEY = "chat::methods"  # record id -> {user turn index: how it was written}
@@ -59,10 +59,10 @@ def resume() -> Conversation:
     try:
         stored = db.load_session(wanted)
     except StoreError as exc:
-        st.error(f"Could not load session {wanted}: {exc}. This tab's conversation is kept.", icon="🗄️")
+        st.error(f"Could not load session {wanted}: {said(exc)}. This tab's conversation is kept.", icon="🗄️")
         return conversation
     if stored is None:
-        st.warning(f"Session {wanted} is not in {db.display_url}; starting a new conversation.", icon="🔎")
+        st.warning(f"Session {wanted} is not in the server's database; starting a new conversation.", icon="🔎")
         del st.query_params["session"]
         return conversation
     if not ownership.sees(stored.info):
@@ -113,13 +113,14 @@ def save_turns(conversation: Conversation, settings: ChatSettings) -> bool:
             return False
         db.save_session(SessionInfo(
             id=conversation.record_id, settings=replace(newest or settings, persona=list(conversation.persona)),
-            player=existing.player if existing and existing.player else player_name(),
+            # a session keeps its player's name; one saved as a guest takes the name typed since
+            player=existing.player if existing and existing.player not in (None, "", "guest") else player_name(),
             source=existing.source if existing else "chat", meta=existing.meta if existing else {},
             owner=existing.owner if existing else ownership.owner_key()))
         db.save_turns(conversation.record_id, conversation.turns, methods(conversation.record_id),
                       suggestion_ids(conversation.record_id))
     except StoreError as exc:
-        st.error(f"Not saved: {exc}. The conversation stays in this tab; the next turn tries again.", icon="🗄️")
+        st.error(f"Not saved: {said(exc)}. The conversation stays in this tab; the next turn tries again.", icon="🗄️")
         return False
     _saved()[conversation.record_id] = len(conversation.turns)
     if st.query_params.get("session") != conversation.record_id:
@@ -136,7 +137,7 @@ def save_rejudged(conversation: Conversation) -> None:
     try:
         db.replace_reports(conversation.record_id, conversation.turns)
     except StoreError as exc:
-        st.error(f"Re-judged verdicts not saved: {exc}", icon="🗄️")
+        st.error(f"Re-judged verdicts not saved: {said(exc)}", icon="🗄️")
 
 
 def note_user_turn(conversation: Conversation, method: str, suggestion_id: int | None = None,

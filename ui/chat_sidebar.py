@@ -15,7 +15,7 @@ from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
 from guard.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
-from ui import chat_session, chat_state, studio_store
+from ui import chat_session, chat_state, ownership, studio_store
 from ui.app_defaults import current_settings, defaults
 from ui.models import engine_text
 from ui.render import escape_markdown
@@ -115,7 +115,9 @@ def draw(conversation: Conversation) -> ChatSettings:
     st.download_button(
         "Download transcript (JSON)", icon="⬇️", width="stretch",
         # made when clicked, so a reply added after the sidebar was drawn (this very run) is in the file
-        data=lambda kept=conversation: json.dumps(kept.to_decode_record(), indent=2, ensure_ascii=False),
+        # a student's copy has the classroom filter's withheld candidates masked; the signed-in teacher's is whole
+        data=lambda kept=conversation, masked=not ownership.is_teacher(): json.dumps(
+            kept.to_decode_record(masked=masked), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",
         help="The conversation with every guard decision, as a JSON file.\n\nTechnical: a DECODE-shaped record "
              "(record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",

@@ -1,17 +1,30 @@
 """The app's four pages, defined once: app.py builds its ``st.navigation`` from them, and a page that links to another
 (``st.page_link``) links to the same page object.
 
-The page scripts live in ``app_pages/``, not ``pages/``: Streamlit treats a folder named ``pages`` next to the main
-script as an old-style multipage app until ``st.navigation`` runs once in the process, so on a fresh server whose first
-visitor opened a page's own URL (``/review``) it ran that page alone, without app.py, for every session from then on
-(no shared sidebar, no ``?session=`` resumed, and the folder's file names in the navigation).
+The page scripts live in ``pages/``, as the design card names it. Streamlit treats a folder named ``pages`` next to
+the main script as an old-style multipage app until ``st.navigation`` runs once in the process: on a fresh server whose
+first visitor opens a page's own URL (``/review``), it runs that page alone, without app.py (Streamlit's docs: "As
+soon as any session of your app executes the st.navigation command, your app will ignore the pages/ directory (across
+all sessions)"). So app.py runs the page inside ``app_frame()``, and every page starts with ``only_in_the_app``: run
+alone, it draws nothing of its own and offers a link to the app instead, which opens the same page inside the app
+(``?open=`` read by ``open_requested``). Once a session has run app.py, Streamlit ignores the folder for every session
+and the offer is never seen again in that process.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import streamlit as st
+
+#: True while app.py runs the page: set around ``page.run()`` for this script run only (a context variable: each
+#: session's script thread has its own, and a page run alone by Streamlit never sees it set)
+_IN_APP: ContextVar[bool] = ContextVar("consistency_guard_in_app", default=False)
+#: the query parameter the offer's link carries: the page to open once the app runs
+OPEN_PARAM = "open"
 
 
 @dataclass(frozen=True)
@@ -22,13 +35,56 @@ class PageSpec:
     default: bool = False
 
 
-CHAT = PageSpec("app_pages/guarded_chat.py", "Guarded chat", "💬", default=True)
-PLAYGROUND = PageSpec("app_pages/playground.py", "Probe playground", "🧪")
-LEARN = PageSpec("app_pages/learn.py", "Learn", "🎓")
-REVIEW = PageSpec("app_pages/review.py", "Review sessions", "📋")
+CHAT = PageSpec("pages/guarded_chat.py", "Guarded chat", "💬", default=True)
+PLAYGROUND = PageSpec("pages/playground.py", "Probe playground", "🧪")
+LEARN = PageSpec("pages/learn.py", "Learn", "🎓")
+REVIEW = PageSpec("pages/review.py", "Review sessions", "📋")
 PAGES = (CHAT, PLAYGROUND, LEARN, REVIEW)
 
 
 def page(spec: PageSpec) -> st.Page:
     """The ``st.Page`` of ``spec``: what app.py navigates and what ``st.page_link`` and ``st.switch_page`` take."""
     return st.Page(spec.path, title=spec.title, icon=spec.icon, default=spec.default)
+
+
+@contextmanager
+def app_frame() -> Iterator[None]:
+    """What app.py runs the page inside: the mark ``only_in_the_app`` looks for."""
+    token = _IN_APP.set(True)
+    try:
+        yield
+    finally:
+        _IN_APP.reset(token)
+
+
+def in_the_app() -> bool:
+    return _IN_APP.get()
+
+
+def only_in_the_app(spec: PageSpec) -> None:
+    """The first line of every page: run by app.py, nothing; run alone by Streamlit (a fresh server whose first
+    visitor opened this page's own address), a short note and a link that opens the page inside the app, then the
+    run stops before the page draws anything."""
+    if in_the_app():
+        return
+    st.title(f"{spec.icon} {spec.title}")
+    st.info("This page is part of the Consistency guard app and opens inside it. The server was just started and "
+            "this page's own address was the first one opened, so the app is not around it yet.", icon="🛡️")
+    st.page_link("app.py", label=f"Open “{spec.title}” in the app", icon="➡️",
+                 query_params=None if spec.default else {OPEN_PARAM: url_path(spec)})
+    st.stop()
+
+
+def url_path(spec: PageSpec) -> str:
+    """The page's own address under the app ("" for the default page): its file name, as ``st.Page`` makes it."""
+    return "" if spec.default else spec.path.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def open_requested() -> PageSpec | None:
+    """The page the offer's link asked for (``?open=``), taken out of the address; None when none was asked for or
+    the name is none of the app's pages."""
+    if OPEN_PARAM not in st.query_params:
+        return None
+    wanted = st.query_params[OPEN_PARAM]
+    del st.query_params[OPEN_PARAM]
+    return next((spec for spec in PAGES if url_path(spec) == wanted and not spec.default), None)

@@ -153,7 +153,10 @@ def sign_in_box() -> None:
                        "command line.")
             st.button("Sign out", key="owner::sign_out", on_click=_sign_out)
             return
-        st.text_input("Teacher password", type="password", key="owner::password")
-        st.button("Sign in", key="owner::sign_in", on_click=_sign_in)
+        # a form: the password goes with the click that submits it (typing, Tab, then a click on "Sign in" once
+        # sent the box's own rerun and the click apart, and the click's run found the box empty: "Wrong password.")
+        with st.form("owner::sign_in_form", border=False, enter_to_submit=True):
+            st.text_input("Teacher password", type="password", key="owner::password")
+            st.form_submit_button("Sign in", on_click=_sign_in)
         if st.session_state.get("owner::refused"):
             st.error("Wrong password.", icon="🔒")

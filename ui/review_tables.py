@@ -13,7 +13,7 @@ import pandas as pd
 
 from studio.goading import METHOD_LABELS
 from studio.scores import SessionScore
-from studio.storage import StoredSession
+from studio.storage import SessionInfo, StoredSession
 
 #: where a session came from, in words
 SOURCE_WORDS = {"chat": "chat page", "redteam": "self-play", "import": "imported"}
@@ -35,8 +35,13 @@ SELF_PLAY_WORDS = {
     "guard_flag_rate": "the guard flagged a candidate", "guard_judge_rate": "the guard's detector flags the reply sent",
     "judge_rate": "the second judge flags the reply sent", "contradiction_share": "led to a contradiction",
 }
-#: the sessions table: its first two columns stay in view (em) while the rest scrolls sideways
-SESSION_PINNED_EM = (10.0, 6.0)
+#: the sessions table: its first two columns (the session's name, the player) stay in view (em) while the rest
+#: scrolls sideways; the scoreboard keeps its bot, the players' table its player
+SESSION_PINNED_EM = (13.0, 7.0)
+SCOREBOARD_PINNED_EM = (7.0,)
+PLAYERS_PINNED_EM = (8.0,)
+#: a player who typed no name
+GUEST = "guest"
 
 
 def method_words(method: str) -> str:
@@ -62,17 +67,37 @@ def first_words(text: str, words: int = 8) -> str:
     return " ".join(split[:words]) + ("…" if len(split) > words else "")
 
 
-def session_label(session: StoredSession) -> str:
-    """A session in a picker: its id, player and first user message."""
+def player_label(info: SessionInfo) -> str:
+    """Who played a session: the name typed, else "guest" with the first characters of the browser's key, so that
+    two browsers without a name are told apart ("guest 3f2a"); "guest" for a session of no browser."""
+    name = (info.player or "").strip()
+    if name and name != GUEST:
+        return name
+    return f"{GUEST} {info.owner[:4]}" if info.owner else GUEST
+
+
+def session_name(session: StoredSession) -> str:
+    """A session as a person knows it: its first user message and when it started ("“Do you have any pets?” ·
+    27 Nov, 18:05 UTC")."""
     first = next((t.turn.text for t in session.turns if t.turn.agent_id == "user"), "")
-    who = session.info.player or "(anonymous)"
-    return f"{session.info.id} · {who} · “{first_words(first)}”" if first else f"{session.info.id} · {who}"
+    when = session.info.created_at
+    started = f"{when:%d %b, %H:%M} UTC" if when is not None else ""
+    said = f"“{first_words(first, 6)}”" if first else "(no message yet)"
+    return f"{said} · {started}" if started else said
 
 
-def session_rows(scores: Sequence[SessionScore]) -> list[dict]:
-    """One row per session, headed in words; its first two columns (session, player) are the pinned ones."""
+def session_label(session: StoredSession) -> str:
+    """A session in a picker: its name, player and id."""
+    return f"{session_name(session)} · {player_label(session.info)} · {session.info.id}"
+
+
+def session_rows(scores: Sequence[SessionScore], names: dict[str, str] | None = None) -> list[dict]:
+    """One row per session, headed in words; its first two columns (the session's name, its player) are the pinned
+    ones, its id the last. ``names``: session id -> ``session_name``."""
+    names = names or {}
     return [{
-        "session": s.session_id, "player": s.player or "", "made on": SOURCE_WORDS.get(s.source, s.source),
+        "session": names.get(s.session_id, s.session_id), "player": s.player or "",
+        "made on": SOURCE_WORDS.get(s.source, s.source),
         "bot": s.bot, "decoding": s.preset, "guard mode": str(s.guard_mode or ""), "detector (threshold)": s.detector,
         "bot replies": s.bot_turns, "flagged and sent": s.flagged_replies,
         "caught by the guard, not sent": s.caught, "repaired and sent": s.repaired_replies,
@@ -80,4 +105,5 @@ def session_rows(scores: Sequence[SessionScore]) -> list[dict]:
         "first flagged at bot reply": s.turns_to_first_flag,
         "first confirmed at bot reply": s.turns_to_first_confirmed,
         "what provoked them": ", ".join(f"{method_words(m)} × {n}" for m, n in sorted(s.triggers.items())),
+        "id": s.session_id,
     } for s in scores]

@@ -12,7 +12,7 @@ from studio.goading import METHOD_LABELS
 from studio.storage import StoreError
 from ui import ownership
 from ui.render import escape_markdown
-from ui.studio_store import player_name, store
+from ui.studio_store import player_name, said, store
 
 
 def self_play_form(settings: ChatSettings) -> None:
@@ -62,7 +62,8 @@ def self_play_form(settings: ChatSettings) -> None:
                                 guard.settings(mode="flag", threshold=chat.threshold, method="unstructured",
                                                prefilter=False)), on_turn=step)
     except (StoreError, RuntimeError, ValueError) as exc:
-        st.error(f"Self-play stopped: {exc}. The turns played so far are stored.", icon="🤖")
+        why = said(exc) if isinstance(exc, StoreError) else exc
+        st.error(f"Self-play stopped: {why}. The turns played so far are stored.", icon="🤖")
         return
     report = run.report()
     st.success(f"{report['bot_replies']} bot replies in {report['sessions']} sessions ({report['seconds']} s), "

@@ -91,9 +91,20 @@ def _draw(result: SuggestionSet, ids: list[int | None], key: str) -> None:
                     on_click=_edit, args=(s.text, s.method, sid))
         send.caption(escape_markdown(f"{METHOD_LABELS.get(s.method, s.method)} · {s.note}"))
     if result.ranking:
-        st.caption(escape_markdown(f"follow-up questions: {result.ranking} · {result.seconds * 1000:.0f} ms"))
+        st.caption(escape_markdown(f"{ranking_words(result.ranking)} · {result.seconds * 1000:.0f} ms"),
+                   help=f"Technical: {result.ranking} (FQness, Sato et al. 2024: how much likelier the question is "
+                        "with the bot's claim before it than without, under the bot's own language model).")
     for method, why in result.unavailable.items():
         st.caption(escape_markdown(f"{METHOD_LABELS.get(method, method)}: off — {why}"))
+
+
+def ranking_words(ranking: str) -> str:
+    """How the follow-up questions were ranked, in a class's words (studio.goading's ``ranking``)."""
+    if ranking.startswith("FQness"):
+        return "follow-up questions ranked by how much they ask about what the bot said (the bot's own language model)"
+    if ranking == "template ranking":
+        return "follow-up questions in the order of their templates (template ranking)"
+    return f"follow-up questions: {ranking}"
 
 
 def panel(conversation: Conversation, bot: Bot | None = None) -> None:
@@ -118,8 +129,10 @@ def panel(conversation: Conversation, bot: Bot | None = None) -> None:
         # de-quantization of its GGUF, only when the button asks: studio.lm.can_score_continuations)
         offer = bot is not None and not entry["refined"] \
             and any(s.method == "follow_up" for s in entry["result"].suggestions) and can_score_continuations(bot)
-        if offer and st.button("Rank the follow-up question by FQness (the bot's own LM, ~2 s)",
-                               key=f"sg::{key}::refine", icon="🧮"):
+        if offer and st.button("Pick the follow-up question that asks most about what the bot said (~2 s)",
+                               key=f"sg::{key}::refine", icon="🧮",
+                               help="The bot's own language model scores each question with and without the bot's "
+                                    "claim before it.\n\nTechnical: FQness (Sato et al. 2024)."):
             with st.spinner("Scoring follow-up questions under the bot's language model…"):
                 scorer = continuation_scorer(bot)
                 refined = None if scorer is None else refine_follow_ups(entry["result"], conversation.turns, scorer)

@@ -194,15 +194,17 @@ def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_
 CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "flags from", "kind")
 
 
-def candidate_table(report: BotTurnReport) -> list[dict]:
+def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]:
     """Rows for the candidates table of one bot turn (plain values, no markup). The contradiction score is the
     deciding check's, written as the "why" text writes it, beside the line that check compares it with: one number
-    per decision, however many checks scored the reply."""
+    per decision, however many checks scored the reply. A candidate the classroom filter withheld is shown masked,
+    unless ``original`` (the signed-in teacher)."""
     rows = []
     for c in report.candidates:
         shown, limit = score_and_threshold(*c.deciding) if c.deciding is not None else (None, None)
         rows.append(dict(zip(CANDIDATE_COLUMNS, (
-            c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.text, c.reason,
+            c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.shown_text(original),
+            c.reason,
             round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
@@ -240,3 +242,4 @@ def pair_rows(pairs: Sequence[PairScore], judged: str) -> list[dict]:
         row["score"] = round(e.score, 3)
         rows.append(row)
     return rows
+

@@ -14,6 +14,7 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
+from ui import ownership
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
@@ -25,6 +26,7 @@ from ui.transcript import (
     evidence_rows,
     turn_scores,
 )
+from ui.turn_notes import reminding_line, withheld_notes
 from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
@@ -58,7 +60,10 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         # clipped them at 1400 px) and grow in presentation mode
         if report.reminder is not None:
             st.markdown(escape_markdown("🔁 The guard " + reminder_phrase(report.reminder) + "."))
-        show_table(candidate_table(report), css_class="cg-candidates")
+        teacher = ownership.is_teacher()
+        show_table(candidate_table(report, original=teacher), css_class="cg-candidates")
+        for line in withheld_notes(report, teacher):
+            st.caption(escape_markdown(line))
         for cand in report.candidates:
             if not cand.contradicts and cand.repair is None:
                 continue
@@ -203,6 +208,9 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                     line(i).markdown(f"⏳ #{i + 1} “{escape_markdown(text)}”")
                 for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
                     lines.pop(i).empty()
+            elif step.kind == "withheld" and step.index in lines:
+                lines[step.index].markdown(f"🚫 #{step.index + 1} “{escape_markdown(texts[step.index])}”: withheld "
+                                           "by the classroom filter, never sent")
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
@@ -236,12 +244,3 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                       state="complete", expanded=False)
     return turn
 
-
-def reminding_line(reminder) -> str:
-    """The live view's line when the guard reminds the bot: what every candidate contradicted, and how it asks
-    again (Markdown, the texts escaped)."""
-    top = reminder.facts[0]
-    how = (f"its reply opened with “{escape_markdown(reminder.opening)}”" if reminder.method == "opening"
-           else "the fact restated in its persona")
-    return (f"🔁 Nothing consistent to send: the candidates contradict {describe_source(top)} "
-            f"(“{escape_markdown(reminder.fact)}”). The bot is asked again, {how}.")

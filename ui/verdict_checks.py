@@ -13,21 +13,39 @@ from ui.render import escape_markdown
 from ui.widgets import percents, show_table
 
 
-def show_category_checks(verdict: Verdict, plain: bool = False) -> None:
-    """What the intra-sentence and role-confusion checks compared; ``plain``: in a class's words."""
+def said_pairs(intra, said: str | None) -> tuple[list[str], list]:
+    """The turn's parts and the pairs of them the intra check compared, those the speaker said only: an answer read
+    with its question adds its reading as a part ("i'm a doctor." after "what do you do?" is also read as "I work as
+    a doctor."), which a table must not show as something the bot said. ``said``: the turn's own words (None: all)."""
+    if said is None:
+        return list(intra.clauses), list(intra.pairs)
+    words = " ".join(said.lower().split())
+
+    def own(part: str) -> bool:
+        return " ".join(part.lower().split()) in words
+
+    return [c for c in intra.clauses if own(c)], [p for p in intra.pairs if own(p.premise) and own(p.hypothesis)]
+
+
+def show_category_checks(verdict: Verdict, plain: bool = False, said: str | None = None,
+                         who_speaks: str = "explain") -> None:
+    """What the intra-sentence and role-confusion checks compared; ``plain``: in a class's words; ``said``: the judged
+    turn's own words (the parts a table shows); ``who_speaks`` (``plain`` only): "explain" the who-is-speaking
+    reading in full, "numbers" only (the page explained it above), or "" to leave it out."""
     if plain:
-        _plain_category_checks(verdict)
+        _plain_category_checks(verdict, said, who_speaks)
         return
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
+        clauses, pairs = said_pairs(intra, said)
         best, line = score_and_threshold(intra.score, intra.threshold)
-        st.markdown(f"**Inside the last turn** · {len(intra.clauses)} part(s), strongest clash {best} (flags from "
+        st.markdown(f"**Inside the last turn** · {len(clauses)} part(s), strongest clash {best} (flags from "
                     f"{line})", help="Technical: the intra-sentence check (CDConv's intra category): every pair of the "
                                      "turn's clauses scored by the NLI detector, at the detector's own threshold for "
                                      "clauses of one turn.")
-        if intra.pairs:
+        if pairs:
             show_table([{"part A": p.premise, "part B": p.hypothesis, "score": round(p.score, 3)}
-                        for p in intra.pairs])
+                        for p in pairs])
         else:
             st.caption("one part only: nothing inside the turn to compare")
     if role is not None:
@@ -46,34 +64,41 @@ def show_category_checks(verdict: Verdict, plain: bool = False) -> None:
         st.caption("who-is-speaking check: not applicable")
 
 
-def _plain_category_checks(verdict: Verdict) -> None:
+def _plain_category_checks(verdict: Verdict, said: str | None, who_speaks: str) -> None:
     """The two checks of section 2 of the Learn page, as a class reads them: the last turn's parts compared with
     each other, and who the last turn sounds like."""
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
-        if intra.pairs:
-            strongest, line = percents(intra.score, intra.threshold)
-            st.markdown(f"**Inside the last turn**: the detector cut it into {len(intra.clauses)} short statements "
-                        f"and compared each pair. The strongest clash is {strongest}; it calls a clash inside one "
+        clauses, pairs = said_pairs(intra, said)
+        if pairs:
+            strongest = max(p.score for p in pairs)
+            shown, line = percents(strongest, intra.threshold)
+            st.markdown(f"**Inside the last turn**: the detector cut it into {len(clauses)} short statements "
+                        f"and compared each pair. The strongest clash is {shown}; it calls a clash inside one "
                         f"turn from {line} on.")
             show_table([{"statement A": p.premise, "statement B": p.hypothesis,
-                         "clash": percents(p.score, intra.threshold)[0]} for p in intra.pairs])
+                         "clash": percents(p.score, intra.threshold)[0]} for p in pairs])
         else:
             st.caption("Inside the last turn: one statement only, so nothing in it to compare.")
-    if role is not None and role.decided:
+    if who_speaks and role is not None and role.decided:
         user, bot = percents(role.user_reading, role.role_threshold)[0], f"{role.bot_reading * 100:.0f}%"
-        st.markdown(f"**Who is speaking?** How well the last turn follows from what the user said: {user}; from "
-                    f"what the bot said: {bot}. The detector calls it a mix-up of who is who only when the user's side "
-                    f"reaches {role.role_threshold * 100:.0f}% and wins.")
+        line = (f"**Who is speaking?** How well the last turn follows from what the user said: {user}; from what the "
+                f"bot said: {bot}.")
+        if who_speaks == "explain":
+            line += (f" The detector calls it a mix-up of who is who only when the user's side reaches "
+                     f"{role.role_threshold * 100:.0f}% and is higher than the bot's.")
+        st.markdown(line)
         pair = role.user_pair
         if pair is not None:
-            st.caption(escape_markdown(f'Closest words of the user ({describe_source(pair)}): "{pair.premise}" → '
+            st.caption(escape_markdown(f'What the user said that the last turn follows from most '
+                                       f'({describe_source(pair)}): "{pair.premise}", beside the last turn\'s '
                                        f'"{pair.hypothesis}"'))
 
 
 #: the checks beside the history check, in a class's words
-CHECK_WORDS = {"intra": "a reply clashing with itself", "own_question": "the bot answering the question it asked back",
-               "role": "naming role confusion"}
+CHECK_WORDS = {"intra": "whether a reply clashes with itself",
+               "own_question": "whether the bot answers a question it asked back",
+               "role": "whether the bot mixes up who is who"}
 
 
 def every_check_note(kept) -> str:
@@ -81,6 +106,6 @@ def every_check_note(kept) -> str:
     ``GuardConfig.checks``, the ones that earned their place under the chat's false-alarm budget)."""
     off = [CHECK_WORDS[c] for c in CHECK_WORDS if c not in {str(k) for k in kept}]
     if not off:
-        return "Every check runs here, as in the chat."
-    return ("Every check runs here. The chat leaves some off because they did not catch enough real contradictions "
-            f"for the false alarms they raise on real bot turns: {', '.join(off)}.")
+        return "This page runs all of the detector's checks, the same ones the chat runs."
+    return ("This page runs all of the detector's checks. The chat skips some of them, because on real chats they "
+            f"raised more false alarms than the contradictions they caught: {' and '.join(off)}.")

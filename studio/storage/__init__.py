@@ -21,7 +21,7 @@ One module per job; callers import from the package:
 | ``studio.storage.records`` | what callers read and write: ``SessionInfo``, ``Annotation``, ``StoredTurn``, ``StoredSession``, ``TurnJudgement``, and who may see a session (``Viewer``) |
 | ``studio.storage.tables`` | the SQLAlchemy tables, one class a table |
 | ``studio.storage.migrations`` | schema versions: ``MIGRATIONS`` (append a step to change the schema), ``migrate`` |
-| ``studio.storage.store`` | ``Store`` (one database), ``open_store`` / ``forget_store``, ``default_url`` |
+| ``studio.storage.store`` | ``Store`` (one database), ``open_store`` / ``forget_store``, ``default_url``, ``database_kind`` / ``without_address`` (what a page may say of it) |
 | ``studio.storage.errors`` | ``StoreError`` |
 """
 
@@ -38,10 +38,20 @@ from studio.storage.records import (
     TurnJudgement,
     Viewer,
 )
-from studio.storage.store import ENV_URL, Store, default_url, forget_store, iter_session_ids, open_store, safe_url
+from studio.storage.store import (
+    ENV_URL,
+    Store,
+    database_kind,
+    default_url,
+    forget_store,
+    iter_session_ids,
+    open_store,
+    safe_url,
+    without_address,
+)
 
 __all__ = [
     "ENV_URL", "MIGRATIONS", "SCHEMA_VERSION", "SOURCES", "Annotation", "SessionInfo", "Store", "StoreError",
-    "StoredSession", "StoredTurn", "TurnJudgement", "Viewer", "default_url", "forget_store", "iter_session_ids", "migrate",
-    "open_store", "safe_url",
+    "StoredSession", "StoredTurn", "TurnJudgement", "Viewer", "database_kind", "default_url", "forget_store",
+    "iter_session_ids", "migrate", "open_store", "safe_url", "without_address",
 ]

@@ -45,6 +45,37 @@ def safe_url(url: str) -> str:
         return url.split("@")[-1] if "@" in url else url
 
 
+#: a database's backend as a page names it
+KINDS = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
+def database_kind(url: str) -> str:
+    """"SQLite" or "PostgreSQL" (another backend by its name, "unreadable" for no URL at all): what the app says of
+    where the sessions are kept, never the address."""
+    try:
+        backend = make_url(url).get_backend_name()
+    except (ArgumentError, ValueError):
+        return "unreadable"
+    return KINDS.get(backend, backend)
+
+
+def without_address(text: str, url: str) -> str:
+    """``text`` (an error about the database at ``url``) with the database's address in every form it takes (the
+    URL with or without its password, the file path or database name, the host, the password) replaced by "the
+    server's <kind> database": what a page may show."""
+    named = f"the server's {database_kind(url)} database"
+    parts = [url, safe_url(url)]
+    try:
+        parsed = make_url(url)
+        parts += [parsed.render_as_string(hide_password=False), str(parsed.database or ""), str(parsed.host or ""),
+                  str(parsed.password or "")]
+    except (ArgumentError, ValueError):
+        pass
+    for part in sorted({p for p in parts if len(p) >= 4}, key=len, reverse=True):  # the longest form first
+        text = text.replace(part, named)
+    return text
+
+
 def _first_line(exc: BaseException) -> str:
     inner = getattr(exc, "orig", None) or exc
     lines = [line for line in str(inner).strip().splitlines() if line.strip()]

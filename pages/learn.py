@@ -23,6 +23,8 @@ from ui.widgets import (
     show_dialogue,
 )
 
+navigation.only_in_the_app(navigation.LEARN)  # run alone by Streamlit: the app is offered instead
+
 settings = current_settings()
 detector_name, threshold = settings.detector, settings.threshold
 
@@ -49,8 +51,11 @@ if judgements:
     judgements.update({j.key: j for j in judge_examples(guard, structured, CLASS_EXAMPLES)})
 
 
-def live(example_key: str, method_settings=None) -> None:
-    """Show one built-in example with the detector's verdict and highlighted reasons, in a class's words."""
+def live(example_key: str, method_settings=None, who_speaks: str = "") -> None:
+    """Show one built-in example with the detector's verdict and highlighted reasons, in a class's words;
+    ``method_settings``: the method's settings (None: the structured one); ``who_speaks``: the who-is-speaking
+    reading under it, "explain"-ed in full (once on the page: where the mix-up of who is who is taught) or its
+    "numbers" only (""; every other example: not shown)."""
     example = BY_KEY[example_key]
     dialogue = parse_dialogue_text(example.text, record_id=example.key)
     with st.container(border=True):
@@ -64,7 +69,7 @@ def live(example_key: str, method_settings=None) -> None:
             if settings is structured and example.key in judgements:
                 st.markdown(judgement_text(judgements[example.key], plain=True))
             if settings is structured:
-                show_category_checks(verdict, plain=True)
+                show_category_checks(verdict, plain=True, said=dialogue.last.text, who_speaks=who_speaks)
         if example.plain_note or example.note:
             st.caption(escape_markdown(example.plain_note or example.note))
 
@@ -96,10 +101,10 @@ with tabs[1]:
     st.markdown("The detector reads the reply two ways: as following from what the *user* said earlier, or from "
                 "what the *bot* said. If it clashes with the bot's earlier words but follows from the user's, the "
                 "bot has mixed up who is who.")
-    live("role_hobby")
+    live("role_hobby", who_speaks="explain")
     st.markdown("The detector does not catch every mix-up. In the next one the bot takes over the user's job, and "
                 "the detector is not sure enough that being a nurse clashes with being a teacher: see what it says.")
-    live("role_written")
+    live("role_written", who_speaks="numbers")
 with tabs[2]:
     st.markdown("The detector compares the reply with every earlier turn of the same speaker, one at a time. The "
                 "strongest clash decides, and every earlier turn it clashes with strongly enough is marked as a "

@@ -12,6 +12,7 @@ from guard.examples import BY_KEY, EXAMPLES
 from guard.policies import deciding_score, score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
+from ui import navigation
 from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
@@ -27,6 +28,8 @@ from ui.widgets import (
     show_table,
     verdict_line,
 )
+
+navigation.only_in_the_app(navigation.PLAYGROUND)  # run alone by Streamlit: the app is offered instead
 
 settings = current_settings()
 detector_name, threshold = settings.detector, settings.threshold
@@ -71,11 +74,15 @@ with right:
     st.selectbox("Built-in example", [e.key for e in EXAMPLES], key="pg_example", on_change=load_example,
                  format_func=lambda k: BY_KEY[k].title)
     example = BY_KEY[state["pg_example"]]
-    st.caption(escape_markdown(f"Source: {example.source}. A person would say: {category_name(example.expected)}."))
-    if example.note:
-        st.caption(escape_markdown(example.note))
-    if example.key in judgements and state["pg_text"].strip() == example.text.strip():
-        st.markdown(judgement_text(judgements[example.key]))
+    if state["pg_text"].strip() == example.text.strip():  # what people say is about the example, not a typed dialogue
+        st.caption(escape_markdown(f"Source: {example.source}. A person would say: {category_name(example.expected)}."))
+        if example.note:
+            st.caption(escape_markdown(example.note))
+        if example.key in judgements:
+            st.markdown(judgement_text(judgements[example.key]))
+    else:
+        st.caption("This dialogue is not the example as written (typed, or changed by a probe), so what people say "
+                   "about the example is not shown beside it. \"Reset to example\" brings the example back.")
     st.number_input("Which real exchange to add (A2T seed)", min_value=0, step=1, key="pg_a2t_seed",
                     help="Which pair of turns from real chats is added; each use moves it on by one, so the next one "
                          "draws another pair.\n\nTechnical: the A2T probe's seed over the chitchat-dataset package's "
@@ -193,7 +200,7 @@ if result is not None:
                                 "τ = the evidence.")
                 show_dialogue(dialogue, verdict)
                 show_evidence_table(verdict)
-                show_category_checks(verdict)
+                show_category_checks(verdict, said=dialogue.last.text)
             else:
                 st.caption("The whole conversation as one text against the last turn: one score, no turn to point "
                            "at.", help="Technical: DECODE's unstructured method, one NLI pair of the speaker-marked "

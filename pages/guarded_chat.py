@@ -13,13 +13,15 @@ import streamlit as st
 from bots.base import BotError
 from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
-from ui import chat_session, chat_sidebar, suggestions
+from ui import chat_session, chat_sidebar, navigation, suggestions
 from ui.annotations import annotation_box
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, turn_html
 from ui.startup import warm_up_status
 from ui.transcript import transcript_marks
 from ui.turn_widgets import guarded_turn_live, rejudge_controls, show_candidates, show_turn_chart, turn_caption
+
+navigation.only_in_the_app(navigation.CHAT)  # run alone by Streamlit: the app is offered instead
 
 #: What a failed bot or detector load leaves in place, said in its error.
 KEPT = "the conversation is kept"

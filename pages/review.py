@@ -5,6 +5,7 @@ A browser sees the sessions it made (``ui.ownership``); the teacher, signed in h
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import streamlit as st
 
@@ -16,21 +17,25 @@ from ui.app_defaults import current_settings
 from ui.render import escape_markdown
 from ui.review_tables import (
     PLAYER_WORDS,
+    PLAYERS_PINNED_EM,
+    SCOREBOARD_PINNED_EM,
     SCOREBOARD_WORDS,
     SESSION_PINNED_EM,
     SOURCE_WORDS,
     in_words,
+    player_label,
     session_label,
+    session_name,
     session_rows,
 )
 from ui.self_play import self_play_form
 from ui.widgets import show_table
 
+navigation.only_in_the_app(navigation.REVIEW)  # run alone by Streamlit: the app is offered instead
+
 st.title("Review goading sessions")
 with st.sidebar:
     ownership.sign_in_box()
-    st.text_input("Database URL", key=studio_store.URL_KEY, placeholder=studio_store.default_url(),
-                  help="Where sessions are saved. Empty: a SQLite file in the app's cache folder (or $GUARD_STUDIO_DB).")
 db = studio_store.store()
 if db is None:
     st.stop()
@@ -47,14 +52,15 @@ try:
     ids = {s.info.id for s in sessions}
     annotations = [a for a in db.annotations() if a.session_id in ids]
 except StoreError as exc:
-    st.error(f"Cannot read the sessions: {exc}", icon="🗄️")
+    st.error(f"Cannot read the sessions: {studio_store.said(exc)}", icon="🗄️")
     st.stop()
 whose = ("every browser's sessions and the command line's (signed in as the teacher)" if viewer.teacher else
          "the sessions of this browser; a teacher signed in (sidebar) sees everyone's")
 st.caption(escape_markdown(f"{len(sessions)} session{'' if len(sessions) == 1 else 's'} · {len(annotations)} "
                            f"annotation{'' if len(annotations) == 1 else 's'} · {whose}"))
-with st.popover("Where they are stored", icon="🗄️"):
-    st.caption(escape_markdown(f"{db.display_url} (schema {db.schema_version})"))
+if viewer.teacher:  # the kind only: the address is the server's, set where it was started
+    st.caption(escape_markdown(f"Stored in the server's {studio_store.database_kind(studio_store.database_url())} "
+                               f"database (schema {db.schema_version}), set where the server was started."))
 if not sessions:
     st.info("No sessions yet: chat on the Guarded chat page (every conversation is saved in this browser), or run "
             "self-play above." + ("" if viewer.teacher else " Sessions from other browsers, from before sessions "
@@ -66,7 +72,8 @@ chosen = st.multiselect("Sessions from", sources, default=sources, key="review_s
                         format_func=lambda s: SOURCE_WORDS.get(s, s))
 sessions = [s for s in sessions if s.info.source in chosen]
 grouped = by_turn(annotations)
-scores = [session_score(s, grouped) for s in sessions]
+# each player by name, or "guest" with the browser's first key characters: two browsers without a name stay apart
+scores = [replace(session_score(s, grouped), player=player_label(s.info)) for s in sessions]
 outcomes = outcome_frame(sessions, annotations)
 
 st.subheader("Scoreboard")
@@ -74,14 +81,16 @@ st.caption("Per bot, decoding, guard mode and the way the user's message before 
            "Flagged by the guard: it found a contradicting reply among the bot's drafts, sent or not; flagged and "
            "sent: the reply that went out contradicts. Confirmed: annotators said the reply contradicts (majority; "
            "the share is over annotated replies).")
-show_table(in_words(scoreboard(outcomes), SCOREBOARD_WORDS), interactive=True)
+# wrapping HTML, every header whole; wider than the column it scrolls with the bot kept in view
+show_table(in_words(scoreboard(outcomes), SCOREBOARD_WORDS), css_class="cg-scoreboard", pinned=SCOREBOARD_PINNED_EM)
 st.markdown("**Players**: fewest bot replies to a contradiction (confirmed by annotators where annotated, else "
             "flagged by the guard); contradictions sent and those the guard caught are counted apart")
-show_table(in_words(player_board(scores), PLAYER_WORDS), interactive=True)
+show_table(in_words(player_board(scores), PLAYER_WORDS), css_class="cg-players", pinned=PLAYERS_PINNED_EM)
 
 st.subheader("Sessions")
 # wrapping HTML; wider than its box it scrolls sideways with the session and player columns kept in view
-show_table(session_rows(scores), css_class="cg-sessions", pinned=SESSION_PINNED_EM)
+show_table(session_rows(scores, {s.info.id: session_name(s) for s in sessions}), css_class="cg-sessions",
+           pinned=SESSION_PINNED_EM)
 st.caption("Each bot reply keeps the detector and threshold it was judged with when it was made; the detector "
            "column lists them.")
 by_id = {s.info.id: s for s in sessions}

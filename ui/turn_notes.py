@@ -1,0 +1,32 @@
+"""What a bot turn's live view and candidate panel say in words (pure, no Streamlit): the reminder as it happens, and
+the candidates the classroom filter kept back."""
+
+from __future__ import annotations
+
+from guard.report import BotTurnReport
+from guard.vocabulary import describe_source
+from ui.render import escape_markdown
+
+
+def reminding_line(reminder) -> str:
+    """The live view's line when the guard reminds the bot: what every candidate contradicted, and how it asks
+    again (Markdown, the texts escaped)."""
+    top = reminder.facts[0]
+    how = (f"its reply opened with “{escape_markdown(reminder.opening)}”" if reminder.method == "opening"
+           else "the fact restated in its persona")
+    return (f"🔁 Nothing consistent to send: the candidates contradict {describe_source(top)} "
+            f"(“{escape_markdown(reminder.fact)}”). The bot is asked again, {how}.")
+
+
+def withheld_notes(report: BotTurnReport, teacher: bool) -> list[str]:
+    """What the candidate panel says of the candidates the classroom filter kept back: a student is told their words
+    are masked; the signed-in teacher is told the words it caught (the table shows the teacher each one whole)."""
+    held = report.withheld
+    if not held:
+        return []
+    if not teacher:
+        listed = ", ".join(f"#{c.index + 1}" for c in held)
+        return [f"🚫 Candidate{'s' if len(held) > 1 else ''} {listed}: withheld by the classroom filter, which masks "
+                "words a class is not shown (****); never sent. A signed-in teacher sees the words."]
+    return [f"🚫 Candidate #{c.index + 1}, withheld by the {c.withheld.by} (never sent; students see it masked): "
+            f"caught {', '.join(c.withheld.words)}" for c in held]
