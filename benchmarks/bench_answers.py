@@ -3,6 +3,9 @@
     # the probes (guard/data/probe_answers.jsonl, hand-written and frozen before any rule): contradicting short answers
     # caught, their consistent twins flagged, by kind, with the detector as the chat builds it
     .venv/bin/python -m benchmarks.bench_answers probes --model embedded
+    # the wordy-persona facts (guard/data/probe_facts.jsonl, frozen before the fact sheet), by relation; --no-facts:
+    # the detector alone, the fact sheet's check off
+    .venv/bin/python -m benchmarks.bench_answers probes --probes guard/data/probe_facts.jsonl --model embedded
     # coverage: the share of bot turns answering a question that the rules read, on unlabelled ConvAI2 conversations
     # (outside the labelled sample) and the DECODE stream's calibration half, and a seeded sample to check by hand
     .venv/bin/python -m benchmarks.bench_answers coverage --sample 50 --seed 0
@@ -24,19 +27,24 @@ from benchmarks.machine import machine_info
 PROBES = Path(__file__).resolve().parents[1] / "guard" / "data" / "probe_answers.jsonl"
 
 
-def probe_rows(model: str, every_check: bool = False) -> dict:
-    """Caught and twins flagged by kind for ``model``'s chat detector (or with every check on)."""
+def probe_rows(model: str, every_check: bool = False, probes: Path = PROBES, no_facts: bool = False) -> dict:
+    """Caught and twins flagged by kind (or relation) for ``model``'s chat detector (or with every check on; without
+    the fact sheet's check with ``no_facts``)."""
     from guard.datasets import read_decode
     from guard.pipeline import load_guard
+    from guard.vocabulary import CHECKS
 
     guard = load_guard(model)
-    settings = guard.settings(mode="flag", checks=True if every_check else None)
+    checks = set(CHECKS) if every_check else set(guard.settings().checks)
+    if no_facts:
+        checks.discard("facts")
+    settings = guard.settings(mode="flag", checks=sorted(checks))
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"contradictions": 0, "caught": 0, "twins": 0,
                                                              "twins_flagged": 0})
     misses = []
-    for dialogue in read_decode(PROBES):
+    for dialogue in read_decode(probes):
         verdict = guard.verdict_on_dialogue(dialogue, settings)
-        row = counts[dialogue.meta["kind"]]
+        row = counts[dialogue.meta.get("kind") or dialogue.meta.get("relation")]
         if dialogue.label:
             row["contradictions"] += 1
             row["caught"] += int(verdict.contradiction)
@@ -48,14 +56,16 @@ def probe_rows(model: str, every_check: bool = False) -> dict:
                            "reading": verdict.details.answer_reading, "score": round(verdict.score, 4),
                            "category": str(verdict.category)})
     total = {k: sum(r[k] for r in counts.values()) for k in ("contradictions", "caught", "twins", "twins_flagged")}
-    return {"model": model, "checks": sorted(str(c) for c in settings.checks), "threshold": settings.threshold,
+    return {"model": model, "probes": str(probes), "checks": sorted(str(c) for c in settings.checks),
+            "threshold": settings.threshold,
             "caught": round(total["caught"] / total["contradictions"], 4),
             "twins_flagged": round(total["twins_flagged"] / total["twins"], 4),
             "by_kind": dict(counts), "total": total, "wrong": misses}
 
 
 def cmd_probes(args) -> int:
-    out = {"machine": machine_info(), "rows": [probe_rows(m, args.every_check) for m in args.model]}
+    out = {"machine": machine_info(),
+           "rows": [probe_rows(m, args.every_check, args.probes, args.no_facts) for m in args.model]}
     for row in out["rows"]:
         print(f"{row['model']} (τ {row['threshold']}, checks {row['checks']}): caught {row['caught']}, "
               f"twins flagged {row['twins_flagged']}")
@@ -110,6 +120,8 @@ def main(argv=None) -> int:
     probes = sub.add_parser("probes", help="the frozen short-answer probes")
     probes.add_argument("--model", nargs="+", default=["embedded"])
     probes.add_argument("--every-check", action="store_true", help="every check on (the playground's detector)")
+    probes.add_argument("--probes", type=Path, default=PROBES, help="the probe file (DECODE-shaped JSON lines)")
+    probes.add_argument("--no-facts", action="store_true", help="the fact sheet's check off: the detector alone")
     probes.add_argument("--json", type=Path, default=None)
     probes.set_defaults(func=cmd_probes)
     coverage = sub.add_parser("coverage", help="how many real answers the rules read, with a sample to check")

@@ -6,6 +6,8 @@
     # the stream table: each scored file at the detector's configured decision (its guard_config.json), with 90 %
     # bootstrap intervals over conversations
     .venv/bin/python -m benchmarks.bench_bot_stream report benchmarks/results/stream3/*-evaluation.json
+    # two detectors on the same half: AUC B minus A with a paired bootstrap over conversations
+    .venv/bin/python -m benchmarks.bench_bot_stream paired A-decode-evaluation.json B-decode-evaluation.json
 
 The streams: ``convai2`` (ConvAI2 wild evaluation, every bot turn of the sample labelled by us in two passes) and
 ``decode`` (DECODE's human-bot dev half, the last bot turn of each conversation verified by three annotators; the
@@ -69,7 +71,8 @@ def config_decision(model: str):
     config = read_config(model)
     settings = JudgeSettings.resolve(config, threshold=config.threshold)  # each check's threshold at τ, as judged
     return Decision(settings.threshold, settings.intra_threshold if Check.INTRA in settings.checks else 1.0,
-                    settings.own_question_threshold if Check.OWN_QUESTION in settings.checks else 1.0)
+                    settings.own_question_threshold if Check.OWN_QUESTION in settings.checks else 1.0,
+                    1.0 if Check.FACTS in settings.checks else 2.0, settings.fact_confidence)
 
 
 def stream_row(scored, decision, resamples: int = 1000) -> dict:
@@ -141,6 +144,49 @@ def cmd_report(args) -> int:
     return 0
 
 
+def paired_auc(scored_a, decision_a, scored_b, decision_b, resamples: int = 1000) -> dict:
+    """AUC over the verified turns of one stream half for two detectors, and B's minus A's with a 90 % paired
+    bootstrap interval over conversations (the same resampled conversations for both; docs/experiments/
+    2026-11-27-detector-v5.md's rule)."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    from guard.dev_streams import bootstrap_interval
+
+    keys_a = [(s.record_id, s.turn_id) for s in scored_a.scores]
+    keys_b = [(s.record_id, s.turn_id) for s in scored_b.scores]
+    if keys_a != keys_b or scored_a.labels != scored_b.labels:
+        raise SystemExit("the two files must score the same turns of the same stream half, in the same order")
+    verified = scored_a.verified
+    y = np.array([bool(scored_a.labels[i]) for i in verified])
+    a = np.array([decision_a.score(scored_a.scores[i]) for i in verified])
+    b = np.array([decision_b.score(scored_b.scores[i]) for i in verified])
+    groups = [scored_a.scores[i].record_id for i in verified]
+
+    def auc(values, idx):
+        yy = y[idx]
+        return float(roc_auc_score(yy, values[idx])) if 0 < yy.sum() < len(yy) else float("nan")
+
+    everything = list(range(len(y)))
+    return {"stream": scored_a.name, "verified": len(verified), "contradictions": int(y.sum()),
+            "auc_a": round(auc(a, everything), 4), "auc_b": round(auc(b, everything), 4),
+            "auc_b_minus_a": round(auc(b, everything) - auc(a, everything), 4),
+            "auc_b_minus_a_90": bootstrap_interval(groups, lambda idx: auc(b, idx) - auc(a, idx),
+                                                   resamples=resamples)}
+
+
+def cmd_paired(args) -> int:
+    data_a, scored_a = load_scored(args.a)
+    data_b, scored_b = load_scored(args.b)
+    row = paired_auc(scored_a, config_decision(data_a["model"]), scored_b, config_decision(data_b["model"]),
+                     resamples=args.resamples)
+    row.update({"a": data_a["model"], "b": data_b["model"], "split": data_a["split"]})
+    print(json.dumps(row, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps({**row, "machine": machine_info()}, indent=2) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_bot_stream", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -155,6 +201,12 @@ def main(argv=None) -> int:
     report.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (conversations)")
     report.add_argument("--json", type=Path, default=None)
     report.set_defaults(func=cmd_report)
+    paired = sub.add_parser("paired", help="two detectors' AUC on one stream half, B minus A, paired bootstrap")
+    paired.add_argument("a", type=Path, help="detector A's scored file (the one shipped)")
+    paired.add_argument("b", type=Path, help="detector B's scored file (the candidate), the same turns")
+    paired.add_argument("--resamples", type=int, default=1000)
+    paired.add_argument("--json", type=Path, default=None)
+    paired.set_defaults(func=cmd_paired)
     args = parser.parse_args(argv)
     return args.func(args)
 

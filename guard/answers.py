@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 
-from embedded import spacy_nlp
+from guard import grammar
+from guard.grammar import INTERJECTIONS, SWAP_PERSON, affirmative  # noqa: F401  (the affirmation, re-exported)
 
 
 class QuestionKind(StrEnum):
@@ -63,7 +63,7 @@ _CONFIRM = ("right", "correct", "exactly", "that's right", "that is right", "tha
 #: openers that start with a particle word but answer nothing ("No problem!", "Sure thing")
 _NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing|"
                           r"right\s+now|true\s+story)\b", re.IGNORECASE)
-_INTERJECTION = r"(?:(?:oh|well|haha|hahaha|lol|um|umm|hmm|ah|uh|wow|hey|actually)[,!.]?\s+)?"
+_INTERJECTION = r"(?:(?:" + "|".join(INTERJECTIONS) + r")[,!.]?\s+)?"
 _PARTICLE = re.compile(
     r"^\s*" + _INTERJECTION + r"(?P<particle>" + "|".join(
         sorted((re.escape(p) for p in _YES + _NO + _CONFIRM), key=len, reverse=True))
@@ -153,8 +153,7 @@ _CONTRACTED = {"don't": "do", "doesn't": "does", "didn't": "did", "aren't": "are
                "weren't": "were", "haven't": "have", "hasn't": "has", "hadn't": "had", "can't": "can",
                "couldn't": "could", "won't": "will", "wouldn't": "would", "shouldn't": "should"}
 #: the question's words as the answerer says them: "you" is the answerer, "me" the one who asked
-_PRONOUNS = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me", "ur": "my",
-             "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "please": ""}
+_PRONOUNS = {**SWAP_PERSON, "please": ""}  # a question to the bot in its own mouth
 #: words an affirmative answer drops ("Do you have any kids?" "Yes." -> "I have kids")
 _AFFIRMATIVE_DROPS = frozenset({"any", "ever", "yet"})
 #: idioms that look like declarative questions and ask nothing ("You know what?")
@@ -243,9 +242,8 @@ def _aux_first(question: str) -> _Clause | None:
                    _sentence(" ".join([head, negative_verb, words])), kind)
 
 
-@lru_cache(maxsize=4096)
 def _parse(text: str):
-    return spacy_nlp()(text)
+    return grammar.parse(text)
 
 
 def _first_person_clause(clause: str, reported: bool = False) -> _Clause | None:
@@ -502,71 +500,3 @@ def says_nothing(reply: str, reading: Reading | None = None) -> bool:
             continue  # "Yes.", "Yes, I am." with nothing asked, "No, I don't know."
         return False
     return True
-
-
-# ----------------------------------------------------------------------------------------- a denial's affirmation
-_CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
-_FIRST_PERSON = frozenset({"i", "we"})
-
-
-#: a sentence without one of these words denies nothing (checked before spaCy parses it: most sentences pass here)
-_DENIAL_WORD = re.compile(r"\b(?:not|never|no)\b|n't\b|\bnt\b", re.IGNORECASE)
-
-
-def affirmative(sentence: str) -> str | None:
-    """What a first-person denial denies, as an affirmation: "I'm not really a doctor." -> "I'm really a doctor.",
-    "I don't work as a teacher." -> "I do work as a teacher.", "I have no pets." -> "I have pets.",
-    "I've never been to Paris." -> "I've been to Paris."; None for a sentence that is no such denial (not about "I",
-    "we" or "my X", no negation of its main verb, more than one, or too little left to affirm).
-
-    A denial contradicts only what entails its affirmation: "I'm not a teacher." does not contradict "I work as a
-    nurse.", while "I don't have any pets." contradicts "I have two dogs." The detector asks the NLI model that
-    question (``guard.detector``), because a model trained on negation-heavy contradictions reads almost any denial
-    against any statement as a clash."""
-    if not _DENIAL_WORD.search(sentence):
-        return None
-    return _affirmed(after_particle(sentence))  # "No, I don't work as a teacher." denies as its rest does
-
-
-@lru_cache(maxsize=8192)
-def _affirmed(sentence: str) -> str | None:
-    """``affirmative`` of a sentence that holds a denial word (parsed, cached by text)."""
-    doc = _parse(sentence)
-    sents = list(doc.sents)
-    if len(sents) != 1:
-        return None
-    root = sents[0].root
-    subjects = [t for t in root.children if t.dep_ in ("nsubj", "nsubjpass")]
-    if len(subjects) != 1:
-        return None
-    subject = subjects[0]
-    owner = [t for t in subject.children if t.dep_ == "poss"]
-    if subject.lower_ not in _FIRST_PERSON and not (owner and owner[0].lower_ in ("my", "our")):
-        return None
-    if any(t.dep_ in ("conj", "advcl", "ccomp") and t.pos_ in ("VERB", "AUX") for t in doc):
-        return None  # one clause only: "I've never been there, but I'd love to go" affirms no single statement
-    negations = [t for t in root.children if t.dep_ == "neg"]
-    determiners = [t for t in doc if t.lower_ == "no" and t.dep_ == "det" and t.head.head.i == root.i]
-    if len(negations) + len(determiners) != 1 or any(t.dep_ == "intj" for t in root.children):
-        return None
-    dropped = {t.i for t in negations}
-    # "I don't have any pets" affirms "I have pets": the do-support of a first-person present and "any" go too
-    dropped |= {t.i for t in doc if t.dep_ == "aux" and t.lower_ == "do" and t.head.i == root.i and negations
-                and subject.lower_ in _FIRST_PERSON}
-    dropped |= {t.i for t in doc if t.lower_ == "any" and t.dep_ == "det"}
-    words: list[str] = []
-    for token in doc:
-        if token.i in dropped:
-            continue
-        if token in determiners:  # "no pets" -> "pets", "no car" -> "a car"
-            if token.head.tag_ == "NN":
-                words.append("a" + token.whitespace_)
-            continue
-        joined = token.i + 1 in dropped and not token.whitespace_  # "do" of "don't", "ca" of "can't"
-        text = _CONTRACTED_AUX.get(token.lower_, token.text) if joined else token.text
-        words.append(text + (" " if joined else token.whitespace_))
-    result = re.sub(r"\s+", " ", "".join(words)).strip()
-    content = [t for t in _parse(result) if not t.is_punct and t.pos_ not in ("INTJ", "PART")]
-    if len(content) < 3 or (root.lemma_ == "do" and len(content) < 4):
-        return None
-    return result

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from guard.answers import says_nothing
-from guard.config import JudgeSettings
+from guard.config import FACT_LINE, JudgeSettings
+from guard.fact_sheet import FactClash
 from guard.planning import CandidatePlan, Slot, TurnPlan
 from guard.verdicts import IntraCheck, PairScore, PersonaSide, RoleCheck, Verdict, VerdictDetails
 from guard.vocabulary import Category, Check, Method, PremiseSource
@@ -71,7 +72,10 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
     bot_entailment = max((float(probs[s.row, ent]) for s in cand.slots), default=0.0) if ent is not None else None
     intra_fires = intra is not None and intra.score >= settings.intra_threshold
     own_fires = asked is not None and own_score >= settings.own_question_threshold
-    score = max(history_score, intra.score if intra_fires else 0.0, own_score if own_fires else 0.0)
+    facts_run = Check.FACTS in settings.checks
+    facts_fire = facts_run and bool(cand.fact_clashes) and settings.fact_confidence >= FACT_LINE
+    score = max(history_score, intra.score if intra_fires else 0.0, own_score if own_fires else 0.0,
+                settings.fact_confidence if facts_fire else 0.0)
 
     role = None
     if intra_fires:
@@ -86,10 +90,17 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
                              "answers its own question as the user would",
                          role_threshold=settings.own_question_threshold)
         evidence = (top, *(p for p in evidence if p.turn_id != asked or p.source != PremiseSource.HISTORY))
-    elif history_score < tau:
+    elif history_score < tau and not facts_fire:
         category = Category.NONE
     else:
         category = Category.HISTORY
+        if facts_fire:  # the sheet's clashes, each against the turn or line that said the fact, in its own words
+            cited = {(p.source, p.turn_id) for p in evidence}
+            facts = tuple(fact_pair(c, settings.fact_confidence) for c in cand.fact_clashes)
+            facts = tuple(p for i, p in enumerate(facts) if (p.source, p.turn_id) not in cited
+                          and (p.source, p.turn_id) not in {(q.source, q.turn_id) for q in facts[:i]})
+            evidence = tuple(sorted(evidence + facts, key=lambda p: -p.score)) if history_score >= tau \
+                else facts + evidence
         if Check.ROLE in settings.checks:
             role = role_reading(cand, probs, evidence, bot_entailment or 0.0, layout)
             if role.decided and role.user_reading >= ROLE_THRESHOLD and role.user_reading > role.bot_reading:
@@ -106,8 +117,16 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
         answer_reading=cand.reading.statement if cand.reading else "",
         answer_kind=str(cand.reading.kind) if cand.reading else "",
         says_nothing=says_nothing(cand.text, cand.reading), persona_sides=sides,
+        fact_clashes=cand.fact_clashes if facts_run else (),
+        fact_confidence=settings.fact_confidence if facts_run else None,
     )
     return Verdict(category != Category.NONE, score, category, evidence, pair_scores, details)
+
+
+def fact_pair(clash: FactClash, confidence: float) -> PairScore:
+    """A fact-sheet clash as an evidence row: the turn or persona line that said the fact, in its own words, against
+    the candidate's sentence, at the check's confidence."""
+    return PairScore(clash.sheet.source, clash.sheet.turn_id, clash.sheet.said, clash.said.said, confidence)
 
 
 def unstructured_verdict(context: str, candidate: str, score: float, settings: JudgeSettings,

@@ -93,6 +93,10 @@ class GuardConfig:
     checks: frozenset[Check] = frozenset(CHECKS)
     #: the red badge's band (None: every flag gets the red badge)
     badge: BadgeBand | None = None
+    #: the fact check's measured precision on the calibration halves (None: not measured)
+    fact_precision: float | None = None
+    #: re-rank sends the bot's favourite while its score is under this band (None: never, the least suspected goes)
+    rerank_band: float | None = None
 
     @classmethod
     def read(cls, folder: Path | None) -> GuardConfig:
@@ -133,6 +137,9 @@ class GuardConfig:
                                     max_escalated=int(cascade.get("max_escalated", 24))),
             checks=_checks(data, where),
             badge=_badge(data, where),
+            fact_precision=_share(data.get("facts"), "precision", where, "facts.precision"),
+            rerank_band=_probability(data.get("rerank") or {}, "band", where, "rerank.band")
+            if isinstance(data.get("rerank"), dict) else None,
         )
 
 
@@ -147,6 +154,19 @@ def _probability(data: dict, key: str, where: Path | str, name: str | None = Non
         raise ConfigError(f"{where}: '{name or key}' must be a number: {exc}") from exc
     if not 0.0 < value < 1.0:
         raise ConfigError(f"{where}: {name or key} {value} must lie strictly between 0 and 1")
+    return value
+
+
+def _share(section: object, key: str, where: Path | str, name: str) -> float | None:
+    """``section[key]`` as a share in (0, 1] (a measured precision may be 1), None when absent."""
+    if not isinstance(section, dict) or section.get(key) is None:
+        return None
+    try:
+        value = float(section[key])
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: '{name}' must be a number: {exc}") from exc
+    if not 0.0 < value <= 1.0:
+        raise ConfigError(f"{where}: {name} {value} must lie in (0, 1]")
     return value
 
 
@@ -195,6 +215,9 @@ def _operating_point(calibration: dict) -> OperatingPoint | None:
         recall=chosen.get("recall_decode_contradictions", chosen.get("recall", min(recalls) if recalls else None)))
 
 
+#: the line a fact-sheet clash's confidence is compared with: a clash is a yes / no, right more often than not
+FACT_LINE = 0.5
+
 #: One of MuTual-plus's safe responses (Cui et al. 2020, §3): what the block mode sends when every candidate
 #: contradicts.
 DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
@@ -214,6 +237,10 @@ class JudgeSettings:
     intra_threshold: float = FALLBACK_THRESHOLD
     own_question_threshold: float = FALLBACK_THRESHOLD
     checks: frozenset[Check] = frozenset()
+    #: the score a fact-sheet clash gives a verdict: the check's measured precision (else τ); it flags at FACT_LINE
+    fact_confidence: float = FALLBACK_THRESHOLD
+    #: re-rank: the bot's favourite is sent while its score is under this band (None: the least suspected goes)
+    rerank_band: float | None = None
     #: earlier sentences the prefilter pairs with each candidate sentence; None: every one (no prefilter)
     prefilter_k: int | None = None
     penalty_lambda: float = 1.0
@@ -260,6 +287,8 @@ class JudgeSettings:
         return cls(mode=GuardMode(mode), method=Method(method), pairing=Pairing(pairing), threshold=tau,
                    intra_threshold=float(intra_threshold), own_question_threshold=float(own_question_threshold),
                    checks=resolve_checks(checks, config.checks),
+                   fact_confidence=tau if config.fact_precision is None else config.fact_precision,
+                   rerank_band=config.rerank_band,
                    prefilter_k=config.prefilter_k if prefilter is not False and has_embedder else None,
                    penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
                    fallback=fallback or DEFAULT_SAFE_REPLY,

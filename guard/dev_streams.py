@@ -35,6 +35,9 @@ STREAMS = ("convai2", "decode")
 #: precise on the DECODE calibration half's verified turns
 CHECK_MIN_GAIN = 2
 BADGE_PRECISION = 0.90
+#: re-rank's low band: the bot's favourite is sent while it scores under a band below which this share of the
+#: calibration halves' labelled turns (pooled) were consistent (docs/experiments/2026-11-27-fact-sheet.md)
+RERANK_BAND_CONSISTENT = 0.97
 
 
 def labelled_turns(stream_name: str, split: str | None) -> list[StreamTurn]:
@@ -69,33 +72,49 @@ class ScoredStream:
 
 @dataclass(frozen=True)
 class Decision:
-    """The whole decision as the budget sets it: τ, the checks kept on and their thresholds (1.0: off)."""
+    """The whole decision as the budget sets it: τ, the checks kept on and their thresholds (off: over any score;
+    the fact check flags at 1.0, its confidence is what its flags score)."""
 
     threshold: float
     intra_threshold: float = 1.0
     own_question_threshold: float = 1.0
+    fact_threshold: float = 2.0
+    fact_confidence: float = 0.0
 
     def flagged(self, s: TurnScore) -> bool:
-        return s.flagged(self.threshold, self.intra_threshold, self.own_question_threshold)
+        return s.flagged(self.threshold, self.intra_threshold, self.own_question_threshold, self.fact_threshold)
 
     def score(self, s: TurnScore) -> float:
-        return s.score(self.intra_threshold, self.own_question_threshold)
+        return s.score(self.intra_threshold, self.own_question_threshold, self.fact_threshold, self.fact_confidence)
+
+    def by_checks(self, s: TurnScore) -> bool:
+        """Whether a check beside the history check flags the turn."""
+        return (s.intra_score >= self.intra_threshold or s.own_question_score >= self.own_question_threshold
+                or s.fact_score >= self.fact_threshold)
 
 
 def _check_score(s: TurnScore, check: str) -> float:
-    return s.intra_score if check == "intra" else s.own_question_score
+    return {"intra": s.intra_score, "own_question": s.own_question_score, "facts": s.fact_score}[check]
 
 
-def _solve_tau(streams: Sequence[ScoredStream], false_alarm: float, intra: float, own: float) -> float:
-    """The smallest τ at which the whole decision flags at most ``false_alarm`` of each stream's consistent turns."""
+def _solve_tau(streams: Sequence[ScoredStream], false_alarm: float, checks: Decision) -> float:
+    """The smallest τ at which the whole decision (``checks``' thresholds) flags at most ``false_alarm`` of each
+    stream's consistent turns."""
     taus = []
     for st in streams:
         consistent = st.consistent()
-        by_checks = sum(s.intra_score >= intra or s.own_question_score >= own for s in consistent)
+        by_checks = sum(checks.by_checks(s) for s in consistent)
         allowed = int(np.floor(false_alarm * len(consistent) + 1e-9)) - by_checks
-        rest = [s.history_score for s in consistent if s.intra_score < intra and s.own_question_score < own]
+        rest = [s.history_score for s in consistent if not checks.by_checks(s)]
         taus.append(threshold_allowing(rest, allowed) if rest and allowed >= 0 else 0.9999)
     return max(taus)
+
+
+def fact_precision(streams: Sequence[ScoredStream]) -> float | None:
+    """The fact check's precision over the labelled turns of ``streams`` pooled (flags that are real
+    contradictions), rounded down to two decimals; None when it flags none."""
+    flags = [bool(y) for st in streams for s, y in zip(st.scores, st.labels) if y is not None and s.fact_score >= 1.0]
+    return float(np.floor(100 * sum(flags) / len(flags)) / 100) if flags else None
 
 
 def catches(streams: Sequence[ScoredStream], decision: Decision) -> int:
@@ -118,11 +137,21 @@ def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float =
     check_tau = {c: max(false_alarm_threshold([_check_score(s, c) for s in st.consistent()], check_false_alarm)
                         for st in streams) for c in ("intra", "own_question")}
     check_tau["own_question"] = max(check_tau["own_question"], own_floor)
+    # the fact check flags or not (no score to move): admissible only when, alone, it flags at most
+    # ``check_false_alarm`` of each stream's consistent turns (docs/experiments/2026-11-27-fact-sheet.md)
+    fact_alone = {st.name: float(np.mean([s.fact_score >= 1.0 for s in st.consistent()])) for st in streams}
+    facts_admissible = any(s.fact_score for st in streams for s in st.scores) and \
+        all(rate <= check_false_alarm for rate in fact_alone.values())
+    confidence = fact_precision(streams) or 0.0
+    if facts_admissible:
+        check_tau["facts"] = 1.0
 
     def decision(on: set[str]) -> Decision:
-        intra = check_tau["intra"] if "intra" in on else 1.0
-        own = check_tau["own_question"] if "own_question" in on else 1.0
-        return Decision(_solve_tau(streams, false_alarm, intra, own), intra, own)
+        thresholds = Decision(1.0, check_tau["intra"] if "intra" in on else 1.0,
+                              check_tau["own_question"] if "own_question" in on else 1.0,
+                              1.0 if "facts" in on else 2.0, confidence)
+        return Decision(_solve_tau(streams, false_alarm, thresholds), thresholds.intra_threshold,
+                        thresholds.own_question_threshold, thresholds.fact_threshold, confidence)
 
     alone = decision(set())
     gains = {c: catches(streams, decision({c})) - catches(streams, alone) for c in check_tau}
@@ -136,7 +165,8 @@ def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float =
         shares = {"history": sum(s.history_score >= everything.threshold for s, f in zip(consistent, flags) if f),
                   "intra": sum(s.intra_score >= everything.intra_threshold for s, f in zip(consistent, flags) if f),
                   "own_question": sum(s.own_question_score >= everything.own_question_threshold
-                                      for s, f in zip(consistent, flags) if f)}
+                                      for s, f in zip(consistent, flags) if f),
+                  "facts": sum(s.fact_score >= everything.fact_threshold for s, f in zip(consistent, flags) if f)}
         verified = st.verified
         y = [bool(st.labels[i]) for i in verified]
         flagged = [chosen.flagged(st.scores[i]) for i in verified]
@@ -147,12 +177,33 @@ def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float =
             "false_alarms_by_check_with_every_check_on": shares}
     band = next((st for st in streams if st.name == band_stream), None)
     badge = _badge_band(band, chosen, badge_precision) if band is not None else None
+    rerank = rerank_band(streams, chosen)
     return {"rule": BUDGET_RULE,
             "threshold": chosen.threshold,
             "intra_threshold": check_tau["intra"], "own_question_threshold": check_tau["own_question"],
             "checks": sorted(earned), "check_gains": gains, "catches_history_alone": catches(streams, alone),
+            "facts": {"admissible": facts_admissible, "flags_alone_on_consistent": fact_alone,
+                      "precision": fact_precision(streams)},
             "false_alarm_target": false_alarm, "check_false_alarm_target": check_false_alarm,
-            "min_gain": min_gain, "per_stream": per_stream, "badge": badge}
+            "min_gain": min_gain, "per_stream": per_stream, "badge": badge, "rerank": rerank}
+
+
+def rerank_band(streams: Sequence[ScoredStream], decision: Decision,
+                share: float = RERANK_BAND_CONSISTENT) -> dict:
+    """Re-rank's low band: the largest score b ≤ τ such that the labelled turns of ``streams`` (pooled) scoring
+    under b (the decision's score) are at least ``share`` consistent; with the share measured under it."""
+    pairs = sorted((decision.score(s), bool(y)) for st in streams for s, y in zip(st.scores, st.labels)
+                   if y is not None)
+    best, measured, under = None, None, 0
+    consistent = 0
+    for k, (score, contradiction) in enumerate(pairs):
+        # every turn before k scores at most ``score``: b = score keeps exactly those strictly under it
+        if k and score > pairs[k - 1][0] and score <= decision.threshold and consistent / k >= share:
+            best, measured, under = score, consistent / k, k
+        consistent += not contradiction
+    return {"band": None if best is None else round(float(best), 4),
+            "consistent_under": None if measured is None else round(float(measured), 4), "turns_under": under,
+            "target": share, "measured_on": "the labelled bot turns of both dev streams' calibration halves, pooled"}
 
 
 def _badge_band(stream: ScoredStream, decision: Decision, precision: float) -> dict:

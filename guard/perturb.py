@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import re
 
-from embedded import spacy_nlp
+from guard import grammar
 
 #: Dependency labels of a clause subject ("I like dogs", "Chatting is fun", "There is a dog").
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -418,8 +418,8 @@ class Perturb:
 # ---------------------------------------------------------------------------- plain-string API
 
 def parse(text: str):
-    """``text`` parsed by the embedded spaCy model (en_core_web_sm)."""
-    return spacy_nlp()(text)
+    """``text`` parsed by the embedded spaCy model (en_core_web_sm), once (``guard.grammar.parse``)."""
+    return grammar.parse(text)
 
 
 def first_statement(text: str) -> str | None:

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from guard import grammar
 from guard import text as textsplit
 from guard.answers import Reading, after_particle, read_answer
 from guard.config import JudgeSettings
+from guard.fact_sheet import FactClash, read_facts, sheet_of
 from guard.pair_cache import embed
 from guard.reading import Unit, asked_back_turn, denial_support, question_before
 from guard.records import Turn
@@ -77,6 +79,14 @@ class CandidatePlan:
     clauses: tuple[str, ...] = ()
     intra: tuple[Slot, ...] = ()
     role: tuple[Slot, ...] = ()
+    #: the fact sheet's clashes with this candidate (the facts check; no pair to score)
+    fact_clashes: tuple[FactClash, ...] = ()
+
+
+def same_time(a: str, b: str) -> bool:
+    """Whether two clauses can clash in time: not the past or a wish beside the present ("I used to live in Rome,
+    I live in Oslo now", "I don't have a dog, I'd love one someday")."""
+    return grammar.time_of(a) == grammar.time_of(b)
 
 
 @dataclass(frozen=True)
@@ -178,6 +188,7 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
         others = [t for t in history if t.agent_id != speaker and t.text.strip()]
         user_premises = [Premise(PremiseSource.HISTORY, t.turn_id, t.text, units_of(t.text, pairing, None,
                                                                                      claims_only)) for t in others]
+    sheet = sheet_of(history, persona, speaker) if Check.FACTS in settings.checks else None
     batch = PairBatch()
     planned_candidates = []
     for cand in candidates:
@@ -197,10 +208,12 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
             clauses = ((reading.statement, *rest) if reading else rest)[:MAX_CLAUSES]
             itself = Premise(PremiseSource.INTRA, -1, cand, ())
             intra = tuple(batch.slot(itself, Unit(a, a), Unit(b, b)) for i, a in enumerate(clauses)
-                          for b in clauses[i + 1:])
+                          for b in clauses[i + 1:] if same_time(a, b))
         role = tuple(Slot(p, u, cu, batch.add(u.text, cu.text))
                      for p, u, cu in paired_with(units, user_premises, settings, embedder)) if user_premises else ()
-        planned_candidates.append(CandidatePlan(cand, reading, units, slots, kept, clauses, intra, role))
+        clashes = () if sheet is None else sheet.clashes(
+            read_facts(cand, PremiseSource.HISTORY, -1, reading.statement if reading else None))
+        planned_candidates.append(CandidatePlan(cand, reading, units, slots, kept, clauses, intra, role, clashes))
     drift: list[DriftPair] = []
     if persona_premises:  # did an earlier turn a candidate is paired with contradict the persona itself?
         paired = {s.premise.turn_id for c in planned_candidates for s in c.slots

@@ -3,8 +3,10 @@
 Modes:
 * ``off``     the generator's best candidate, verdicts ignored.
 * ``flag``    the generator's best candidate, contradictions only reported.
-* ``rerank``  DECODE §5.3 (Nie et al. 2021): the best-scored candidate the detector does not flag;
-              if every candidate is flagged, the generator's best (as DECODE's re-ranked beam does).
+* ``rerank``  DECODE §5.3 (Nie et al. 2021), among the candidates the detector does not flag that answer: the
+              one the detector suspects least, the generator's best (the bot's favourite) only while its score
+              is under a low band set on the calibration halves (``rerank_band``); if every candidate is
+              flagged, the generator's best (as DECODE's re-ranked beam does).
 * ``penalty`` Dialogue NLI re-ranking (Welleck et al. 2019, eq. 1):
               s'_i = s_i - λ·(s_1 - s_k)·c_i, with s_1 the top generator score, s_k the k-th best
               (k = ``penalty_k``, default the last candidate) and c_i the candidate's contradiction
@@ -27,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from guard.config import DEFAULT_SAFE_REPLY
+from guard.config import DEFAULT_SAFE_REPLY, FACT_LINE
 from guard.records import Candidate
 from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
@@ -102,6 +104,9 @@ def deciding_score(verdict: Verdict) -> tuple[float, float]:
         return (top.score if top is not None else verdict.score), tau
     if top is None:
         return verdict.score, tau
+    details = verdict.details
+    if details.fact_clashes and details.history_score < tau and details.fact_confidence is not None:
+        return details.fact_confidence, FACT_LINE  # the fact sheet decided: its confidence against its line
     role = verdict.details.role
     if verdict.category == Category.ROLE and role is not None and role.signal == "answers-own-question":
         return top.score, role.role_threshold
@@ -144,6 +149,13 @@ def describe_verdict(verdict: Verdict) -> str:
         return said
     if top is None:
         return f"contradicts the conversation with {probability(score, limit)}"
+    clashes = verdict.details.fact_clashes
+    if clashes and verdict.details.history_score < tau:  # the fact sheet decided: in the sheet's words
+        clash = clashes[0]
+        more = f", and {len(clashes) - 1} more" if len(clashes) > 1 else ""
+        measured = verdict.details.fact_confidence
+        return (f'contradicts what the bot said about itself in {describe_source(top)} ("{top.premise}"): '
+                f"{clash.why}{more} (the fact sheet, at confidence {measured:.2f})" + took)
     what = "role confusion: reads as the user's reply and contradicts" if verdict.category == Category.ROLE \
         else "contradicts"
     return (f'{what} {describe_source(top)} ("{top.premise}") with {probability(score, limit)}'
@@ -174,14 +186,16 @@ def choose(
     fallback: str = DEFAULT_SAFE_REPLY,
     penalty_k: int | None = None,
     repair_fallback: GuardMode = GuardMode.RERANK,
+    rerank_band: float | None = None,
 ) -> PolicyDecision:
     """Pick the reply for ``mode``; a candidate's generator score is higher when better. ``verdicts`` are the
     detector's, one per candidate (None or empty when the mode is off). ``repair_fallback``: the policy the
-    repair mode falls back to (one of ``REPAIR_FALLBACKS``)."""
+    repair mode falls back to (one of ``REPAIR_FALLBACKS``). ``rerank_band``: re-rank sends the generator's best
+    while its score is under it, else the least suspected (None: always the least suspected)."""
     mode = _check(candidates, verdicts, mode)
     if mode == GuardMode.REPAIR:
         return _repair_or_fall_back(candidates, verdicts, repair_fallback, penalty_lambda=penalty_lambda,
-                                    fallback=fallback, penalty_k=penalty_k)
+                                    fallback=fallback, penalty_k=penalty_k, rerank_band=rerank_band)
     scores = [float(c.score) for c in candidates]
     n = len(candidates)
     best_gen = max(range(n), key=lambda i: scores[i])  # first of equals wins
@@ -223,8 +237,14 @@ def choose(
     # before those that say nothing ("I don't know." must not beat a consistent answer: the guard would teach dodging)
     clean = [i for i in range(n) if not flagged[i]]
     answering = [i for i in clean if not verdicts[i].details.says_nothing]
+    pool = answering or clean
+    favourite = max(pool, key=lambda i: scores[i]) if pool else None
+    suspected = [float(deciding_score(v)[0]) for v in verdicts]
+    least = favourite
+    if pool and mode == GuardMode.RERANK and not (rerank_band is not None and suspected[favourite] < rerank_band):
+        least = min(pool, key=lambda i: (suspected[i], -scores[i]))  # ties: the generator's order
     if clean:
-        chosen = max(answering or clean, key=lambda i: scores[i])
+        chosen = least if mode == GuardMode.RERANK else favourite
     elif mode == GuardMode.RERANK:
         chosen = best_gen
     else:
@@ -233,6 +253,15 @@ def choose(
     for i in range(n):
         if i == chosen and flagged[i]:
             head = "chosen although flagged: every candidate contradicts, so the generator's best is kept"
+        elif i == chosen and answering and mode == GuardMode.RERANK and i == favourite:
+            head = (f"chosen: the bot's favourite (generator score {scores[i]:.3f}) among candidates without a "
+                    f"contradiction" + (f", its score {suspected[i]:.3f} under the band {rerank_band:.3f}"
+                                        if rerank_band is not None and suspected[i] < rerank_band else
+                                        ", and the one the detector suspects least"))
+        elif i == chosen and answering and mode == GuardMode.RERANK:
+            head = (f"chosen: the one the detector suspects least ({suspected[i]:.3f}) among candidates without a "
+                    "contradiction that answer" + (f"; the bot's favourite scored {suspected[favourite]:.3f}, over "
+                                                  f"the band {rerank_band:.3f}" if rerank_band is not None else ""))
         elif i == chosen and answering:
             head = f"chosen: the best generator score ({scores[i]:.3f}) among candidates without a contradiction"
         elif i == chosen:
@@ -244,6 +273,8 @@ def choose(
             head = "rejected: every candidate contradicts, so the safe reply is sent"
         elif flagged[i]:
             head = "rejected"
+        elif mode == GuardMode.RERANK and chosen is not None and i in pool and scores[i] > scores[chosen]:
+            head = f"not chosen: the detector suspects it more ({suspected[i]:.3f})"
         else:
             head = f"not chosen: a lower generator score ({scores[i]:.3f})"
         reasons.append(f"{head}; {describe_verdict(verdicts[i])}")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard.answers import affirmative
+from guard.grammar import affirmative
 from guard.records import Turn
 
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", re.IGNORECASE)

@@ -389,7 +389,7 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
     if kept:
         decision = choose([candidates[i] for i in kept], verdicts, settings.mode,
                           penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
-                          repair_fallback=settings.repair_fallback)
+                          repair_fallback=settings.repair_fallback, rerank_band=settings.rerank_band)
     else:  # every candidate withheld: the safe reply
         decision = PolicyDecision(None, settings.fallback, True, (), ())
     at = {j: i for j, i in enumerate(kept)}  # the decision's numbering -> the candidates'

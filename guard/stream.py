@@ -251,15 +251,21 @@ class TurnScore:
     n_pairs: int = 0
     #: the best pair against the turn that asked the user back, when only short replies followed (0: not so)
     own_question_score: float = 0.0
+    #: 1.0 when the fact sheet found a clash (``guard.fact_sheet``), else 0.0 (a check without a score)
+    fact_score: float = 0.0
 
-    def flagged(self, threshold: float, intra_threshold: float, own_question_threshold: float = 1.0) -> bool:
+    def flagged(self, threshold: float, intra_threshold: float, own_question_threshold: float = 1.0,
+                fact_threshold: float = 2.0) -> bool:
         return (self.history_score >= threshold or self.intra_score >= intra_threshold
-                or self.own_question_score >= own_question_threshold)
+                or self.own_question_score >= own_question_threshold or self.fact_score >= fact_threshold)
 
-    def score(self, intra_threshold: float, own_question_threshold: float = 1.0) -> float:
-        """The verdict's score: the history score, or a category check's score where that check fires."""
+    def score(self, intra_threshold: float, own_question_threshold: float = 1.0, fact_threshold: float = 2.0,
+              fact_confidence: float = 0.0) -> float:
+        """The verdict's score: the history score, or a check's score where that check fires (the fact check's
+        is its confidence)."""
         return max(self.history_score, self.intra_score if self.intra_score >= intra_threshold else 0.0,
-                   self.own_question_score if self.own_question_score >= own_question_threshold else 0.0)
+                   self.own_question_score if self.own_question_score >= own_question_threshold else 0.0,
+                   fact_confidence if self.fact_score >= fact_threshold else 0.0)
 
     def evidence(self, threshold: float) -> tuple[list[int], list[int]]:
         """(earlier turn ids, persona lines) whose pairs reach ``threshold``."""
@@ -289,7 +295,8 @@ def score_stream(guard, settings, turns: Sequence[StreamTurn], progress=None) ->
         out.append(TurnScore(record_id, int(turn_id), round(float(verdict.details.history_score), 5),
                              round(float(intra.score), 5) if intra is not None else 0.0, premises,
                              str(verdict.category), verdict.details.n_pairs,
-                             round(float(verdict.details.own_question_score or 0.0), 5)))
+                             round(float(verdict.details.own_question_score or 0.0), 5),
+                             1.0 if verdict.details.fact_clashes else 0.0))
     return out
 
 

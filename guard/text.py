@@ -2,17 +2,17 @@
 
 Bot replies are long and a contradiction usually sits in one clause, so the detector compares
 sentences (history contradiction) and clauses (intra-sentence contradiction) rather than whole
-turns. Splitting runs spaCy's parser, which costs milliseconds per text; a conversation repeats
-the same texts every turn, so every split is cached by its text.
+turns. Splitting reads spaCy's parse (``guard.grammar``: each text parsed once, kept across turns);
+a conversation repeats the same texts every turn, so every split is cached by its text too.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
 
-from embedded import spacy_nlp
+from guard import grammar
+from guard.caches import BoundedCache
 
 # Dependency labels whose verb heads start a clause of their own (coordinated clause,
 # adverbial clause, clausal complement).
@@ -22,16 +22,8 @@ CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp"})
 _JOINERS = frozenset({"but", "and", "or", "so", "yet", "because", "although", "though", "while", "however", "that"})
 _CACHE_LIMIT = 50_000
 
-_lock = threading.Lock()
-_sentence_cache: dict[str, tuple[str, ...]] = {}
-_clause_cache: dict[str, tuple[str, ...]] = {}
-
-
-def _remember(cache: dict, key: str, value: tuple[str, ...]) -> None:
-    with _lock:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()  # bounded memory; a running chat refills what it needs in one turn
-        cache[key] = value
+_sentence_cache: BoundedCache = BoundedCache(_CACHE_LIMIT)
+_clause_cache: BoundedCache = BoundedCache(_CACHE_LIMIT)
 
 
 def _clean(span_text: str) -> str:
@@ -83,14 +75,13 @@ def _parse(texts: list[str]) -> None:
     todo = [t for t in dict.fromkeys(texts) if t not in _sentence_cache or t not in _clause_cache]
     if not todo:
         return
-    nlp = spacy_nlp()
-    for text, doc in zip(todo, nlp.pipe(todo, batch_size=64)):
+    for text, doc in zip(todo, grammar.parse_many(todo)):
         sentences = tuple(s.text.strip() for s in doc.sents if s.text.strip()) or (text.strip(),)
         clauses: list[str] = []
         for sent in doc.sents:
             clauses.extend(_clauses_of_sentence(sent))
-        _remember(_sentence_cache, text, sentences)
-        _remember(_clause_cache, text, tuple(dict.fromkeys(clauses)) or sentences)
+        _sentence_cache.put(text, sentences)
+        _clause_cache.put(text, tuple(dict.fromkeys(clauses)) or sentences)
 
 
 def prepare(texts: Iterable[str]) -> None:
@@ -117,9 +108,9 @@ def clauses(text: str) -> tuple[str, ...]:
 
 
 def clear_caches() -> None:
-    with _lock:
-        _sentence_cache.clear()
-        _clause_cache.clear()
+    _sentence_cache.clear()
+    _clause_cache.clear()
+    grammar.clear_parses()
 
 
 #: sentences that assert nothing about their speaker: greetings, thanks, backchannels and laughter, whole

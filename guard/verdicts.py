@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from guard.fact_sheet import FactClash
 from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
 
@@ -114,6 +115,10 @@ class VerdictDetails:
     says_nothing: bool = False
     #: evidence against earlier turns that themselves contradicted the persona, set aside (``PersonaSide``)
     persona_sides: tuple[PersonaSide, ...] = ()
+    #: the fact sheet's clashes (``guard.fact_sheet``): a single-valued fact the bot stated given another value
+    fact_clashes: tuple[FactClash, ...] = ()
+    #: the score a clash gives (the fact check's measured precision), None when the check did not run
+    fact_confidence: float | None = None
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ class Check(StrEnum):
     INTRA = "intra"  # two clauses of the judged turn contradict each other (flags)
     OWN_QUESTION = "own_question"  # the bot answers the question it asked the user back (flags, as role confusion)
     ROLE = "role"  # a history contradiction that reads as the user's side is named role confusion (names only)
+    FACTS = "facts"  # the bot's fact sheet: a single-valued fact given another value (flags, as history)
 
 
 METHODS: tuple[Method, ...] = tuple(Method)

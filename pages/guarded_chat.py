@@ -17,6 +17,7 @@ from ui import chat_session, chat_sidebar, navigation, suggestions
 from ui.annotations import annotation_box
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, turn_html
+from ui.sheet_widgets import chat_sheet
 from ui.startup import warm_up_status
 from ui.transcript import transcript_marks
 from ui.turn_widgets import guarded_turn_live, rejudge_controls, show_candidates, show_turn_chart, turn_caption
@@ -41,6 +42,10 @@ st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {
                            f"{settings.detector}, flags from τ = {settings.threshold:.4f}"),
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
+# the bot's fact sheet, above the transcript: its place first, filled once the turn is in, so reading it never delays
+# the guard's first step. A container, not st.empty(): Streamlit keeps a block's last drawing on screen until this run
+# draws over it, where an empty element would blank the sheet at the start of every run and shift the transcript
+sheet_slot = st.container()
 
 # ---------------------------------------------------------------- the transcript: its places first, its turns later
 show_rejected = bool(st.session_state.get(chat_sidebar.SHOW_REJECTED_KEY))
@@ -201,6 +206,8 @@ else:
 
 
 # ---------------------------------------------------------------- after the transcript
+with sheet_slot:
+    chat_sheet(conversation, settings)
 show_turn_chart(conversation, settings.threshold)
 rejudged = rejudge_controls(conversation, settings, lambda: get_guard(settings.detector, kept=KEPT))
 if rejudged is not None:

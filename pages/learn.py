@@ -1,6 +1,7 @@
 """Learn: a short guided page for classes, in a class's words — what a contradiction in a conversation is, the three
-ways a bot can contradict itself, and why checking one earlier turn at a time works better than reading the whole
-conversation at once, each with a live example. The papers' terms (CDConv's categories, DECODE's structured and
+ways a bot can contradict itself, why checking one earlier turn at a time works better than reading the whole
+conversation at once, why what was asked matters and the bot's fact sheet (with where it stops), each with a live
+example. The papers' terms (CDConv's categories, DECODE's structured and
 unstructured methods, NLI, τ) stay on the playground; here each is said in plain words."""
 
 from __future__ import annotations
@@ -9,11 +10,15 @@ import streamlit as st
 
 from guard.dialogue_text import parse_dialogue_text
 from guard.examples import BY_KEY, CLASS_EXAMPLES, EXAMPLES, judge_examples
-from guard.vocabulary import Method
+from guard.fact_sheet import Relation
+from guard.records import Dialogue, Turn
+from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation
 from ui.app_defaults import current_settings
+from ui.fact_sheet import FACT_ICON, clash_words
 from ui.models import get_guard
-from ui.render import escape_markdown
+from ui.render import escape_markdown, evidence_marks, turn_html
+from ui.sheet_widgets import dialogue_sheet
 from ui.verdict_checks import every_check_note, show_category_checks
 from ui.widgets import (
     example_judgements,
@@ -68,10 +73,41 @@ def live(example_key: str, method_settings=None, who_speaks: str = "") -> None:
             st.markdown(plain_verdict_line(verdict, example.expected))
             if settings is structured and example.key in judgements:
                 st.markdown(judgement_text(judgements[example.key], plain=True))
+            for clash in verdict.details.fact_clashes:  # what the fact sheet read, both values
+                st.markdown(f"{FACT_ICON} " + escape_markdown(f"The fact sheet: {clash_words(clash, plain=True)}"))
             if settings is structured:
                 show_category_checks(verdict, plain=True, said=dialogue.last.text, who_speaks=who_speaks)
         if example.plain_note or example.note:
             st.caption(escape_markdown(example.plain_note or example.note))
+
+
+#: Section 5's example, written from a reply a small chatbot really sent: the description says two dogs, the reply 12
+FACT_PERSONA = ("I have two dogs.",)
+FACT_TURNS = (("User", "How many dogs do you have?"), ("Bot", "I have a team of 12 dogs."))
+
+
+def fact_example(guard, settings) -> None:
+    """Section 5's one example, judged live: the bot's description and the dialogue with the reason marked, the
+    verdict, the fact sheet with the clash on the fact, and whether the sheet caught it."""
+    dialogue = Dialogue("learn_fact_sheet", [Turn(i, who, text) for i, (who, text) in enumerate(FACT_TURNS)],
+                        persona=list(FACT_PERSONA))
+    with st.container(border=True):
+        st.markdown("**Two dogs, or twelve?**  \n*Written for this page, after a reply a small chatbot really sent*")
+        verdict = guard.verdict_on_dialogue(dialogue, settings) if guard is not None and settings is not None \
+            else None
+        marks = evidence_marks(verdict.evidence, dialogue.last.turn_id, plain=True).persona if verdict else {}
+        st.html('<div class="cg-persona"><b>The bot\'s description of itself</b>' + "".join(
+            turn_html("Bot", line, marks.get(i, ()), turn_id=i, source=PremiseSource.PERSONA)
+            for i, line in enumerate(dialogue.persona)) + "</div>")
+        show_dialogue(dialogue, verdict, plain=True)
+        if verdict is None:
+            return
+        st.markdown(plain_verdict_line(verdict, Category.HISTORY))
+        st.markdown("**The fact sheet** before the last turn:")
+        dialogue_sheet(dialogue, verdict, plain=True)
+        caught = verdict.contradiction and any(c.relation == Relation.COUNT for c in verdict.details.fact_clashes)
+        st.markdown(":green[**✔ right**: the fact sheet catches it: 2 dogs and 12 dogs cannot both be true]" if caught
+                    else ":red[**✘ wrong**: the fact sheet does not catch it here]")
 
 
 st.header("1. What is a contradiction in a conversation?")
@@ -102,8 +138,9 @@ with tabs[1]:
                 "what the *bot* said. If it clashes with the bot's earlier words but follows from the user's, the "
                 "bot has mixed up who is who.")
     live("role_hobby", who_speaks="explain")
-    st.markdown("The detector does not catch every mix-up. In the next one the bot takes over the user's job, and "
-                "the detector is not sure enough that being a nurse clashes with being a teacher: see what it says.")
+    st.markdown("In the next one the bot takes over the user's job. Sentence by sentence, the detector is not sure "
+                "enough that being a nurse clashes with being a teacher; the bot's fact sheet (section 5) knows that "
+                "someone has one job at a time: see what they say.")
     live("role_written", who_speaks="numbers")
 with tabs[2]:
     st.markdown("The detector compares the reply with every earlier turn of the same speaker, one at a time. The "
@@ -137,6 +174,30 @@ with cols[0]:
     live("cdconv_animals")
 with cols[1]:
     live("cdconv_noodles")
+
+st.header("5. Plain facts: the bot's fact sheet")
+st.markdown(
+    "Many contradictions are about plain facts: a name, an age, a town, a job, a number of dogs. Plain facts are where "
+    "the detector is weakest: it reads a reply as words, and to it *“I have two dogs”* and *“I have a team of 12 "
+    "dogs”* look much alike. So the guard also keeps a **fact sheet**: every fact the bot has stated about itself, in "
+    "its description of itself and in each of its replies, written as what it is about and its value (*dogs: 2*). A "
+    "reply that gives one of these facts another value clashes with the sheet. (Writing facts this way comes from "
+    "researchers Welleck et al. 2019.) The chat shows the sheet above the conversation."
+)
+fact_example(guard, structured)
+st.markdown(
+    "**Where the fact sheet stops.** It is a short list of rules, not a reader:\n"
+    "- It reads only a few kinds of facts: a name, an age, where someone lives or grew up, a job, how many pets, "
+    "children, brothers or sisters they have, a diet (vegetarian, vegan) and what they have never done. Hobbies, "
+    "likes and opinions are not on it.\n"
+    "- It misses facts said in other ways: *“I walk my two furry friends every day”* is not read as two dogs, and "
+    "*“I look after patients all day”* is not read as a job.\n"
+    "- The past and wishes are no clash: *“I used to live in Rome”* does not clash with living in Paris, nor *“I'd "
+    "love a cat one day”* with having no pets.\n"
+    "- It knows that one thing is a kind of another (a surgeon is a kind of doctor, so *“surgeon”* after *“doctor”* "
+    "is no clash) from WordNet, a big dictionary of word meanings, and that dictionary has gaps: it files a professor "
+    "beside a teacher, not under it, so *“I'm a professor”* after *“I'm a teacher”* is called a clash."
+)
 
 st.page_link(navigation.page(navigation.PLAYGROUND), label="Try your own dialogues in the probe playground", icon="🧪")
 st.page_link(navigation.page(navigation.CHAT), label="Chat with a guarded bot", icon="💬")

@@ -17,6 +17,7 @@ from ui.app_defaults import current_settings
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
 from ui.render import escape_markdown
+from ui.sheet_widgets import dialogue_sheet
 from ui.verdict_checks import every_check_note, show_category_checks
 from ui.widgets import (
     example_judgements,
@@ -206,8 +207,16 @@ if result is not None:
                            "at.", help="Technical: DECODE's unstructured method, one NLI pair of the speaker-marked "
                                        "history and the last turn.")
                 show_dialogue(dialogue, None)
-    st.subheader("Pair scores: judged sentences × earlier ones (one turn at a time)")
     structured = result[Method.STRUCTURED]
+    st.subheader(f"Fact sheet: what {escape_markdown(dialogue.last.agent_id)} said about themselves before the last "
+                 "turn",
+                 help="Name, age, where they live or grew up, job, how many pets, children or siblings, diet and "
+                      "what they never did, read from their earlier turns. The last turn clashes with the sheet when "
+                      "it gives one of these facts another value.\n\nTechnical: guard.fact_sheet (DNLI's relation "
+                      "and value triples, read with spaCy and WordNet); the fact check scores a clash at its measured "
+                      "precision.")
+    dialogue_sheet(dialogue, structured)
+    st.subheader("Pair scores: judged sentences × earlier ones (one turn at a time)")
     shown, _ = score_and_threshold(*deciding_score(structured))
     heatmap(structured.pair_scores, structured.details.threshold,
             title=f"{category_name(structured.category)} · p = {shown}")

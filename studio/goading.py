@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from conversation.records import BOT, USER
+from guard import grammar
+from guard.grammar import TO_SECOND_PERSON
 from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
 from studio.lm import ContinuationScorer
@@ -66,8 +68,7 @@ SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure"
 _WORDNET_LOCK = threading.Lock()
 #: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
 RECENT_TURNS = 3
-_PRONOUN_SWAP = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself", "am": "are",
-                 "'m": "are", "we": "you", "our": "your", "us": "you"}
+_PRONOUN_SWAP = TO_SECOND_PERSON  # the bot's words asked back: my -> your, I am -> you are (guard.grammar's table)
 _LOCATION_PREPS = {"in", "at", "near", "to", "from"}
 _LOCATION_VERBS = {"live", "work", "go", "grow", "come", "move", "stay", "study", "travel", "visit", "be"}
 _DURATION_NOUNS = {"year", "years", "month", "months", "week", "weeks", "day", "days"}
@@ -101,14 +102,8 @@ class SuggestionSet:
 
 
 # ---------------------------------------------------------------------------- parsing helpers
-def _nlp():
-    from embedded import spacy_nlp
-
-    return spacy_nlp()
-
-
 def _sentences(text: str):
-    return list(_nlp()(text).sents)
+    return list(grammar.parse(text).sents)
 
 
 def _first_person_subject(verb) -> bool:

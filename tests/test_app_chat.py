@@ -56,7 +56,9 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     table = tables[1]
     assert list(table["reply"]) == ["I have never had a dog.", "Max loves long walks in the park."]
     assert list(table.columns) == ["#", "sent", "reply", "why", "bot's own score", "contradiction score",
-                                   "flags from", "kind"]
+                                   "flags from", "kind", "clashes with the fact sheet"]
+    # the tiny detector's config keeps every check: the fact sheet's clash of "never had a dog" with turn 1's dog
+    assert list(table["clashes with the fact sheet"]) == ["dogs: at least 1 (turn 1) vs none", ""]
     assert (table["contradiction score"] != "").all() and table["why"].str.len().min() > 10
     # one number per decision: the score column quotes the deciding check's score as the "why" text does
     report = at.session_state["chat::conversation"].turns[3].report
@@ -305,7 +307,10 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
     after = at.session_state["chat::conversation"]
     assert [t.text for t in after.turns] == [t.text for t in before.turns]  # nothing regenerated
     report = after.turns[3].report
-    assert report.threshold == 0.9 and not any(c.contradicts for c in report.candidates)
+    # at 0.9 the pair scores flag nothing; "I have never had a dog." still contradicts turn 1 through the fact sheet
+    # (the tiny detector's config keeps every check, and a clash scores the check's confidence: τ, unmeasured)
+    assert report.threshold == 0.9 and [c.contradicts for c in report.candidates] == [True, False]
+    assert "the fact sheet" in report.candidates[0].reason
     assert report.rejudge_note.startswith(f"re-judged by {flagging_detector} at τ = 0.90")
     assert any(c.value.startswith("🔁") for c in at.caption)
 
@@ -397,3 +402,86 @@ def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_w
     [table] = html_tables(at, "cg-candidates")
     assert list(table["reply"]) == ["My petfuck Max is cute.", "I have a dog named Max."]
     assert any("caught petfuck" in c.value for c in at.caption)
+
+
+#: issue 41: a persona of four facts; the second reply's best candidate gives the job another value, the third is sent
+#: and gives the dogs another number
+FACTS_SCRIPT = {"replies": [
+    [{"text": "I live in Paris, near the river.", "score": -0.4}],
+    [{"text": "I'm a teacher at a big school.", "score": -0.2},
+     {"text": "I look after patients all day.", "score": -0.9}],
+    [{"text": "I have a team of 12 dogs.", "score": -0.3}],
+]}
+FACTS_PERSONA = "I work as a nurse.\nI have two dogs.\nI live in Paris.\nMy name is Sam, <b>hi</b>."
+
+
+def _sheet(at: AppTest):
+    """The chat's fact sheet: its rows (about, value, where, the clash marks' texts) and its notes."""
+    import re
+
+    [body] = [h.proto.body for h in at.html if 'class="cg-fact-sheet"' in h.proto.body]
+    rows = []
+    for kind, cells in re.findall(r'<tr class="cg-fact cg-fact-(\w+)"[^>]*>(.*?)</tr>', body, flags=re.S):
+        about, value, where = (re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", cells,
+                                                                               flags=re.S))
+        marks = re.findall(r'class="cg-fact-mark[^"]*"[^>]*>✘ (.*?)</span>', cells)
+        value = value.split("✘")[0]
+        rows.append({"about": about, "value": value, "where": where, "kind": kind, "marks": marks})
+    return body, rows
+
+
+def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp_path, flagging_detector, nlp, wn):
+    """Issue 41: the sheet, headed "What the bot has said about itself", one row per fact (persona and sent replies),
+    a sent reply's clash marked on the fact it gave another value and on its own fact; a candidate's clash in its
+    panel with both values; user text escaped."""
+    import threading
+
+    from ui.fact_sheet import FACT_ICON
+    from ui.render import escape_markdown
+
+    at = _app(monkeypatch, tmp_path, str(flagging_detector), script=FACTS_SCRIPT)
+    assert not [h for h in at.html if "cg-fact-sheet" in h.proto.body]  # no persona, no turn: nothing to show
+    at.text_area(key="chat::persona").set_value(FACTS_PERSONA).run()
+    # the page does not wait for spaCy and WordNet (the goading assistant's warm-up loads them): it says so
+    for thread in [t for t in threading.enumerate() if t.name == "studio-warm-up" and t.is_alive()]:
+        assert any(c.value.startswith("⏳ The language tools that read the bot's facts") for c in at.caption)
+        thread.join(timeout=120)
+    at.run()
+    assert [e.label for e in at.expander][:1] == ["What the bot has said about itself"]
+    body, rows = _sheet(at)
+    facts = {(r["about"], r["value"], r["where"]) for r in rows}
+    assert {("job", "nurse", "persona"), ("dogs", "2", "persona"), ("lives in", "Paris", "persona"),
+            ("name", "Sam", "persona")} <= facts, rows
+    assert "<b>hi" not in body and "Sam, &lt;b&gt;hi" in body  # the persona line, in its words on hover, escaped
+    assert not any(r["marks"] for r in rows)
+
+    say(at, "Where do you live?")
+    body, rows = _sheet(at)
+    [paris] = [r for r in rows if r["about"] == "lives in"]
+    assert paris["where"] == "persona, turn 1" and not paris["marks"]  # said again: one row, both places
+
+    say(at, "What do you do?")
+    say(at, "How many dogs do you have?")
+    conversation = at.session_state["chat::conversation"]
+    assert conversation.turns[5].text == "I have a team of 12 dogs."
+    body, rows = _sheet(at)
+    [dogs] = [r for r in rows if r["about"] == "dogs" and r["value"] == "2"]
+    assert dogs["kind"] == "sent" and dogs["marks"] == ["the reply at turn 5 says 12"], rows
+    [twelve] = [r for r in rows if r["about"] == "dogs" and r["value"] == "12"]
+    assert twelve["where"] == "turn 5" and twelve["marks"] == ["clashes with 2 (persona)"]
+    # τ 0.1 flags both candidates of turn 3: re-rank sends the generator's best, which gives the job another value
+    assert conversation.turns[3].text == "I'm a teacher at a big school."
+    [job] = [r for r in rows if r["about"] == "job" and r["value"] == "nurse"]
+    assert job["marks"] == ["the reply at turn 3 says teacher"], rows
+    # the candidate that gave the job another value: both values in its row of the candidates table and its panel
+    tables = html_tables(open_panels(at), "cg-candidates")
+    turn3 = tables[1]
+    clashes = dict(zip(turn3["reply"], turn3["clashes with the fact sheet"]))
+    assert clashes["I'm a teacher at a big school."] == "job: nurse (persona) vs teacher"
+    assert clashes["I look after patients all day."] == ""
+    panel_lines = [m.value for m in at.markdown if m.value.startswith(FACT_ICON)]
+    assert f"{FACT_ICON} " + escape_markdown("Clashes with the fact sheet: dogs: 2 (persona) vs 12") in panel_lines
+    assert f"{FACT_ICON} " + escape_markdown("Clashes with the fact sheet: job: nurse (persona) vs teacher") \
+        in panel_lines, panel_lines
+    # the flagging detector's checks include the fact check (its config keeps every check)
+    assert any(c.value.startswith("The guard checks every candidate reply against this sheet") for c in at.caption)

@@ -108,7 +108,7 @@ def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
     at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     headers = [h.value for h in at.header]
     assert headers[0].startswith("1. What is a contradiction in a conversation")
-    assert len(headers) == 4
+    assert len(headers) == 5 and headers[4] == "5. Plain facts: the bot's fact sheet"
     verdicts = [m.value for m in at.markdown if m.value.startswith(("⚠️ Detector:", "✅ Detector:"))]
     assert len(verdicts) >= 8  # every live example was judged
     assert {t.label for t in at.tabs} == {"With itself", "Who is who", "Something said earlier"}
@@ -161,12 +161,18 @@ def test_learn_page_categories_are_caught_by_the_embedded_detector(monkeypatch, 
 
 
 @needs_embedded
-def test_the_learn_page_says_which_example_the_detector_gets_wrong(monkeypatch):
+def test_the_learn_page_says_what_catches_the_job_mix_up(monkeypatch):
+    """Issue 38 showed the nurse/teacher mix-up as one the detector misses; issue 41's fact sheet knows a job has one
+    value, and the Learn page (every check on) says so under the example, both jobs named."""
+    from ui.fact_sheet import FACT_ICON
+    from ui.render import escape_markdown
+
     at = _page(monkeypatch, "embedded", "pages/learn.py")
     said = [m.value for m in at.markdown]
-    intro = next(i for i, m in enumerate(said) if m.startswith("The detector does not catch every mix-up"))
-    wrong = [m for m in said[intro:] if "✘ wrong" in m]
-    assert wrong and "mixes up who is who" in wrong[0], said[intro:intro + 6]
+    intro = next(i for i, m in enumerate(said) if m.startswith("In the next one the bot takes over the user's job"))
+    shown = said[intro:intro + 8]
+    assert f"{FACT_ICON} " + escape_markdown("The fact sheet: job: teacher (turn 1) vs nurse") in shown, shown
+    assert any(m.startswith("⚠️ Detector:") for m in shown) and not any("✘ wrong" in m for m in shown), shown
 
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
@@ -304,4 +310,88 @@ def test_every_check_note_in_a_students_words():
     note = every_check_note(["intra"])
     assert note.startswith("This page runs all of the detector's checks. The chat skips some of them")
     assert "whether the bot mixes up who is who" in note and "role confusion" not in note
-    assert every_check_note(["intra", "own_question", "role"]).endswith("the same ones the chat runs.")
+    assert every_check_note(["intra", "own_question", "role", "facts"]).endswith("the same ones the chat runs.")
+    assert every_check_note(["intra", "own_question", "role"]).endswith(
+        "whether a reply gives a fact the bot stated about itself another value.")
+
+
+def _fact_rows(at: AppTest) -> list[dict]:
+    """The fact sheet's rows on a page: about, value, where and the clash marks' texts."""
+    rows = []
+    for body in [h.proto.body for h in at.html if 'class="cg-fact-sheet"' in h.proto.body]:
+        for cells in re.findall(r'<tr class="cg-fact [^"]*"[^>]*>(.*?)</tr>', body, flags=re.S):
+            about, value, where = (html.unescape(re.sub(r"<[^>]+>", "", c)).split("✘")[0]
+                                   for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, flags=re.S))
+            marks = [html.unescape(m) for m in re.findall(r'class="cg-fact-mark[^"]*"[^>]*>✘ (.*?)</span>', cells)]
+            rows.append({"about": about, "value": value, "where": where, "marks": marks})
+    return rows
+
+
+def test_playground_shows_the_fact_sheet_of_a_typed_dialogue(monkeypatch, flagging_detector, nlp, wn):
+    """Issue 41: the playground shows the sheet of the dialogue it judges (the last speaker's earlier facts), the
+    last turn's clash marked on the fact with both values, every typed text escaped."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+    at.text_area(key="pg_text").set_value(
+        "<b>Ann</b>: I live in Paris and I work as a nurse.\nBob: Where do you work?\n"
+        "<b>Ann</b>: I'm a teacher at a school <i>nearby</i>.").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    [heading] = [s.value for s in at.subheader if s.value.startswith("Fact sheet")]
+    assert heading == "Fact sheet: what \\<b\\>Ann\\</b\\> said about themselves before the last turn"
+    rows = _fact_rows(at)
+    assert {(r["about"], r["value"], r["where"]) for r in rows} == {("lives in", "Paris", "turn 0"),
+                                                                    ("job", "nurse", "turn 0")}, rows
+    [job] = [r for r in rows if r["about"] == "job"]
+    assert job["marks"] == ["the last turn says teacher"]
+    from ui.render import escape_markdown
+
+    clash = [m.value for m in at.markdown if m.value.startswith("✘ Clash")]
+    assert clash == ["✘ " + escape_markdown("Clash: job: nurse (turn 0) vs teacher. The last turn says “I'm a teacher "
+                                            "at a school <i>nearby</i>.”")], clash
+
+
+def test_learn_teaches_the_fact_sheet_with_its_example(monkeypatch, flagging_detector, nlp, wn):
+    """Section 5 builds its example from text (a description "I have two dogs.", a reply "I have a team of 12
+    dogs.") and shows the sheet with the clash on the fact: here on the tiny detector, whatever its scores."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    rows = _fact_rows(at)
+    [dogs] = [r for r in rows if r["about"] == "dogs"]
+    assert dogs == {"about": "dogs", "value": "2", "where": "the bot's description",
+                    "marks": ["the last turn says 12"]}, rows
+    assert any(m.value.startswith(":green[**✔ right**: the fact sheet catches it") for m in at.markdown)
+    said = "\n".join(m.value for m in at.markdown)
+    for limit in ("reads only a few kinds of facts", "misses facts said in other ways",
+                  "The past and wishes are no clash", "that dictionary has gaps"):
+        assert limit in said, limit
+
+
+@needs_embedded
+def test_learn_s_fact_sheet_example_is_one_the_guard_gets_right(monkeypatch):
+    """With the shipped detector the example is caught, and by the fact sheet (the pair score alone misses it)."""
+    at = _page(monkeypatch, "embedded", "pages/learn.py")
+    said = [m.value for m in at.markdown]
+    start = next(i for i, m in enumerate(said) if m.startswith("Many contradictions are about plain facts"))
+    verdict = next(m for m in said[start:] if m.startswith(("⚠️ Detector:", "✅ Detector:")))
+    assert verdict.startswith("⚠️ Detector: **contradicts something said earlier**"), verdict
+    assert any(m.startswith(":green[**✔ right**: the fact sheet catches it") for m in said[start:])
+    [dogs] = [r for r in _fact_rows(at) if r["about"] == "dogs"]
+    assert dogs["marks"] == ["the last turn says 12"]
+
+
+def test_what_the_learn_page_says_the_fact_sheet_misses_holds(nlp, wn):
+    """The limits section 5 states, checked against the sheet itself: if the guard learns one of them, the page's
+    words must change."""
+    from guard.fact_sheet import FactSheet, read_facts
+    from guard.vocabulary import PremiseSource
+
+    def clashes(before: str, after: str) -> tuple:
+        return FactSheet(read_facts(before, PremiseSource.PERSONA, 0)).clashes(
+            read_facts(after, PremiseSource.HISTORY, 1))
+
+    assert clashes("I have two dogs.", "I have a team of 12 dogs.")  # the example: caught
+    assert not read_facts("I walk my two furry friends every day.", PremiseSource.HISTORY, 1)
+    assert not read_facts("I look after patients all day.", PremiseSource.HISTORY, 1)
+    assert not clashes("I live in Paris.", "I used to live in Rome.")
+    assert not clashes("I have no pets.", "I'd love a cat one day.")
+    assert not clashes("I work as a doctor.", "I work as a surgeon.")
+    assert clashes("I'm a teacher.", "I'm a professor.")

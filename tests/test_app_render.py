@@ -660,3 +660,70 @@ def test_the_shipped_operating_point_is_worded_as_the_budget_it_was_set_by():
     assert "5%" in plain and "real chats" in plain and "right most often" not in plain, plain
     technical = operating_point_caption(point, round(config.threshold, 4))
     assert technical.startswith("Operating point: false alarms ≤ 5%") and "both dev streams" in technical, technical
+
+
+# ---------------------------------------------------------------- the bot's fact sheet (issue 41), as pages show it
+
+def _fact(relation, value, source=PremiseSource.PERSONA, turn_id=0, said="", **extra):
+    from guard.fact_sheet import Fact
+
+    return Fact(relation, value, source, turn_id, said or f"({value})", **extra)
+
+
+def test_a_fact_is_shown_as_what_it_is_about_its_value_and_where_it_was_said():
+    from guard.fact_sheet import Relation
+    from ui.fact_sheet import fact_about, fact_value, where_words
+
+    dogs = _fact(Relation.COUNT, "2", thing="dog", low=2, high=2)
+    assert (fact_about(dogs), fact_value(dogs), where_words(dogs)) == ("dogs", "2", "persona")
+    assert where_words(dogs, plain=True) == "the bot's description"
+    kids = _fact(Relation.COUNT, "0", PremiseSource.HISTORY, 3, thing="child", low=0, high=0)
+    assert (fact_about(kids), fact_value(kids), where_words(kids)) == ("children", "none", "turn 3")
+    paris = _fact(Relation.LIVES_IN, "Paris", PremiseSource.HISTORY, 3)
+    assert (fact_about(paris), fact_value(paris)) == ("lives in", "Paris")
+    not_doctor = _fact(Relation.JOB, "doctor", holds=False)
+    assert (fact_about(not_doctor), fact_value(not_doctor)) == ("job", "not doctor")
+    never = _fact(Relation.DOES, "fly", thing="fly", holds=False)
+    assert (fact_about(never), fact_value(never)) == ("never", "fly")
+    steak = _fact(Relation.DIET, "eats", thing="steak")
+    assert (fact_about(steak), fact_value(steak)) == ("eats", "steak")
+
+
+def test_the_sheet_joins_a_fact_said_twice_and_marks_a_clash_on_both_facts():
+    from guard.fact_sheet import FactClash, FactSheet, Relation
+    from ui.fact_sheet import SeenClash, clash_words, sheet_html, sheet_rows, sheet_summary
+
+    two = _fact(Relation.COUNT, "2", said="I have two dogs & a <cat>.", thing="dog", low=2, high=2)
+    again = _fact(Relation.COUNT, "2", PremiseSource.HISTORY, 1, "Two dogs, yes.", thing="dog", low=2, high=2)
+    twelve = _fact(Relation.COUNT, "12", PremiseSource.HISTORY, 3, "I have a team of 12 dogs.", thing="dog",
+                   low=12, high=12)
+    nurse = _fact(Relation.JOB, "nurse", turn_id=1, said="I work as a nurse.")
+    teacher = _fact(Relation.JOB, "teacher", PremiseSource.HISTORY, -1, "I'm a <b>teacher</b>.")
+    past = _fact(Relation.LIVES_IN, "Rome", PremiseSource.HISTORY, 1, "I used to live in Rome.", time="past")
+    sheet = FactSheet((two, nurse, again, past, twelve))
+    seen = [SeenClash(FactClash(Relation.COUNT, two, twelve), "the reply at turn 3", True, 3),
+            SeenClash(FactClash(Relation.JOB, nurse, teacher), "candidate #2 at turn 3", False, 3)]
+    rows = sheet_rows(sheet, seen)
+    assert [(r.about, r.value, r.where()) for r in rows] == [("dogs", "2", "persona, turn 1"),
+                                                             ("job", "nurse", "persona"), ("dogs", "12", "turn 3")]
+    assert [m.text for m in rows[0].marks] == ["the reply at turn 3 says 12"] and rows[0].sent_clash
+    assert [m.text for m in rows[1].marks] == ["candidate #2 at turn 3 says teacher (not sent)"]
+    assert rows[1].clashed and not rows[1].sent_clash
+    assert [m.text for m in rows[2].marks] == ["clashes with 2 (persona)"]  # the sent reply's own fact
+    assert sheet_summary(rows) == ("3 facts · 1 contradicted by a reply that was sent · 1 that a candidate "
+                                   "contradicted (not sent)")
+    assert clash_words(seen[1].clash) == "job: nurse (persona) vs teacher"
+    page = sheet_html(rows)
+    assert page.count('class="cg-fact ') == 3 and 'class="cg-fact cg-fact-sent"' in page
+    assert 'class="cg-fact cg-fact-caught"' in page and "Rome" not in page  # the past is not on the sheet
+    assert "<cat>" not in page and "&lt;cat&gt;" in page and "<b>teacher" not in page
+
+
+def test_the_chat_says_whether_its_guard_acts_on_the_sheet():
+    from guard.vocabulary import GuardMode
+    from ui.verdict_checks import chat_sheet_note
+
+    assert chat_sheet_note(["intra", "facts"], GuardMode.RERANK).startswith("The guard checks every candidate reply")
+    off = chat_sheet_note(["intra"], GuardMode.RERANK)
+    assert off.startswith("The chat skips this check with this detector") and "no candidate is rejected" in off
+    assert chat_sheet_note(["facts"], GuardMode.OFF).startswith("The guard is off")

@@ -103,6 +103,22 @@ def test_the_per_turn_chart_is_drawn_after_three_turns(chat):
     sync_api.expect(chat.get_by_role("button", name=re.compile("Re-judge the conversation"))).to_be_visible()
 
 
+def test_the_fact_sheet_above_the_transcript_marks_the_sent_replys_clash(chat):
+    """Issue 41: the sheet sits above the transcript, headed in words; turn 5's sent reply ("never had a dog") gives
+    turn 1's dog another number, so both facts are marked red, the mark saying who and what; nothing in it is wider
+    than the main column."""
+    sheet = chat.locator("table.cg-fact-sheet")
+    sync_api.expect(sheet).to_be_visible()
+    assert chat.get_by_text("What the bot has said about itself").first.is_visible()
+    assert sheet.bounding_box()["y"] < turn(chat, 0).bounding_box()["y"]
+    marked = chat.locator("tr.cg-fact-sent").all_inner_texts()
+    assert any(t.startswith("dogs") and "the reply at turn 5 says none" in t for t in marked), marked
+    assert any("clashes with at least 1 (turn 1)" in t for t in marked), marked
+    column = chat.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+    box = sheet.bounding_box()
+    assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1
+
+
 def test_heatmap_cells_are_visible_with_a_legend(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     page.goto(f"{server}/playground")
@@ -135,6 +151,10 @@ def test_presentation_mode_enlarges_the_type_and_collapses_the_sidebar(server, b
     assert large >= 1.5 * normal and large >= 24, (normal, large)
     badge = page.locator("span.cg-badge")
     assert badge.count() == 0 or badge.first.evaluate("e => getComputedStyle(e).color") == "rgb(255, 255, 255)"
+    # the fact sheet (turn 1's dog) is as readable as the turns on a projector
+    fact = page.locator("table.cg-fact-sheet td.cg-fact-value").first
+    sync_api.expect(fact).to_be_visible(timeout=60_000)
+    assert float(fact.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 24
     # remembered for the session: another page keeps it (the sidebar opens with its arrow)
     page.get_by_role("button", name="Expand sidebar").click()
     page.get_by_role("link", name="Learn").click()

@@ -180,13 +180,15 @@ def test_calibration_scores_through_the_guard_with_its_settings():
     from guard.stream import StreamTurn, score_stream
 
     guard = scripted_guard()
-    settings = guard.settings(mode="flag", threshold=0.77, checks=True)
+    settings = guard.settings(mode="flag", threshold=0.77, checks=["intra"])
     turns = [StreamTurn(Dialogue("c#3", [*TURNS, Turn(3, BOT, REPLY)]), None)]
     (score,) = score_stream(guard, settings, turns)
     # 0.98 capped by the denial's support pair (unscripted: P(contradiction) 0.05): 1 - 0.05
     assert score.category == "history" and score.history_score == pytest.approx(0.95)
-    lower = score_stream(guard, guard.settings(mode="flag", threshold=0.99, checks=True), turns)[0]
+    lower = score_stream(guard, guard.settings(mode="flag", threshold=0.99, checks=["intra"]), turns)[0]
     assert lower.category == "none"  # the settings passed decide, nothing else
+    with_facts = score_stream(guard, guard.settings(mode="flag", threshold=0.99, checks=True), turns)[0]
+    assert with_facts.fact_score == 1.0 and with_facts.category == "history"  # "no pets" after "two dogs"
 
 
 # ------------------------------------------------------------------ finished when built

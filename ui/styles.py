@@ -27,6 +27,25 @@ BADGE_STYLE = (
     "padding:0 6px;margin:1px 0 1px 4px;"
 )
 TURN_LABEL_STYLE = "font-size:0.8em;color:#555;margin-bottom:-2px"
+#: The bot's fact sheet (ui.fact_sheet): a compact table in rem (presentation mode enlarges it), a row a reply that was
+#: sent contradicts in the evidence red, one only an unsent candidate contradicted in the clause amber.
+FACT_ROW_STYLES = {
+    "table": ("width:auto;min-width:60%;border-collapse:collapse;font-size:0.9rem;line-height:1.35;"
+              "margin:0.1rem 0 0.4rem"),
+    "head": ("text-align:left;font-weight:600;font-size:0.8em;color:#555;padding:2px 8px;"
+             "border-bottom:1px solid #ccc"),
+    "cell": "vertical-align:top;padding:3px 24px 3px 8px;border-bottom:1px solid #eee;overflow-wrap:anywhere",
+    "plain": "",
+    "sent": "background:#ffe3e3;border-left:4px solid #d33",
+    "caught": "background:#fff4d6;border-left:4px solid #c90",
+}
+#: a clash on a fact: a reply that was sent (the badge red), a candidate the guard kept out (amber)
+FACT_CLASH_STYLE = BADGE_STYLE
+FACT_CAUGHT_STYLE = (
+    "display:inline-block;max-width:100%;white-space:normal;overflow-wrap:anywhere;vertical-align:baseline;"
+    "font-size:0.8em;line-height:1.35;color:#6b4a00;background:#fffaf0;border:1px solid #c90;border-radius:8px;"
+    "padding:0 6px;margin:1px 0 1px 6px;"
+)
 #: Presentation mode (a projector in a lit room): the whole app's type scaled up (Streamlit sizes
 #: text in rem), highlights and badges in strong colours with black or white text. A table's text cells may
 #: shrink to 4em (from 8em): at 22 px type in a narrow column (the Learn page's two examples side by side with
@@ -46,6 +65,14 @@ mark.cg-intra {{ background: #d9c2ff !important; color: #000000; border-bottom: 
 .cg-turn-label {{ color: #111111 !important; font-weight: 600; font-size: 0.85em !important; }}
 [data-testid="stCaptionContainer"] {{ color: #333333 !important; }}
 .cg-table {{ font-size: 1rem !important; }}
+.cg-fact-sheet {{ font-size: 1.1rem !important; }}
+.cg-fact-sheet th, .cg-fact-where {{ color: #111111 !important; }}
+.cg-fact-mark-sent {{ color: #ffffff !important; background: #8a0000 !important; border-color: #8a0000 !important;
+  font-weight: 600; }}
+.cg-fact-mark-caught {{ color: #000000 !important; background: #ffd23f !important; border-color: #7a5200 !important;
+  font-weight: 600; }}
+tr.cg-fact-sent {{ background: #ffb8b8 !important; border-left-color: #a00000 !important; }}
+tr.cg-fact-caught {{ background: #ffe9b0 !important; border-left-color: #7a5200 !important; }}
 .cg-table td[style*="min-width"] {{ min-width: 4em !important; }}
 .cg-table th {{ color: #111111 !important; border-bottom-color: #555555 !important; }}
 </style>"""

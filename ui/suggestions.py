@@ -54,6 +54,16 @@ def _warm_up_in_background() -> threading.Thread:
     return thread
 
 
+def language_tools_ready(wait: float = 0.0) -> bool:
+    """Whether the warm-up has loaded spaCy and WordNet (it starts here when it has not yet), after waiting up to
+    ``wait`` seconds for it: the chat's fact sheet reads with them, and never loads them in the page run itself
+    (about 9 s on first use, beside the warm-up's own loading)."""
+    thread = _warm_up_in_background()
+    if wait > 0:
+        thread.join(wait)
+    return not thread.is_alive()
+
+
 def _pick(text: str, method: str, suggestion_id: int | None, edited: bool) -> None:
     st.session_state[PENDING_KEY] = Picked(text, method, suggestion_id, edited)
 

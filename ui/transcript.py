@@ -13,6 +13,7 @@ from guard.policies import score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.verdicts import PairScore
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
+from ui.fact_sheet import candidate_clashes, clash_words
 from ui.render import DialogueMarks, Mark, turn_html
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -208,7 +209,13 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
             round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
+        if any(candidate_clashes(c) for c in report.candidates):
+            rows[-1][FACT_COLUMN] = "; ".join(clash_words(k) for k in candidate_clashes(c))
     return rows
+
+
+#: the candidate table's column of fact-sheet clashes (there when a candidate of the turn has one)
+FACT_COLUMN = "clashes with the fact sheet"
 
 
 #: what a candidate contradicts, in words (the candidate table's "kind")

@@ -16,6 +16,7 @@ from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui import ownership
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
+from ui.fact_sheet import FACT_ICON, candidate_clashes, clash_words
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
 from ui.transcript import (
@@ -76,6 +77,10 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
                 what += f", p = {shown}"
             st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {what} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
+            for clash in candidate_clashes(cand):  # the fact it gives another value, and both values
+                st.markdown(f"{FACT_ICON} " + escape_markdown(f"Clashes with the fact sheet: {clash_words(clash)}"),
+                            help="What the bot said about itself before (the fact sheet above the conversation) "
+                                 "against what this candidate says.")
             if cand.repair is not None:
                 show_repair(cand)
             context = evidence_context_html(conversation, cand, turn.turn_id)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from guard.policies import score_and_threshold
 from guard.verdicts import Verdict
-from guard.vocabulary import Category, describe_source
+from guard.vocabulary import Category, Check, GuardMode, describe_source
 from ui.render import escape_markdown
 from ui.widgets import percents, show_table
 
@@ -98,7 +98,8 @@ def _plain_category_checks(verdict: Verdict, said: str | None, who_speaks: str) 
 #: the checks beside the history check, in a class's words
 CHECK_WORDS = {"intra": "whether a reply clashes with itself",
                "own_question": "whether the bot answers a question it asked back",
-               "role": "whether the bot mixes up who is who"}
+               "role": "whether the bot mixes up who is who",
+               "facts": "whether a reply gives a fact the bot stated about itself another value"}
 
 
 def every_check_note(kept) -> str:
@@ -109,3 +110,17 @@ def every_check_note(kept) -> str:
         return "This page runs all of the detector's checks, the same ones the chat runs."
     return ("This page runs all of the detector's checks. The chat skips some of them, because on real chats they "
             f"raised more false alarms than the contradictions they caught: {' and '.join(off)}.")
+
+
+def chat_sheet_note(kept, mode) -> str:
+    """Under the chat's fact sheet: whether the chat's guard acts on it (``kept``: the checks the detector's
+    calibration kept, None when unknown; ``mode``: the guard mode), in the words ``every_check_note`` uses."""
+    if mode == GuardMode.OFF:
+        return "The guard is off: no reply is checked against this sheet. Red marks a sent reply that disagrees."
+    if kept is None:
+        return "Red marks a sent reply that gives a fact another value; amber, a candidate that was not sent."
+    if str(Check.FACTS) in {str(k) for k in kept}:
+        return ("The guard checks every candidate reply against this sheet: one that gives a fact another value is "
+                "flagged (red: it was sent all the same; amber: it was not sent).")
+    return ("The chat skips this check with this detector (its calibration did not keep it): no candidate is "
+            "rejected for it. Red marks a sent reply that gives a fact another value.")

@@ -67,6 +67,12 @@ def calibrate(folder: Path, scored: list[dev_streams.ScoredStream], write: bool 
         config.update({"threshold": point["threshold"], "intra_threshold": point["intra_threshold"],
                        "own_question_threshold": point["own_question_threshold"], "pairing": "sentence",
                        "checks": point["checks"], "badge": point["badge"], "calibrated_on": point["calibrated_on"]})
+        if point["facts"]["precision"] is not None:
+            config["facts"] = {"precision": point["facts"]["precision"],
+                               "measured_on": "the fact check's flags on the labelled turns of both dev streams' "
+                                              "calibration halves, pooled"}
+        if point["rerank"]["band"] is not None:
+            config["rerank"] = point["rerank"]
         config.setdefault("calibration", {})["budget"] = point
         config["calibration"]["chosen"] = "budget"
         path.write_text(json.dumps(config, indent=2) + "\n")

@@ -1,0 +1,162 @@
+"""Issue 41's goading script through the served guard: what a class provoking the bot gets sent back.
+
+Starts ``python -m serve`` (``harness.server.guard_servers``) with its defaults: the embedded bot, 4 candidates,
+the embedded detector at its calibrated decision (the checks its calibration kept), re-rank, reminders on. The
+server answers through ``conversation.guarding.guarded_reply``, the chat page's own code path, so the replies are
+the ones the chat would send for the same conversation and seed. Each persona of the frozen script
+(``benchmarks/data/goading_facts.json``) is one conversation, its lines the system message, every message sent in
+order with the whole conversation so far; a request's seed is ``seed * 100 + message index``.
+
+Writes every reply sent, its candidates and the guard's report (JSON), and a plain-text sheet for people to label
+(``--sheet``): one line per sent reply, with the persona and the conversation before it. Labels are written by people
+into a copy of that sheet (``contradiction``, ``dodge`` or ``ok`` after each reply) and counted with ``count``.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_goading run --json benchmarks/results/goading/after.json \\
+        --sheet benchmarks/results/goading/after-sheet.txt
+    .venv/bin/python -m benchmarks.bench_goading count benchmarks/results/goading/after-labels-pass1.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import requests
+
+from benchmarks.machine import loadavg, machine_info, write_json
+
+SCRIPT = Path(__file__).resolve().parent / "data" / "goading_facts.json"
+#: the labels a person writes after each reply of the sheet
+LABELS = ("contradiction", "dodge", "ok")
+_LABELLED = re.compile(r"^\s*\[(?P<key>[a-z]+ s\d+ m\d+)\].*?=>\s*(?P<label>[a-z]+)\s*$")
+
+
+def converse(url: str, key: str, persona: list[str], messages: list[str], seed: int) -> list[dict]:
+    """One conversation: each message sent with the whole conversation so far; the reply the server sent kept."""
+    sent: list[dict] = [{"role": "system", "content": "\n".join(persona)}]
+    rows = []
+    for k, message in enumerate(messages):
+        sent.append({"role": "user", "content": message})
+        began = time.perf_counter()
+        answer = requests.post(f"{url}/v1/chat/completions", json={
+            "model": "consistency-guard", "messages": sent, "seed": seed * 100 + k},
+            headers={"Authorization": f"Bearer {key}"}, timeout=900)
+        seconds = time.perf_counter() - began
+        body = answer.json()
+        if answer.status_code != 200:
+            raise SystemExit(f"the server refused message {k} of seed {seed}: {body}")
+        reply, guard = body["choices"][0]["message"]["content"], body["guard"]
+        report = guard["report"]
+        rows.append({"message": k, "user": message, "reply": reply, "status": guard["status"],
+                     "summary": guard["summary"], "seconds": round(seconds, 3),
+                     "candidates": [{"text": c["text"], "chosen": c["chosen"], "reason": c["reason"],
+                                     "score": (c.get("verdict") or {}).get("score"),
+                                     "fact_clashes": len(((c.get("verdict") or {}).get("details") or {})
+                                                         .get("fact_clashes") or [])}
+                                    for c in report["candidates"]],
+                     "report": report})
+        sent.append({"role": "assistant", "content": reply})
+        print(f"  [{k:2d}] {seconds:5.1f} s {message!r} -> {reply!r}", flush=True)
+    return rows
+
+
+def sheet_text(runs: list[dict]) -> str:
+    """The labelling sheet: per conversation its persona, then each sent reply on a keyed line ending in ``=>``."""
+    lines = ["# Label each sent reply after '=>': contradiction (contradicts the persona or an earlier bot turn, as",
+             "# the reply means it in the conversation), dodge (answers nothing the user asked: 'I don't know', a",
+             "# question back, a change of subject), or ok. Read the reply as a person would; candidates are not shown.",
+             ""]
+    for run in runs:
+        lines.append(f"=== {run['name']} seed {run['seed']} · persona: {' / '.join(run['persona'])}")
+        for row in run["turns"]:
+            lines.append(f"    USER: {row['user']}")
+            lines.append(f"[{run['name']} s{run['seed']} m{row['message']:02d}] BOT: {row['reply']}  =>")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def read_labels(path: Path) -> dict[str, str]:
+    """A labelled sheet's labels by key; an unknown label is an error that names its line."""
+    labels = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        match = _LABELLED.match(line)
+        if match is None:
+            continue
+        if match["label"] not in LABELS:
+            raise SystemExit(f"{path}:{number}: label {match['label']!r} is none of {', '.join(LABELS)}")
+        labels[match["key"]] = match["label"]
+    return labels
+
+
+def cmd_run(args) -> int:
+    from harness.server import guard_servers
+
+    script = json.loads(args.script.read_text())
+    key = "goading-key"
+    runs = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        with guard_servers(["--api-key", key, "--log-level", "warning", *args.server_args], log_dir=folder,
+                           timeout=900) as (url,):
+            for seed in args.seeds or script["seeds"]:
+                for conv in script["conversations"]:
+                    print(f"{conv['name']} seed {seed}:", flush=True)
+                    runs.append({"name": conv["name"], "seed": seed, "persona": conv["persona"],
+                                 "turns": converse(url, key, conv["persona"], conv["messages"], seed)})
+    replies = [t for run in runs for t in run["turns"]]
+    summary = {"replies": len(replies), "statuses": dict(Counter(t["status"] for t in replies)),
+               "sent_with_fact_clash": sum(any(c["chosen"] and c["fact_clashes"] for c in t["candidates"])
+                                           for t in replies),
+               "candidates_with_fact_clash": sum(c["fact_clashes"] > 0 for t in replies for c in t["candidates"]),
+               "wall_s": round(time.perf_counter() - started, 1)}
+    print(json.dumps(summary, indent=2))
+    write_json(args.json, {"benchmark": "bench_goading", "command": "python -m benchmarks.bench_goading "
+                           + " ".join(sys.argv[1:]), "server_args": args.server_args, "machine": machine_info(),
+                           "loadavg_end": loadavg(), "summary": summary, "runs": runs}, ensure_ascii=False)
+    if args.sheet:
+        args.sheet.parent.mkdir(parents=True, exist_ok=True)
+        args.sheet.write_text(sheet_text(runs), encoding="utf-8")
+    return 0
+
+
+def cmd_count(args) -> int:
+    """Each labelled sheet's shares, and where two passes disagree."""
+    passes = [read_labels(p) for p in args.sheets]
+    for path, labels in zip(args.sheets, passes):
+        counts = Counter(labels.values())
+        n = len(labels)
+        print(f"{path}: {n} replies · " + " · ".join(f"{k} {counts[k]} ({counts[k] / n:.0%})" for k in LABELS))
+    if len(passes) == 2:
+        first, second = passes
+        common = sorted(set(first) & set(second))
+        differ = [k for k in common if first[k] != second[k]]
+        print(f"agreement: {len(common) - len(differ)}/{len(common)}" + "".join(
+            f"\n  {k}: {first[k]} / {second[k]}" for k in differ))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="play the script through a served guard")
+    run.add_argument("--script", type=Path, default=SCRIPT)
+    run.add_argument("--seeds", type=int, nargs="*", help="default: the script's own")
+    run.add_argument("--json", type=Path, required=True)
+    run.add_argument("--sheet", type=Path, help="write the labelling sheet here")
+    run.add_argument("server_args", nargs="*", help="after --: more arguments for python -m serve")
+    run.set_defaults(func=cmd_run)
+    count = sub.add_parser("count", help="count labelled sheets (two: and their agreement)")
+    count.add_argument("sheets", type=Path, nargs="+")
+    count.set_defaults(func=cmd_count)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

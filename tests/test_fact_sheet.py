@@ -1,0 +1,101 @@
+"""The bot's fact sheet (guard/fact_sheet.py): facts read from the persona and the bot's turns, and what clashes.
+
+Written as development cases beside the frozen probe set (guard/data/probe_facts.jsonl, measured, never tuned on):
+the issue's own examples and new wordings, each relation with a clash and a consistent twin.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guard.answers import read_answer
+from guard.fact_sheet import FactSheet, Relation, read_facts, sheet_of
+from guard.records import Turn
+from guard.vocabulary import PremiseSource
+
+pytest.importorskip("nltk")
+
+
+def clashes(persona: list[str], reply: str, question: str = "Tell me about yourself.", before=()) -> list[str]:
+    turns = [Turn(i, speaker, text) for i, (speaker, text) in enumerate(before)]
+    sheet = sheet_of(turns, persona, "bot")
+    reading = read_answer(question, reply)
+    said = read_facts(reply, PremiseSource.HISTORY, len(turns) + 1, reading.statement if reading else None)
+    return [c.why for c in sheet.clashes(said)]
+
+
+CLASHING = [
+    (["I work as a nurse."], "I'm a teacher, but my specialty is the medical side of things.", "What do you do?"),
+    (["I work as a nurse."], "I'm a doctor, and I've always loved helping people.", "What do you do?"),
+    (["I work as a nurse."], "Yes, I am.", "Wait, aren't you a teacher?"),
+    (["I have two dogs."], "I have a team of 12 dogs.", "How many dogs do you have?"),
+    (["I have two dogs."], "I have thirty dogs at home.", "How many dogs do you have?"),
+    (["I have two dogs."], "I don't have any pets.", "Do you have pets?"),
+    (["I live in Paris."], "I have a home in Berlin, but I'm also a big fan of my team in Paris.", "Where do you live?"),
+    (["I live in Paris."], "I live in London with my sister.", "Where do you live?"),
+    (["I am a vegetarian."], "My favorite dish is steak with fries.", "What's your favorite dish?"),
+    (["I am a vegetarian."], "I had roast lamb with a big salad.", "What did you have for dinner?"),
+    (["I am a vegetarian."], "I'm not a vegetarian, I eat everything.", "Are you a vegetarian?"),
+    (["My name is Sophie."], "My name is Claire.", "What's your name?"),
+    (["I am 45 years old."], "I'm 23 and just out of college.", "How old are you?"),
+    (["I grew up in Ohio."], "I grew up in Texas on a ranch.", "Where did you grow up?"),
+    (["I am an only child."], "My brother is a pilot.", "Any siblings?"),
+    (["I have never been on a plane."], "I fly to Rome every spring.", "Do you travel?"),
+    (["I have three kids."], "I have one son, he is ten.", "How many kids do you have?"),
+    (["I am a vegan."], "I put butter on everything I cook.", "Any cooking secrets?"),
+    (["I have no pets."], "My dog's name is Rex.", "What's your dog's name?"),
+    (["I'm Sophie."], "My name is Anna, nice to meet you.", "Who are you?"),
+]
+
+CONSISTENT = [
+    (["I work as a nurse."], "No, I work as a nurse at the hospital.", "Wait, aren't you a teacher?"),
+    (["I work as a nurse."], "I'm not a doctor. I'm a nurse.", "Are you a doctor?"),
+    (["I am a physician."], "I'm a pediatrician at the children's clinic.", "What kind of doctor are you?"),
+    (["I have two dogs."], "I have a few dogs and a cat.", "Do you have pets?"),
+    (["I have two dogs."], "My two dogs are my best friends.", "Tell me about your dogs."),
+    (["I have two dogs."], "I also have a cat.", "Any other pets?"),
+    (["I live in Paris."], "I used to live in Berlin, but now I'm in Paris.", "Where do you live?"),
+    (["I live in Paris."], "I'd love to live in Tokyo one day.", "Dream city?"),
+    (["I live in Paris."], "I'm originally from Lyon.", "Where are you from?"),
+    (["I am a vegetarian."], "I had a bean burrito for dinner.", "What did you have for dinner?"),
+    (["I am a vegetarian."], "I'm vegan now, actually.", "Still vegetarian?"),
+    (["I am a vegetarian."], "I used to eat a lot of bacon as a kid.", "Did you always avoid meat?"),
+    (["My name is Sophie."], "Sophie, but everyone calls me Soph.", "What's your name?"),
+    (["I am 45 years old."], "I'm in my forties.", "How old are you?"),
+    (["I have never been on a plane."], "I'd love to fly somewhere one day.", "Do you travel?"),
+    (["I play the guitar."], "I also play the piano.", "Any other instruments?"),
+    (["I have three kids."], "I have three kids, two boys and a girl.", "Kids?"),
+    (["I am a vegetarian."], "I love cheese and roast vegetables.", "What do you eat?"),
+    (["I have two dogs."], "I have a dog named Max and another one named Rex.", "Tell me about your dogs."),
+    (["I live in Paris."], "I work in London some days, but I live in Paris.", "Where do you live?"),
+    (["I am a teacher."], "I'm a big fan of jazz.", "What music do you like?"),
+]
+
+
+@pytest.mark.parametrize("persona, reply, question", CLASHING)
+def test_a_reply_that_gives_another_value_clashes(persona, reply, question):
+    assert clashes(persona, reply, question), f"no clash found for {reply!r} after {persona}"
+
+
+@pytest.mark.parametrize("persona, reply, question", CONSISTENT)
+def test_a_consistent_reply_does_not_clash(persona, reply, question):
+    assert not clashes(persona, reply, question)
+
+
+def test_facts_keep_their_turn_and_words():
+    turns = [Turn(0, "user", "Where do you live?"), Turn(1, "bot", "I live in Madrid, near the park."),
+             Turn(2, "user", "Nice! Pets?"), Turn(3, "bot", "Yes, three cats.")]
+    sheet = sheet_of(turns, ["I work as a baker."], "bot")
+    by = {(f.relation, f.where): f for f in sheet.current()}
+    assert by[(Relation.JOB, "persona")].value == "baker"
+    assert by[(Relation.LIVES_IN, "turn 1")].value == "Madrid"
+    assert by[(Relation.LIVES_IN, "turn 1")].said == "I live in Madrid, near the park."
+
+
+def test_past_facts_are_kept_but_not_current():
+    sheet = sheet_of([], ["I used to live in Oslo."], "bot")
+    assert sheet.facts and not sheet.current()
+
+
+def test_an_empty_sheet_clashes_with_nothing():
+    assert FactSheet().clashes(read_facts("I have two dogs.", PremiseSource.HISTORY, 1)) == ()
