@@ -97,6 +97,8 @@ class GuardConfig:
     fact_precision: float | None = None
     #: re-rank sends the bot's favourite while its score is under this band (None: never, the least suspected goes)
     rerank_band: float | None = None
+    #: the share of the calibration halves' labelled turns under the band that were consistent (its tooltip)
+    rerank_band_consistent: float | None = None
 
     @classmethod
     def read(cls, folder: Path | None) -> GuardConfig:
@@ -139,6 +141,8 @@ class GuardConfig:
             badge=_badge(data, where),
             fact_precision=_share(data.get("facts"), "precision", where, "facts.precision"),
             rerank_band=_probability(data.get("rerank") or {}, "band", where, "rerank.band")
+            if isinstance(data.get("rerank"), dict) else None,
+            rerank_band_consistent=_share(data.get("rerank"), "consistent_under", where, "rerank.consistent_under")
             if isinstance(data.get("rerank"), dict) else None,
         )
 

@@ -140,12 +140,17 @@ class FactSheet:
         return tuple(f for f in self.facts if f.time == grammar.PRESENT)
 
     def clashes(self, said: Sequence[Fact]) -> tuple[FactClash, ...]:
-        """Every fact of the sheet that ``said`` (one candidate's facts) contradicts, the persona's first."""
+        """Every fact of the sheet that ``said`` (one candidate's facts) contradicts, the persona's first. A fact of an
+        earlier turn that itself gave a persona fact another value is set aside (the persona outranks the drift, as
+        ``guard.verdicts.PersonaSide`` does for the detector's evidence): going back to the persona is no clash."""
         out: list[FactClash] = []
+        persona = [f for f in self.current() if f.source == PremiseSource.PERSONA]
+        standing = [f for f in self.current() if f.source == PremiseSource.PERSONA
+                    or not any(_clash(p, f, (f,)) for p in persona)]
         for new in said:
             if new.time != grammar.PRESENT or new.vague:
                 continue
-            for old in self.current():
+            for old in standing:
                 if _clash(old, new, said):
                     out.append(FactClash(old.relation, old, new))
         seen: set[tuple] = set()

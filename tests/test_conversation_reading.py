@@ -327,4 +327,6 @@ def test_a_rejudged_reminded_turn_keeps_what_was_sent_and_who_wrote_it():
                     ChatSettings(guard_mode="rerank", threshold=0.9, detector="fake")).turns[1].report
     assert again.sent_reply() == sent.text == "No, I work as a nurse. I love my job."
     assert [c.origin for c in again.candidates] == [c.origin for c in sent.report.candidates]
-    assert again.reminder == sent.report.reminder and again.would_send == 0  # now it would send "Yes, I am."
+    # now it would send the first reminded candidate: the fact sheet still flags both of the bot's own "Yes, I am." /
+    # "Yes, I'm a teacher." (a teacher, against the persona's nurse) where this scorer flags nothing
+    assert again.reminder == sent.report.reminder and again.would_send == 2

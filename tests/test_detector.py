@@ -15,7 +15,7 @@ from guard.nli import NLIScorer
 from guard.pipeline import Guard
 from guard.records import Dialogue, Turn
 from guard.verdicts import Verdict
-from guard.vocabulary import Category, Method, Pairing, PremiseSource
+from guard.vocabulary import CHECKS, Category, Check, Method, Pairing, PremiseSource
 
 CONTRA = (0.02, 0.03, 0.95)
 ENTAIL = (0.9, 0.08, 0.02)
@@ -50,8 +50,9 @@ def test_structured_pairs_only_same_speaker_and_evidence_is_the_contradicted_tur
 def test_sentence_pairing_finds_a_contradiction_inside_a_long_turn_that_utterance_pairing_misses():
     scorer = ScriptedScorer({("I have two dogs.", "I have never owned a dog."): CONTRA})
     dialogue = _dialogue("I have never owned a dog.")
-    by_sentence = detect(scorer, dialogue, threshold=0.5, pairing="sentence")
-    guard, utterance_settings = guard_over(scorer, threshold=0.5, pairing="utterance")
+    # the NLI pairs alone (the fact sheet reads "never owned a dog" against "two dogs" whatever the pairing)
+    by_sentence = detect(scorer, dialogue, threshold=0.5, pairing="sentence", checks=False)
+    guard, utterance_settings = guard_over(scorer, threshold=0.5, pairing="utterance", checks=False)
     assert utterance_settings.pairing is Pairing.UTTERANCE  # the string is read into the one definition
     by_utterance = guard.verdict_on_dialogue(dialogue, utterance_settings)
     assert by_sentence.contradiction and by_sentence.evidence[0].turn_id == 0
@@ -84,9 +85,9 @@ def test_a_persona_line_and_a_turn_with_the_same_number_stay_apart():
 
 def test_below_threshold_is_no_contradiction_and_threshold_is_respected():
     scorer = ScriptedScorer({("I work as a teacher in Ohio.", "I am a nurse."): (0.1, 0.3, 0.6)})
-    dialogue = _dialogue("I am a nurse.")
-    assert detect(scorer, dialogue, threshold=0.5).category == "history"
-    strict = detect(scorer, dialogue, threshold=0.7)
+    dialogue = _dialogue("I am a nurse.")  # the NLI pair alone: the fact sheet would flag the job on its own
+    assert detect(scorer, dialogue, threshold=0.5, checks=False).category == "history"
+    strict = detect(scorer, dialogue, threshold=0.7, checks=False)
     assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", ())
     assert strict.score == pytest.approx(0.6)
 
@@ -262,7 +263,8 @@ def test_bad_arguments_fail_with_clear_messages():
 def test_real_tiny_model_path_end_to_end(tiny_nli_model_dir):
     scorer = NLIScorer.from_pretrained(tiny_nli_model_dir)
     guard = Guard.over(scorer)  # no config given: DECODE's τ 0.5
-    settings = guard.settings(mode="flag")
+    # the model's own scores (the fact sheet's flags score its confidence, not a pair's probability)
+    settings = guard.settings(mode="flag", checks=tuple(c for c in CHECKS if c != Check.FACTS))
     assert guard.threshold == 0.5 and settings.threshold == 0.5
     candidates = ["I have no pets but I love dogs.", "Yes."]
     verdicts = verdicts_of(guard, settings, HISTORY, candidates, persona=["I am a vegetarian."])

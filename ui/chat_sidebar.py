@@ -24,7 +24,8 @@ from ui.render import escape_markdown
 MODE_HELP: dict[GuardMode, str] = {
     GuardMode.OFF: "no checking: the bot's favourite reply is sent",
     GuardMode.FLAG: "the bot's favourite reply is sent; contradictions are shown, not prevented",
-    GuardMode.RERANK: "the bot's favourite among the replies that contradict nothing is sent",
+    GuardMode.RERANK: "among the replies that contradict nothing and answer, the one the detector suspects least is "
+                      "sent; the bot's favourite while the detector is far from suspecting it",
     GuardMode.PENALTY: "each reply loses points the surer the detector is that it contradicts; the best score is sent",
     GuardMode.BLOCK: "like re-rank, but when every reply contradicts, a safe \"I didn't quite catch that\" is sent",
     GuardMode.REPAIR: "the bot's favourite reply is sent without the one sentence that contradicts, when the rest "
@@ -34,14 +35,32 @@ MODE_HELP: dict[GuardMode, str] = {
 MODE_TECHNICAL: dict[GuardMode, str] = {
     GuardMode.OFF: "the generator's best candidate; no detection",
     GuardMode.FLAG: "the generator's best candidate; verdicts reported only",
-    GuardMode.RERANK: "the best generator score among the candidates the detector does not flag (DECODE §5.3); all "
-                      "flagged: the generator's best",
+    GuardMode.RERANK: "among the unflagged candidates that answer, the lowest contradiction score; the generator's "
+                      "best of them while its score is under the calibrated band (DECODE §5.3 re-ranks by the "
+                      "generator alone); all flagged: the reminder, then the generator's best",
     GuardMode.PENALTY: "highest s − λ·(s₁ − s_k)·p(contradiction) (DNLI re-ranking, Welleck et al. 2019)",
     GuardMode.BLOCK: "re-rank, and MuTual-plus's safe response when every candidate is flagged",
     GuardMode.REPAIR: "the generator's best less its one contradicting sentence; else re-rank, penalty or block",
 }
 
 SHOW_REJECTED_KEY = chat_state.VIEW_PREFIX + "show_rejected_evidence"
+
+
+def rerank_band_words(detector: str) -> str:
+    """Re-rank's band as measured, when this detector's guard is already loaded (the sidebar never loads one)."""
+    from ui.models import get_guard, guard_loaded
+
+    if not guard_loaded(detector):
+        return ""
+    guard = get_guard(detector)
+    config = None if guard is None else guard.config
+    if config is None or config.rerank_band is None:
+        return "This detector has no measured band: the reply the detector suspects least is always sent."
+    share = ("" if config.rerank_band_consistent is None else
+             f": {config.rerank_band_consistent:.1%} of the labelled bot turns of both dev streams' calibration "
+             "halves scoring under it were consistent")
+    return (f"The bot's favourite is sent while its contradiction score is under {config.rerank_band:.3f}{share}. "
+            "Above it, the candidate the detector suspects least goes out.")
 
 
 def draw(conversation: Conversation) -> ChatSettings:
@@ -80,7 +99,8 @@ def draw(conversation: Conversation) -> ChatSettings:
         format_func=lambda m: {GuardMode.RERANK: "re-rank"}.get(m, m),
         help="\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_HELP.items())
         + "\n\nTechnical:\n" + "\n".join(f"- **{m}**: {escape_markdown(h)}" for m, h in MODE_TECHNICAL.items())))
-    st.caption(escape_markdown(MODE_HELP[mode]))
+    st.caption(escape_markdown(MODE_HELP[mode]), help=rerank_band_words(current_settings().detector) or None
+               if mode == GuardMode.RERANK else None)
     if mode == GuardMode.REPAIR:
         fallbacks = [str(m) for m in REPAIR_FALLBACKS]
         if st.session_state.get(key("repair_fallback")) not in fallbacks:

@@ -205,17 +205,15 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
         shown, limit = score_and_threshold(*c.deciding) if c.deciding is not None else (None, None)
         rows.append(dict(zip(CANDIDATE_COLUMNS, (
             c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.shown_text(original),
-            c.reason,
-            round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
+            c.reason, round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
-        if any(candidate_clashes(c) for c in report.candidates):
-            rows[-1][FACT_COLUMN] = "; ".join(clash_words(k) for k in candidate_clashes(c))
+        if any(map(candidate_clashes, report.candidates)):
+            rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, candidate_clashes(c)))
     return rows
 
 
-#: the candidate table's column of fact-sheet clashes (there when a candidate of the turn has one)
-FACT_COLUMN = "clashes with the fact sheet"
+FACT_COLUMN = "clashes with the fact sheet"  # the candidate table's column, there when a candidate has a clash
 
 
 #: what a candidate contradicts, in words (the candidate table's "kind")

@@ -79,8 +79,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
             for clash in candidate_clashes(cand):  # the fact it gives another value, and both values
                 st.markdown(f"{FACT_ICON} " + escape_markdown(f"Clashes with the fact sheet: {clash_words(clash)}"),
-                            help="What the bot said about itself before (the fact sheet above the conversation) "
-                                 "against what this candidate says.")
+                            help="What the bot said about itself before (the sheet above) vs this candidate.")
             if cand.repair is not None:
                 show_repair(cand)
             context = evidence_context_html(conversation, cand, turn.turn_id)
