@@ -141,7 +141,46 @@ def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
             process.terminate()
 
 
+class LoadSampler:
+    """The 1-minute load average every 5 s while the run lasts (its least and greatest go in the summary)."""
+
+    def __init__(self, every: float = 5.0):
+        import threading
+
+        from benchmarks.machine import loadavg
+
+        self.samples: list[float] = []
+        self.stop = threading.Event()
+        self._loadavg = loadavg
+
+        def sample() -> None:
+            while True:
+                self.samples.append(self._loadavg()[0] if self._loadavg() else float("nan"))
+                if self.stop.wait(every):
+                    return
+
+        self.thread = threading.Thread(target=sample, daemon=True)
+
+    def __enter__(self) -> LoadSampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def summary(self) -> dict:
+        values = [v for v in self.samples if v == v]
+        return {"load_1min_min": min(values, default=None), "load_1min_max": max(values, default=None),
+                "load_samples": len(values)}
+
+
 def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
+    with LoadSampler() as load:
+        return _measure_under(args, env, total, load)
+
+
+def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, load: LoadSampler) -> int:
     rows = []
     started = time.perf_counter()
     with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
@@ -178,7 +217,8 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         bot_turns = [t for t in record["turns"] if t.get("guard")]
         for row, bot_turn_record in zip(rows, bot_turns):
             row.update(bot_turn_record["guard"]["timings"])
-            row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0), 3)
+            row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0)
+                                  - row.get("remind_s", 0), 3)
             row["contradicting_candidates"] = sum(bool((c.get("verdict") or {}).get("contradiction"))
                                                   for c in bot_turn_record["guard"]["candidates"])
     from benchmarks.machine import machine_info, write_json
@@ -196,7 +236,9 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),
         "contradicting_candidates": sum(r.get("contradicting_candidates", 0) for r in rows),
         "torch_threads_env": os.environ.get("OMP_NUM_THREADS"),
-        "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(),
+        "env": {k: os.environ[k] for k in ("GUARD_APP_REMIND", "GUARD_STREAM_INTERVAL_S", "GUARD_BOT_THREADS",
+                                           "OMP_WAIT_POLICY") if k in os.environ},
+        "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(), **load.summary(),
     }
     print(json.dumps(summary, indent=2))
     if args.json:
@@ -215,7 +257,13 @@ def _split(rows: list[dict]) -> dict:
                                     default=None),
             "generate_p50_s": _median([r.get("generate_s") for r in rows]),
             "guard_p50_s": _median([r.get("guard_s") for r in rows]),
-            "page_p50_s": _median([r.get("page_s") for r in rows])}
+            "page_p50_s": _median([r.get("page_s") for r in rows]),
+            # the guard's reminders (guard.reminders) timed apart: how many turns had one, what they took, and Enter ->
+            # reply without them
+            "reminded_turns": sum(r.get("remind_s") is not None for r in rows),
+            "remind_p50_s": _median([r.get("remind_s") for r in rows]),
+            "p50_without_reminders_s": round(statistics.median(
+                [r["enter_to_reply_s"] - (r.get("remind_s") or 0) for r in rows]), 3)}
 
 
 def _median(values):

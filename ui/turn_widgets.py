@@ -186,6 +186,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
         texts: list[str] = []
+        drawn: dict[int, str] = {}  # each line's streamed text as last drawn: only a changed line is drawn again
 
         def line(i: int):
             if i not in lines:
@@ -195,7 +196,9 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         def show(step: GuardStep) -> None:
             if step.kind == "writing":
                 for i, text in enumerate(step.written):
-                    line(i).markdown(f"✍️ #{i + 1} “{escape_markdown(text)}…”")
+                    if drawn.get(i) != text:
+                        drawn[i] = text
+                        line(i).markdown(f"✍️ #{i + 1} “{escape_markdown(text)}…”")
             elif step.kind == "candidates":
                 texts[:] = [c.text for c in step.candidates]
                 header.markdown(f"**{len(texts)} candidates** in {step.seconds:.1f} s")
