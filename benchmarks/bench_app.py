@@ -183,6 +183,8 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
 def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, load: LoadSampler) -> int:
     rows = []
     started = time.perf_counter()
+    marks_file = Path(tempfile.mkdtemp(prefix="bench_app_marks_")) / "marks.jsonl"  # the page runs' marks
+    env = {**env, "GUARD_MARKS_FILE": str(marks_file)}
     with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
         healthy = time.perf_counter()  # the server answers /_stcore/health: a user can open the page from here
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -192,6 +194,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
         for k, message in enumerate(MESSAGES[:total]):
             send(page, message)
             t0 = time.perf_counter()
+            entered = time.time()
             bot_turn = turn(page, 2 * k + 1)
             first_step = None
             while first_step is None and not bot_turn.is_visible():
@@ -206,7 +209,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
             reply = bot_turn.inner_text()
             rows.append({"turn": k, "warmup": k < args.warmup, "enter_to_reply_s": round(elapsed, 3),
                          "first_step_s": None if first_step is None else round(first_step, 3),
-                         "user": message, "reply": reply})
+                         "entered_at": entered, "user": message, "reply": reply})
             print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s "
                   f"(first step {first_step if first_step is None else round(first_step, 2)} s) {reply[:60]!r}",
                   flush=True)
@@ -221,6 +224,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
                                   - row.get("remind_s", 0), 3)
             row["contradicting_candidates"] = sum(bool((c.get("verdict") or {}).get("contradiction"))
                                                   for c in bot_turn_record["guard"]["candidates"])
+    server_split(rows, marks_file)
     from benchmarks.machine import machine_info, write_json
 
     measured_rows = [r for r in rows if not r["warmup"]]
@@ -246,6 +250,25 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
     return 0
 
 
+def server_split(rows: list[dict], marks_file: Path) -> None:
+    """Each turn's first visible step taken apart with the page runs' marks (ui.profiling, ``GUARD_MARKS_FILE``):
+    Enter -> the server starts the run that answers it (``run_start_s``), -> that run sends the live box
+    (``live_box_sent_s``); the rest of ``first_step_s`` is the browser's (receiving and drawing it, and this
+    benchmark's polling). The answering run is the first to reach the live box after Enter."""
+    try:
+        runs = [json.loads(line) for line in marks_file.read_text().splitlines() if line.strip()]
+    except OSError:
+        return
+    for row in rows:
+        entered = row.pop("entered_at")
+        answering = next((r for r in runs if r["start"] >= entered - 0.05 and "live box" in r["marks"]), None)
+        if answering is None:
+            continue
+        row["run_start_s"] = round(answering["start"] - entered, 3)
+        row["live_box_sent_s"] = round(answering["start"] + answering["marks"]["live box"] - entered, 3)
+        row["run_marks"] = answering["marks"]
+
+
 def _split(rows: list[dict]) -> dict:
     """Enter -> reply p50/p90/mean/max of ``rows``, the first guard step's p50 and the generation / guard / page
     medians (each turn's own split)."""
@@ -255,6 +278,8 @@ def _split(rows: list[dict]) -> dict:
             "max_s": round(max(seconds), 3), "first_step_p50_s": _median([r.get("first_step_s") for r in rows]),
             "first_step_max_s": max((r["first_step_s"] for r in rows if r.get("first_step_s") is not None),
                                     default=None),
+            "run_start_p50_s": _median([r.get("run_start_s") for r in rows]),
+            "live_box_sent_p50_s": _median([r.get("live_box_sent_s") for r in rows]),
             "generate_p50_s": _median([r.get("generate_s") for r in rows]),
             "guard_p50_s": _median([r.get("guard_s") for r in rows]),
             "page_p50_s": _median([r.get("page_s") for r in rows]),

@@ -14,6 +14,7 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
+from ui import profiling
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
@@ -183,6 +184,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
     page meanwhile. Raises what ``guarded_reply`` raises (the caller says what is kept)."""
     n = int(settings.num_candidates or 1)
     with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+        profiling.mark("live box")
         header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
         texts: list[str] = []
