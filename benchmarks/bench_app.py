@@ -267,6 +267,8 @@ def server_split(rows: list[dict], marks_file: Path) -> None:
         row["run_start_s"] = round(answering["start"] - entered, 3)
         row["live_box_sent_s"] = round(answering["start"] + answering["marks"]["live box"] - entered, 3)
         row["run_marks"] = answering["marks"]
+        row["collected_s"] = answering.get("collected_s")  # the garbage collector's pauses during that run
+        row["collections"] = answering.get("collections")
 
 
 def _split(rows: list[dict]) -> dict:

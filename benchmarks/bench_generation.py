@@ -17,7 +17,9 @@ Sections (``--only``):
   calls      the whole ``bot.generate`` of the page at 6 and 30 turns, and its Python before the decoding
   stream     the engine without a step callback, with one, streaming every 0.25 s, and the old way (every
              candidate's whole text decoded every 0.1 s inside the callback), each alone and beside a Python thread
-             that keeps the interpreter lock busy as the page's script thread does while the bot writes
+             that keeps the interpreter lock busy as the page's script thread does while the bot writes (at
+             Python's 5 ms switch interval and at 0.5 ms: how long the decoding thread waits for the lock at each
+             call of its step callback)
 
 Every figure is the median of ``--repeats`` runs after one untimed run; sampling is seeded and the length forced
 (``min_length`` = ``max_length``) so every run decodes the same number of steps. The record carries the CPU's model,
@@ -300,9 +302,11 @@ def stream(model: Model, repeats: int) -> list[dict]:
             callback=callback, **SAMPLING)
 
     rows = []
-    for busy in (False, True):
+    default_interval = sys.getswitchinterval()
+    for busy, switch in ((False, default_interval), (True, default_interval), (True, 0.0005)):
         stop = threading.Event()
         neighbour = threading.Thread(target=_busy_python, args=(stop,), daemon=True)
+        sys.setswitchinterval(switch)
         if busy:
             neighbour.start()
         try:
@@ -311,13 +315,14 @@ def stream(model: Model, repeats: int) -> list[dict]:
                                 ("old: whole texts every 0.1 s in the callback", old_way)):
                 received.clear()
                 timing = median_time(call, repeats)
-                rows.append({"way": label, "busy_python_thread": busy, **timing,
+                rows.append({"way": label, "busy_python_thread": busy, "switch_interval_s": switch, **timing,
                              "hand_ons_last_run": len(received)})
                 print(json.dumps(rows[-1]), flush=True)
         finally:
             stop.set()
             if busy:
                 neighbour.join()
+            sys.setswitchinterval(default_interval)
     return rows
 
 
