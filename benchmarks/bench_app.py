@@ -141,9 +141,50 @@ def _run(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
             process.terminate()
 
 
+class LoadSampler:
+    """The 1-minute load average every 5 s while the run lasts (its least and greatest go in the summary)."""
+
+    def __init__(self, every: float = 5.0):
+        import threading
+
+        from benchmarks.machine import loadavg
+
+        self.samples: list[float] = []
+        self.stop = threading.Event()
+        self._loadavg = loadavg
+
+        def sample() -> None:
+            while True:
+                self.samples.append(self._loadavg()[0] if self._loadavg() else float("nan"))
+                if self.stop.wait(every):
+                    return
+
+        self.thread = threading.Thread(target=sample, daemon=True)
+
+    def __enter__(self) -> LoadSampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def summary(self) -> dict:
+        values = [v for v in self.samples if v == v]
+        return {"load_1min_min": min(values, default=None), "load_1min_max": max(values, default=None),
+                "load_samples": len(values)}
+
+
 def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
+    with LoadSampler() as load:
+        return _measure_under(args, env, total, load)
+
+
+def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, load: LoadSampler) -> int:
     rows = []
     started = time.perf_counter()
+    marks_file = Path(tempfile.mkdtemp(prefix="bench_app_marks_")) / "marks.jsonl"  # the page runs' marks
+    env = {**env, "GUARD_MARKS_FILE": str(marks_file)}
     with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
         healthy = time.perf_counter()  # the server answers /_stcore/health: a user can open the page from here
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -153,6 +194,7 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         for k, message in enumerate(MESSAGES[:total]):
             send(page, message)
             t0 = time.perf_counter()
+            entered = time.time()
             bot_turn = turn(page, 2 * k + 1)
             first_step = None
             while first_step is None and not bot_turn.is_visible():
@@ -167,7 +209,7 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
             reply = bot_turn.inner_text()
             rows.append({"turn": k, "warmup": k < args.warmup, "enter_to_reply_s": round(elapsed, 3),
                          "first_step_s": None if first_step is None else round(first_step, 3),
-                         "user": message, "reply": reply})
+                         "entered_at": entered, "user": message, "reply": reply})
             print(f"turn {k:2d} {'warm-up ' if k < args.warmup else 'measured'} {elapsed:6.2f} s "
                   f"(first step {first_step if first_step is None else round(first_step, 2)} s) {reply[:60]!r}",
                   flush=True)
@@ -178,9 +220,11 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         bot_turns = [t for t in record["turns"] if t.get("guard")]
         for row, bot_turn_record in zip(rows, bot_turns):
             row.update(bot_turn_record["guard"]["timings"])
-            row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0), 3)
+            row["page_s"] = round(row["enter_to_reply_s"] - row.get("generate_s", 0) - row.get("guard_s", 0)
+                                  - row.get("remind_s", 0), 3)
             row["contradicting_candidates"] = sum(bool((c.get("verdict") or {}).get("contradiction"))
                                                   for c in bot_turn_record["guard"]["candidates"])
+    server_split(rows, marks_file)
     from benchmarks.machine import machine_info, write_json
 
     measured_rows = [r for r in rows if not r["warmup"]]
@@ -196,12 +240,35 @@ def _measure(args: argparse.Namespace, env: dict[str, str], total: int) -> int:
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),
         "contradicting_candidates": sum(r.get("contradicting_candidates", 0) for r in rows),
         "torch_threads_env": os.environ.get("OMP_NUM_THREADS"),
-        "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(),
+        "env": {k: os.environ[k] for k in ("GUARD_APP_REMIND", "GUARD_STREAM_INTERVAL_S", "GUARD_BOT_THREADS",
+                                           "OMP_WAIT_POLICY") if k in os.environ},
+        "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(), **load.summary(),
     }
     print(json.dumps(summary, indent=2))
     if args.json:
         write_json(args.json, {"summary": summary, "turns": rows})
     return 0
+
+
+def server_split(rows: list[dict], marks_file: Path) -> None:
+    """Each turn's first visible step taken apart with the page runs' marks (ui.profiling, ``GUARD_MARKS_FILE``):
+    Enter -> the server starts the run that answers it (``run_start_s``), -> that run sends the live box
+    (``live_box_sent_s``); the rest of ``first_step_s`` is the browser's (receiving and drawing it, and this
+    benchmark's polling). The answering run is the first to reach the live box after Enter."""
+    try:
+        runs = [json.loads(line) for line in marks_file.read_text().splitlines() if line.strip()]
+    except OSError:
+        return
+    for row in rows:
+        entered = row.pop("entered_at")
+        answering = next((r for r in runs if r["start"] >= entered - 0.05 and "live box" in r["marks"]), None)
+        if answering is None:
+            continue
+        row["run_start_s"] = round(answering["start"] - entered, 3)
+        row["live_box_sent_s"] = round(answering["start"] + answering["marks"]["live box"] - entered, 3)
+        row["run_marks"] = answering["marks"]
+        row["collected_s"] = answering.get("collected_s")  # the garbage collector's pauses during that run
+        row["collections"] = answering.get("collections")
 
 
 def _split(rows: list[dict]) -> dict:
@@ -213,9 +280,17 @@ def _split(rows: list[dict]) -> dict:
             "max_s": round(max(seconds), 3), "first_step_p50_s": _median([r.get("first_step_s") for r in rows]),
             "first_step_max_s": max((r["first_step_s"] for r in rows if r.get("first_step_s") is not None),
                                     default=None),
+            "run_start_p50_s": _median([r.get("run_start_s") for r in rows]),
+            "live_box_sent_p50_s": _median([r.get("live_box_sent_s") for r in rows]),
             "generate_p50_s": _median([r.get("generate_s") for r in rows]),
             "guard_p50_s": _median([r.get("guard_s") for r in rows]),
-            "page_p50_s": _median([r.get("page_s") for r in rows])}
+            "page_p50_s": _median([r.get("page_s") for r in rows]),
+            # the guard's reminders (guard.reminders) timed apart: how many turns had one, what they took, and Enter ->
+            # reply without them
+            "reminded_turns": sum(r.get("remind_s") is not None for r in rows),
+            "remind_p50_s": _median([r.get("remind_s") for r in rows]),
+            "p50_without_reminders_s": round(statistics.median(
+                [r["enter_to_reply_s"] - (r.get("remind_s") or 0) for r in rows]), 3)}
 
 
 def _median(values):

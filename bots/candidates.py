@@ -41,20 +41,25 @@ def _kept_token_count(tokenizer, token_ids: list[int], stop_strings: Sequence[st
     return max(kept, 1), text
 
 
-def make_candidate(tokenizer, token_ids: Sequence[int], log_probs: Sequence[float], stop_strings: Sequence[str],
-                   end_ids: set[int], clean: Callable[[str], str] = str.strip) -> Candidate:
+def make_candidate(tokenizer, token_ids: Sequence[int], log_probs: Sequence[float] | None, stop_strings: Sequence[str],
+                   end_ids: set[int], clean: Callable[[str], str] = str.strip, mean: float | None = None) -> Candidate:
     """A scored candidate from generated tokens and their log-probabilities (temperature 1): one rule for
     both engines.
 
     The reply ends at the first end-of-turn token (kept in the score) or before the first stop string;
-    one that ran into the token limit is trimmed to its last complete sentence.
+    one that ran into the token limit is trimmed to its last complete sentence. ``mean``: the mean log-probability of
+    all ``token_ids`` as the engine reported it (CTranslate2's own score), instead of ``log_probs``; only where no
+    stop string can cut the reply inside its tokens.
     """
     token_ids = list(token_ids)
     kept, text = _kept_token_count(tokenizer, token_ids, stop_strings, end_ids)
     # the reply ran into max_new_tokens unless it stopped at an end-of-turn token or a stop string
     cut = kept == len(token_ids) and bool(token_ids) and token_ids[-1] not in end_ids
-    finite = [float(x) for x in list(log_probs)[:kept] if math.isfinite(x)]
-    score = sum(finite) / len(finite) if finite else float("-inf")
+    if mean is not None and kept == len(token_ids):
+        score = float(mean) if token_ids else float("-inf")
+    else:
+        finite = [float(x) for x in list(log_probs or ())[:kept] if math.isfinite(x)]
+        score = sum(finite) / len(finite) if finite else float("-inf")
     return Candidate(text=complete_sentences(clean(text), cut=cut), score=score)
 
 

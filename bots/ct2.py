@@ -30,6 +30,7 @@ whose import took most of a ``python -m bots generate``. Only the first conversi
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import logging
 import math
@@ -38,6 +39,7 @@ import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -64,9 +66,14 @@ CHECKPOINT_TOKENS = 256
 CACHE_BUDGET_TOKENS = 8192
 #: A partial conversion folder older than this is a leftover of a killed process and is removed.
 STALE_PARTIAL_SECONDS = 3600
-#: While candidates are written, their text goes to ``on_text`` at most this often (each call decodes every one);
-#: ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one that all but does not).
-STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.1"))
+#: While candidates are written, their text goes to ``on_text`` at most this often, from a thread of its own: a
+#: reader takes in about 4 words a second, and each hand-on makes the page draw (Streamlit, then the browser) on the
+#: cores the decoding needs. ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one
+#: that all but does not: ``GUARD_STREAM_INTERVAL_S=1000``).
+STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.25"))
+#: ``GUARD_STREAM=0``: the engine hands nothing on while it writes (``streams`` False: no step callback at all in the
+#: page's generation), for benchmarks that compare the page with and without the stream.
+STREAMS = os.environ.get("GUARD_STREAM", "1").strip() != "0"
 
 
 def available() -> bool:
@@ -245,57 +252,137 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
     return GenerationRequest(kwargs, keep, beam)
 
 
+def _backend(tokenizer):
+    """The ``tokenizers.Tokenizer`` under ``tokenizer`` (LightTokenizer's and transformers' fast tokenizers have one),
+    or None (a slow tokenizer: its text is decoded whole instead)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    return backend if backend is not None and hasattr(backend, "decode") else None
+
+
+class _Written:
+    """One hypothesis's text as it is written: each new token decoded alone (``tokenizers.decoders.DecodeStream``,
+    which holds back a token that ends inside a multi-byte character until the character is whole) and appended."""
+
+    def __init__(self, tokenizer):
+        from tokenizers.decoders import DecodeStream
+
+        self.tokenizer = tokenizer
+        self.backend = _backend(tokenizer)
+        self.stream = DecodeStream(skip_special_tokens=True) if self.backend is not None else None
+        self.ids: list[int] = []
+        self.text = ""
+
+    def add(self, token_id: int) -> None:
+        if self.stream is None:  # no tokenizers backend: the whole text again (slow tokenizers only)
+            self.ids.append(token_id)
+            self.text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+            return
+        chunk = self.stream.step(self.backend, token_id)
+        if chunk:
+            self.text += chunk
+
+
 @dataclass
 class _Hypotheses:
-    """Tokens and their log-probabilities per hypothesis, collected by generate_batch's step callback; with
-    ``on_text``, the hypotheses' text so far is handed on while they are written (at most every
-    ``STREAM_INTERVAL_S``). The callback runs in CTranslate2's worker thread, between two decoding steps: it only
-    decodes and hands on, whoever receives the texts must not block."""
+    """What generate_batch's step callback collects: each hypothesis's tokens and their log-probabilities, and, where
+    the text is wanted while it is written (``stop_strings`` to stop at, an ``on_text`` to hand it to), the text,
+    decoding only each new token. The callback runs in CTranslate2's worker thread between two decoding steps,
+    holding the interpreter lock, so it does no more than that: the texts are handed on from a thread of their own
+    (``_Streamer``), never from here."""
 
     tokenizer: object
     stop_strings: Sequence[str]
     end_ids: set[int]
     expected: int
-    on_text: Callable[[list[str]], None] | None = None
+    write: bool = False  # decode the text as it is written (stop strings or a stream need it)
     clean: Callable[[str], str] = str.strip
     tokens: dict[int, list[int]] = field(default_factory=dict)
     log_probs: dict[int, list[float]] = field(default_factory=dict)
+    written: dict[int, _Written] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
-    streamed_at: float = 0.0
+    changed: threading.Event = field(default_factory=threading.Event)  # new text since the streamer last looked
+    failed: BaseException | None = None  # what the receiver of the texts raised: the batch stops, generate raises it
 
     def __call__(self, step) -> bool:
-        """Record one step; True (stop the batch) once every hypothesis has ended or hit a stop string."""
-        tokens = self.tokens.setdefault(step.hypothesis_id, [])
-        tokens.append(step.token_id)
-        self.log_probs.setdefault(step.hypothesis_id, []).append(step.log_prob)
-        if step.is_last or step.token_id in self.end_ids:
-            self.done.add(step.hypothesis_id)
-        elif self.stop_strings:
-            text = self.tokenizer.decode(tokens, skip_special_tokens=True).lstrip()
-            if any(s in text for s in self.stop_strings):
-                self.done.add(step.hypothesis_id)
-        if self.on_text is not None and time.perf_counter() - self.streamed_at >= STREAM_INTERVAL_S:
-            self.streamed_at = time.perf_counter()
-            self.on_text(self.texts())
+        """Record one step; True (stop the batch) once every hypothesis has ended or hit a stop string, or the
+        receiver of the texts failed."""
+        hypothesis, token = step.hypothesis_id, step.token_id
+        self.tokens.setdefault(hypothesis, []).append(token)
+        self.log_probs.setdefault(hypothesis, []).append(step.log_prob)
+        ended = step.is_last or token in self.end_ids
+        if self.write and token not in self.end_ids:
+            written = self.written.get(hypothesis)
+            if written is None:
+                written = self.written[hypothesis] = _Written(self.tokenizer)
+            before = len(written.text)
+            written.add(token)
+            if len(written.text) != before:
+                self.changed.set()
+                if self.stop_strings and not ended:
+                    text = written.text.lstrip()
+                    ended = any(s in text for s in self.stop_strings)
+        if ended:
+            self.done.add(hypothesis)
+        if self.failed is not None:
+            return True
         return bool(self.stop_strings) and len(self.done) >= self.expected
 
     def let_go(self) -> None:
         """Drop the caller's functions once the batch is over. CTranslate2's worker thread may hold this callback
         until its next job; were it the last holder of a bot (``clean`` is a bot's method), the bot's model would be
         freed in that thread, which then waits for itself to end ("Resource deadlock avoided", the process aborts)."""
-        self.on_text = None
         self.clean = str.strip
 
     def texts(self) -> list[str]:
         """Every hypothesis's text so far (one per hypothesis asked for, "" before its first token), in hypothesis
-        order, cut where its reply ends (end token, stop string)."""
-        written = []
-        for hypothesis in range(max(self.expected, len(self.tokens))):
-            ids = [t for t in self.tokens.get(hypothesis, ()) if t not in self.end_ids]
-            text = self.tokenizer.decode(ids, skip_special_tokens=True).lstrip()
+        order, cut where its reply ends (stop string)."""
+        texts = []
+        for hypothesis in range(max(self.expected, len(self.written))):
+            written = self.written.get(hypothesis)
+            text = written.text.lstrip() if written is not None else ""
             cut = min((text.find(s) for s in self.stop_strings if s and s in text), default=-1)
-            written.append(self.clean(text[:cut] if cut >= 0 else text))
-        return written
+            texts.append(self.clean(text[:cut] if cut >= 0 else text))
+        return texts
+
+
+class _Streamer:
+    """Hands the hypotheses' texts to ``on_text`` from a thread of its own while they are written: as soon as the
+    first words are there, then at most every ``interval`` seconds and only when a text changed. Generation never
+    waits for it (the callback only sets an event); what ``on_text`` raises stops the batch (``_Hypotheses.failed``)
+    and is raised by ``generate``."""
+
+    def __init__(self, hypotheses: _Hypotheses, on_text: Callable[[list[str]], None], interval: float):
+        self.hypotheses, self.on_text, self.interval = hypotheses, on_text, max(interval, 0.0)
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="ct2-stream", daemon=True)
+
+    def __enter__(self) -> _Streamer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stopping.set()
+        self.hypotheses.changed.set()  # wakes the thread if it waits for text
+        self.thread.join()
+        self.on_text = None  # nothing of the caller's is kept past the batch
+
+    def _run(self) -> None:
+        changed, last = self.hypotheses.changed, None
+        while True:
+            changed.wait()
+            if self.stopping.is_set():
+                return
+            changed.clear()
+            texts = self.hypotheses.texts()
+            if texts != last:
+                try:
+                    self.on_text(texts)
+                except BaseException as exc:  # noqa: BLE001 - raised by generate in the caller's thread
+                    self.hypotheses.failed = exc
+                    return
+                last = texts
+            if self.stopping.wait(self.interval):
+                return
 
 
 #: Every engine alive, so their models are released before the interpreter shuts down (``_release_models``).
@@ -327,8 +414,8 @@ class CTranslate2Engine:
     name = "ctranslate2"
     #: Turns dropped at a time past the prompt budget (bots.local.prompt_ids), so the checkpoint stays valid.
     drop_block = 8
-    #: generate(on_text=...) hands the candidates' text on while they are written
-    streams = True
+    #: generate(on_text=...) hands the candidates' text on while they are written (unless ``GUARD_STREAM=0``)
+    streams = STREAMS
 
     def __init__(self, model_dir: str | Path, tokenizer, config, generation_config=None,
                  load_transformers_model: Callable | None = None, intra_threads: int = 0):
@@ -492,7 +579,8 @@ class CTranslate2Engine:
         ``banned_sequences`` (each of 2 or more tokens) go in as ``suppress_sequences``: a reply never
         completes one (CTranslate2 matches them against the generated tokens only). ``on_text`` gets every
         hypothesis's text so far while they are written (sampling and greedy; a beam search has no step callback),
-        from CTranslate2's worker thread."""
+        from a thread of its own at most every ``STREAM_INTERVAL_S`` (``_Streamer``); what it raises stops the
+        generation and is raised here."""
         request = generation_options(decoding, num_candidates)
         ends = {int(t) for t in end_ids}
         prompt = list(prompt)
@@ -506,28 +594,43 @@ class CTranslate2Engine:
             kwargs["static_prompt"] = self._tokens(static)
         if banned_sequences:
             kwargs["suppress_sequences"] = [self._tokens(b) for b in banned_sequences if len(b) > 1]
-        hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"], on_text, clean)
-        if not request.beam:
+        # The step callback only where something needs the tokens while they are written: stop strings (CTranslate2 has
+        # no per-hypothesis stop string) or a stream of the texts. Otherwise the decoding loop runs without calling
+        # into Python, and the scores are CTranslate2's own (the mean log-probability of each hypothesis's tokens,
+        # end token included, at temperature 1: the same numbers the step callback reports, averaged).
+        stream = on_text is not None and not request.beam
+        hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"],
+                                 write=bool(stop_strings) or stream, clean=clean)
+        if not request.beam and (stop_strings or stream):
             kwargs["callback"] = hypotheses
+        streamer = _Streamer(hypotheses, on_text, STREAM_INTERVAL_S) if stream else contextlib.nullcontext()
         with cpu_turn(self):  # one generation at a time (embedded.turns); the seed is process-wide
             self._fit_threads()
             self._remember(static)
             self._seed(decoding)
             try:
-                (result,) = self.generator.generate_batch([self._tokens(start)], **kwargs)
+                with streamer:
+                    (result,) = self.generator.generate_batch([self._tokens(start)], **kwargs)
             except (RuntimeError, ValueError) as exc:
                 raise BotError(f"generation failed: {first_line(exc)}") from exc
             finally:
                 hypotheses.let_go()
+            if hypotheses.failed is not None:  # the receiver of the texts raised (a page that stopped): so does this
+                raise hypotheses.failed
+            rows = [list(ids) for ids in result.sequences_ids]
+            means: list[float | None] = [None] * len(rows)
+            scores: list[list[float] | None] = [None] * len(rows)
             if request.beam:  # no step callback in beam search: score the finished beams token by token
-                rows = [list(ids) for ids in result.sequences_ids]
                 scores = self._token_log_probs(prompt, rows)
-            else:
+            elif stop_strings:  # a stop string cuts a reply inside its tokens: its score needs each token's
                 order = sorted(hypotheses.tokens)
                 rows = [hypotheses.tokens[h] for h in order]
                 scores = [hypotheses.log_probs[h] for h in order]
-        candidates = [make_candidate(self.tokenizer, row, row_scores, stop_strings, ends, clean)
-                      for row, row_scores in zip(rows, scores)]
+                means = [None] * len(rows)
+            else:
+                means = [float(score) for score in result.scores]
+        candidates = [make_candidate(self.tokenizer, row, row_scores, stop_strings, ends, clean, mean=mean)
+                      for row, row_scores, mean in zip(rows, scores, means)]
         if decoding.method == "sample_rank":
             candidates = _distinct(candidates)
         candidates.sort(key=lambda c: c.score, reverse=True)

@@ -13,7 +13,7 @@ import streamlit as st
 from bots.base import BotError
 from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
-from ui import chat_session, chat_sidebar, navigation, suggestions
+from ui import chat_session, chat_sidebar, navigation, profiling, suggestions
 from ui.annotations import annotation_box
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, turn_html
@@ -30,6 +30,7 @@ KEPT = "the conversation is kept"
 conversation = chat_session.current()  # app.py has loaded a ?session= from the URL already
 with st.sidebar:
     settings = chat_sidebar.draw(conversation)
+profiling.mark("sidebar")
 conversation = chat_session.current()  # Reset may have replaced it
 prompt = st.chat_input("Message the bot", key="chat_input")
 picked = suggestions.take_pending()
@@ -122,6 +123,7 @@ def fill_transcript(between=lambda: None) -> None:
 
 chat_session.save_turns(conversation, settings)  # turns a failed save left behind (a no-op when all are stored)
 placed = place_transcript()
+profiling.mark("transcript placed")
 if not conversation.turns and prompt is None:
     st.info("Say something to the bot. Each reply is chosen from several candidates; when the sent reply "
             "contradicts what the bot said before, both are highlighted. Each turn's candidate panel shows the "
@@ -163,6 +165,7 @@ def answer(live=None, slot=None, while_running=None) -> bool:
             return False
     (live if slot is None else slot).empty()
     draw_turn(turn)
+    profiling.mark("reply drawn")
     chat_session.save_turns(conversation, settings)  # after the reply is on screen
     redraw_marked()
     return True

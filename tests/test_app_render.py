@@ -727,3 +727,26 @@ def test_the_chat_says_whether_its_guard_acts_on_the_sheet():
     off = chat_sheet_note(["intra"], GuardMode.RERANK)
     assert off.startswith("The chat skips this check with this detector") and "no candidate is rejected" in off
     assert chat_sheet_note(["facts"], GuardMode.OFF).startswith("The guard is off")
+
+
+def test_page_run_marks_are_written_only_when_asked(tmp_path, monkeypatch):
+    """GUARD_MARKS_FILE: each page run appends its start and when it reached each mark (the first time), which
+    bench_app reads to split the first visible step; unset, nothing is written and marking costs nothing."""
+    from ui import profiling
+
+    monkeypatch.delenv(profiling.MARKS_ENV, raising=False)
+    monkeypatch.delenv(profiling.PROFILE_ENV, raising=False)
+    with profiling.profiled("run"):
+        profiling.mark("live box")  # no file: nothing happens
+    path = tmp_path / "marks.jsonl"
+    monkeypatch.setenv(profiling.MARKS_ENV, str(path))
+    for _ in range(2):
+        with profiling.profiled("run"):
+            profiling.mark("sidebar")
+            profiling.mark("live box")
+            profiling.mark("live box")  # the first time counts
+    profiling.mark("outside a run")  # ignored
+    runs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(runs) == 2 and all(set(r["marks"]) == {"sidebar", "live box"} for r in runs)
+    assert all(0 <= r["marks"]["sidebar"] <= r["marks"]["live box"] for r in runs)
+    assert runs[0]["start"] <= runs[1]["start"]

@@ -125,7 +125,8 @@ def test_nothing_but_the_models_take_turns_on_the_cpu():
     found = [where(path, node) for package in ("ui", "pages", "serve", "conversation")
              for path in sorted((REPO / package).rglob("*.py")) for node in ast.walk(tree(path))
              if _calls(node, "Lock") or _calls(node, "RLock")]
-    allowed = {"ui/models.py", "ui/startup.py"}  # the process cache's own bookkeeping, the import lock
+    # the process cache's own bookkeeping, the import lock, the benchmark marks file's appends (only when asked for)
+    allowed = {"ui/models.py", "ui/startup.py", "ui/profiling.py"}
     assert [site for site in found if site.split(":")[0] not in allowed] == []
 
 

@@ -19,6 +19,7 @@ from ui.fact_sheet import (
     SHEET_HEADING,
     SeenClash,
     SheetRow,
+    candidate_clashes,
     clash_words,
     fact_words,
     report_clashes,
@@ -118,3 +119,10 @@ def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, plain: bool = Fa
     elif verdict is not None and verdict.details.fact_confidence is not None and rows:
         st.caption("The last turn gives none of these facts another value.")
     return sheet
+
+
+def show_candidate_clashes(cand) -> None:
+    """Under a candidate in the candidate panel: each fact it gives another value, with both values."""
+    for clash in candidate_clashes(cand):
+        st.markdown(f"{FACT_ICON} " + escape_markdown(f"Clashes with the fact sheet: {clash_words(clash)}"),
+                    help="What the bot said about itself before (the sheet above) vs this candidate.")

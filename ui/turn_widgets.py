@@ -1,6 +1,5 @@
-"""Streamlit pieces of the guarded-chat page: a bot turn's caption and candidate panel, the per-turn
-chart and re-judging the conversation. The records come from conversation/, the pure
-helpers from ui/transcript.py (tested alone)."""
+"""Streamlit pieces of the guarded-chat page: a bot turn's caption and candidate panel, the per-turn chart and
+re-judging the conversation. The records come from conversation/, the pure helpers from ui/transcript.py."""
 
 from __future__ import annotations
 
@@ -14,11 +13,11 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui import ownership
+from ui import ownership, profiling
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
-from ui.fact_sheet import FACT_ICON, candidate_clashes, clash_words
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
+from ui.sheet_widgets import show_candidate_clashes
 from ui.transcript import (
     STATUS_ICONS,
     candidate_marks,
@@ -77,9 +76,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
                 what += f", p = {shown}"
             st.markdown(f"**Candidate #{cand.index + 1}** ({state}) · {what} — {escape_markdown(cand.reason)}")
             st.html(turn_html(BOT, cand.text, candidate_marks(cand)))
-            for clash in candidate_clashes(cand):  # the fact it gives another value, and both values
-                st.markdown(f"{FACT_ICON} " + escape_markdown(f"Clashes with the fact sheet: {clash_words(clash)}"),
-                            help="What the bot said about itself before (the sheet above) vs this candidate.")
+            show_candidate_clashes(cand)
             if cand.repair is not None:
                 show_repair(cand)
             context = evidence_context_html(conversation, cand, turn.turn_id)
@@ -187,14 +184,15 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                       while_running: Callable[[Callable[[], None]], None] | None = None) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates while the bot writes them
     and as they arrive, each candidate's verdict, the policy's choice. The box closes to a one-line summary when the
-    reply is in; the chat page then puts the finished turn in its place (a failed turn leaves it, marked failed).
-    The turn runs in a thread of its own (``ui.live_turn.run_live``): ``while_running(pump)`` draws the rest of the
-    page meanwhile. Raises what ``guarded_reply`` raises (the caller says what is kept)."""
+    reply is in; the chat page then puts the finished turn in its place (a failed turn leaves it, marked failed). It
+    runs in a thread (``ui.live_turn.run_live``); ``while_running(pump)`` draws the rest of the page meanwhile."""
     n = int(settings.num_candidates or 1)
     with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+        profiling.mark("live box")
         header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
         texts: list[str] = []
+        drawn: dict[int, str] = {}  # each line's streamed text as last drawn: only a changed line is drawn again
 
         def line(i: int):
             if i not in lines:
@@ -204,7 +202,9 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         def show(step: GuardStep) -> None:
             if step.kind == "writing":
                 for i, text in enumerate(step.written):
-                    line(i).markdown(f"✍️ #{i + 1} “{escape_markdown(text)}…”")
+                    if drawn.get(i) != text:
+                        drawn[i] = text
+                        line(i).markdown(f"✍️ #{i + 1} “{escape_markdown(text)}…”")
             elif step.kind == "candidates":
                 texts[:] = [c.text for c in step.candidates]
                 header.markdown(f"**{len(texts)} candidates** in {step.seconds:.1f} s")
