@@ -1,7 +1,7 @@
 """Learn: a short guided page for classes, in a class's words — what a contradiction in a conversation is, the three
 ways a bot can contradict itself, why checking one earlier turn at a time works better than reading the whole
-conversation at once, why what was asked matters and the bot's fact sheet (with where it stops), each with a live
-example. The papers' terms (CDConv's categories, DECODE's structured and
+conversation at once, why what was asked matters, the bot's fact sheet (with where it stops), each with a live
+example, and what the guard does with what it finds. The papers' terms (CDConv's categories, DECODE's structured and
 unstructured methods, NLI, τ) stay on the playground; here each is said in plain words."""
 
 from __future__ import annotations
@@ -197,6 +197,22 @@ st.markdown(
     "- It knows that one thing is a kind of another (a surgeon is a kind of doctor, so *“surgeon”* after *“doctor”* "
     "is no clash) from WordNet, a big dictionary of word meanings, and that dictionary has gaps: it files a professor "
     "beside a teacher, not under it, so *“I'm a professor”* after *“I'm a teacher”* is called a clash."
+)
+
+st.header("6. What the guard does with what it finds")
+st.markdown(
+    "In the chat the bot writes several replies for each message (its *candidates*), and the guard checks every one "
+    "before anything is sent:\n"
+    "- Replies that contradict what the bot said before, or its fact sheet, are not sent.\n"
+    "- A reply that says nothing (*“I don't know.”*, a question back) is sent only when no good reply answers: a "
+    "guard that liked saying nothing best would teach the bot to dodge.\n"
+    "- Among the good replies that answer, the guard sends the one the detector suspects least. The bot's own "
+    "favourite goes out while the detector is far from suspecting it; when the favourite is closer to the line, a "
+    "safer one goes instead.\n"
+    "- When every reply contradicts, the guard reminds the bot of what it said and asks again; only if that fails "
+    "too does a flagged reply go out, marked so you can see it.\n\n"
+    "The guard can only choose among the replies the bot wrote: when all of them are wrong in ways it does not see, "
+    "a contradiction still gets through. That is why the chat shows every candidate and why it says how sure it is."
 )
 
 st.page_link(navigation.page(navigation.PLAYGROUND), label="Try your own dialogues in the probe playground", icon="🧪")

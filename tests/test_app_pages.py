@@ -108,7 +108,10 @@ def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
     at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
     headers = [h.value for h in at.header]
     assert headers[0].startswith("1. What is a contradiction in a conversation")
-    assert len(headers) == 5 and headers[4] == "5. Plain facts: the bot's fact sheet"
+    assert len(headers) == 6 and headers[4] == "5. Plain facts: the bot's fact sheet"
+    assert headers[5] == "6. What the guard does with what it finds"
+    choice = next(m.value for m in at.markdown if m.value.startswith("In the chat the bot writes several replies"))
+    assert "suspects least" in choice and "teach the bot to dodge" in choice
     verdicts = [m.value for m in at.markdown if m.value.startswith(("⚠️ Detector:", "✅ Detector:"))]
     assert len(verdicts) >= 8  # every live example was judged
     assert {t.label for t in at.tabs} == {"With itself", "Who is who", "Something said earlier"}
