@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from embedded.turns import cpu_turn
+from guard import fact_sheet
 from guard import text as textsplit
 from guard.building import structured_verdict, unstructured_verdict
 from guard.config import JudgeSettings
@@ -30,7 +31,7 @@ from guard.pair_cache import embed, score_pairs
 from guard.planning import plan_turn, units_of
 from guard.records import Turn
 from guard.verdicts import Verdict
-from guard.vocabulary import Method
+from guard.vocabulary import Check, Method
 
 
 class ContradictionDetector:
@@ -71,6 +72,8 @@ class ContradictionDetector:
         by text, so an app that calls this when a turn arrives pays only for the candidates when it judges."""
         texts = [t.text for t in history if t.text.strip()] + [p for p in persona if p.strip()]
         textsplit.prepare(texts)
+        if Check.FACTS in settings.checks:
+            fact_sheet.prepare(history, persona)
         if self.embedder is not None and settings.prefilter_k is not None:
             embed(self.embedder, [u.text for t in texts for u in units_of(t, settings.pairing, None,
                                                                            self.claims_only)])

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from guard import grammar
+from guard.caches import BoundedCache
 from guard.vocabulary import PremiseSource
 
 
@@ -259,20 +260,47 @@ def _diet_clash(old: Fact, new: Fact) -> bool:
 def sheet_of(turns: Iterable, persona: Sequence[str], speaker: str) -> FactSheet:
     """The facts ``speaker`` stated: its persona lines first, then each of its turns (each read with the question
     before it, ``guard.answers``)."""
-    from guard.answers import read_answer
-
     facts: list[Fact] = []
     for i, line in enumerate(persona):
         if line.strip():
-            facts += read_facts(line, PremiseSource.PERSONA, i)
+            facts += _TURN_FACTS.get_or_make((line, PremiseSource.PERSONA, i),
+                                             lambda line=line, i=i: read_facts(line, PremiseSource.PERSONA, i))
     before = None
     for turn in turns:
         if turn.agent_id == speaker and turn.text.strip():
-            reading = read_answer(before, turn.text) if before is not None else None
-            facts += read_facts(turn.text, PremiseSource.HISTORY, turn.turn_id,
-                                reading.statement if reading else None)
+            facts += _turn_facts(turn.text, turn.turn_id, before)
         before = turn.text if turn.agent_id != speaker else None
     return FactSheet(tuple(facts))
+
+
+def prepare(turns: Sequence, persona: Sequence[str]) -> None:
+    """Read every turn's facts (each with the other speaker's turn before it) and the persona's ahead of the next
+    judgement, as ``guard.detector`` splits and embeds texts when they arrive: ``sheet_of`` then finds them cached."""
+    for i, line in enumerate(persona):
+        if line.strip():
+            _TURN_FACTS.get_or_make((line, PremiseSource.PERSONA, i),
+                                    lambda line=line, i=i: read_facts(line, PremiseSource.PERSONA, i))
+    previous = None
+    for turn in turns:
+        if turn.text.strip():
+            before = previous.text if previous is not None and previous.agent_id != turn.agent_id else None
+            _turn_facts(turn.text, turn.turn_id, before)
+        previous = turn
+
+
+#: each earlier turn's facts, kept across turns: a chat reads every earlier bot turn again at every turn
+_TURN_FACTS: BoundedCache = BoundedCache(grammar.PARSE_CACHE_LIMIT)
+
+
+def _turn_facts(text: str, turn_id: int, before: str | None) -> tuple[Fact, ...]:
+    """One turn's facts, read with the question before it (cached: facts are frozen, the reading is pure)."""
+    from guard.answers import read_answer
+
+    def read() -> tuple[Fact, ...]:
+        reading = read_answer(before, text) if before is not None else None
+        return read_facts(text, PremiseSource.HISTORY, turn_id, reading.statement if reading else None)
+
+    return _TURN_FACTS.get_or_make((text, PremiseSource.HISTORY, turn_id, before), read)
 
 
 def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | None = None) -> tuple[Fact, ...]:
@@ -393,10 +421,19 @@ def _eaten(doc, sentence: str, fact) -> list[Fact]:
     out = []
     for token in doc:
         word = token.lemma_.lower()
-        if token.pos_ in ("NOUN", "PROPN") and word not in _EAT_VERBS and (  # "roast vegetables" is no meat
-                word == "meat" or grammar.is_kind_of(word, MEAT_ROOTS + ANIMAL_PRODUCT_ROOTS)):
+        if token.pos_ in ("NOUN", "PROPN") and word not in _EAT_VERBS and not _kept_animal(token) and (
+                word == "meat" or grammar.is_kind_of(word, MEAT_ROOTS + ANIMAL_PRODUCT_ROOTS)):  # no "roast" veg
             out.append(fact(Relation.DIET, "eats", thing=word, time=time))
     return out
+
+
+def _kept_animal(token) -> bool:
+    """A noun with an animal sense, counted or owned ("two dogs", "a dog named Max", "my chickens", "chickens"):
+    animals one keeps, not food, though WordNet also files a dog under sausages and a chicken under poultry ("I have
+    some chicken", "I had lamb" stay food: uncounted)."""
+    counted = token.tag_ == "NNS" or any(c.dep_ in ("nummod", "poss") or (c.dep_ == "det" and c.lower_ in ("a", "an"))
+                                         for c in token.children)
+    return counted and grammar.is_kind_of(token.lemma_.lower(), ("animal.n.01",))
 
 
 def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
@@ -506,8 +543,8 @@ def _count_fact(noun, fact) -> Fact | None:
     if determiners & {"a", "an", "one"} or mine:
         low = 2 if noun.tag_ == "NNS" else 1
         return fact(Relation.COUNT, f"at least {low}", noun, thing=thing, low=low, vague=False)
-    if noun.tag_ == "NNS" and owning:  # "I have dogs": more than one, no number
-        return fact(Relation.COUNT, "at least 2", noun, thing=thing, low=2)
+    if noun.tag_ == "NNS" and owning:  # "I have dogs", or "Yes." to "Do you have any pets?": some, no number
+        return fact(Relation.COUNT, "some", noun, thing=thing, low=1, vague=True)
     return None
 
 

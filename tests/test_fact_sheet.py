@@ -48,6 +48,9 @@ CLASHING = [
 ]
 
 CONSISTENT = [
+    # animals one keeps are no food, though WordNet files a dog under sausages and a chicken under poultry
+    (["I am a vegetarian."], "I have two dogs.", None),
+    (["I am a vegan."], "I have a dog named Max and three chickens.", None),
     (["I work as a nurse."], "No, I work as a nurse at the hospital.", "Wait, aren't you a teacher?"),
     (["I work as a nurse."], "I'm not a doctor. I'm a nurse.", "Are you a doctor?"),
     (["I am a physician."], "I'm a pediatrician at the children's clinic.", "What kind of doctor are you?"),
@@ -99,3 +102,18 @@ def test_past_facts_are_kept_but_not_current():
 
 def test_an_empty_sheet_clashes_with_nothing():
     assert FactSheet().clashes(read_facts("I have two dogs.", PremiseSource.HISTORY, 1)) == ()
+
+
+def test_facts_read_ahead_are_the_facts_a_judgement_reads():
+    """``prepare`` (the guard's, when turns arrive) reads each turn with the other speaker's turn before it, as
+    ``sheet_of`` does: the sheet built after it is the same one, from the cache."""
+    from guard import fact_sheet
+
+    turns = [Turn(0, "user", "Aren't you a teacher?"), Turn(1, "bot", "Yes, I am."), Turn(2, "bot", "I have 3 cats."),
+             Turn(3, "user", "How many dogs do you have?"), Turn(4, "bot", "Two.")]
+    fresh = sheet_of(turns, ["I live in Paris."], "bot")
+    fact_sheet.prepare(turns, ["I live in Paris."])
+    assert sheet_of(turns, ["I live in Paris."], "bot") == fresh
+    assert [(f.relation, f.value, f.turn_id) for f in fresh.facts] == [
+        (Relation.LIVES_IN, "Paris", 0), (Relation.JOB, "teacher", 1), (Relation.COUNT, "3", 2),
+        (Relation.COUNT, "2", 4)]
