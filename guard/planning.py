@@ -85,8 +85,9 @@ class CandidatePlan:
 
 def same_time(a: str, b: str) -> bool:
     """Whether two clauses can clash in time: not the past or a wish beside the present ("I used to live in Rome,
-    I live in Oslo now", "I don't have a dog, I'd love one someday")."""
-    return grammar.time_of(a) == grammar.time_of(b)
+    I live in Oslo now", "I don't have a dog, I'd love one someday"), told by their words ("used to", "originally",
+    "one day", "I'd love to"), not by a past tense alone: "I'm 30, I just turned 45." still clashes."""
+    return grammar.time_of(a, tense=False) == grammar.time_of(b, tense=False)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,8 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     sync_api.expect(table).to_be_visible(timeout=30_000)
     headers = table.locator("th").all_inner_texts()
     assert [h.replace("\n", " ") for h in headers] == ["#", "sent", "reply", "why", "bot's own score",
-                                                        "contradiction score", "flags from", "kind"]
+                                                        "contradiction score", "flags from", "kind",
+                                                        "clashes with the fact sheet"]  # a candidate has one here
     assert not _columns_whole(page, table)
     candidate = table.locator("tbody tr td:nth-child(3)").first
     assert LONG in candidate.inner_text().replace("\n", " ")  # whole, wrapped over lines
