@@ -263,8 +263,7 @@ def sheet_of(turns: Iterable, persona: Sequence[str], speaker: str) -> FactSheet
     facts: list[Fact] = []
     for i, line in enumerate(persona):
         if line.strip():
-            facts += _TURN_FACTS.get_or_make((line, PremiseSource.PERSONA, i),
-                                             lambda line=line, i=i: read_facts(line, PremiseSource.PERSONA, i))
+            facts += _persona_facts(line, i)
     before = None
     for turn in turns:
         if turn.agent_id == speaker and turn.text.strip():
@@ -278,8 +277,7 @@ def prepare(turns: Sequence, persona: Sequence[str]) -> None:
     judgement, as ``guard.detector`` splits and embeds texts when they arrive: ``sheet_of`` then finds them cached."""
     for i, line in enumerate(persona):
         if line.strip():
-            _TURN_FACTS.get_or_make((line, PremiseSource.PERSONA, i),
-                                    lambda line=line, i=i: read_facts(line, PremiseSource.PERSONA, i))
+            _persona_facts(line, i)
     previous = None
     for turn in turns:
         if turn.text.strip():
@@ -290,6 +288,12 @@ def prepare(turns: Sequence, persona: Sequence[str]) -> None:
 
 #: each earlier turn's facts, kept across turns: a chat reads every earlier bot turn again at every turn
 _TURN_FACTS: BoundedCache = BoundedCache(grammar.PARSE_CACHE_LIMIT)
+
+
+def _persona_facts(line: str, index: int) -> tuple[Fact, ...]:
+    """One persona line's facts (cached beside the turns')."""
+    return _TURN_FACTS.get_or_make((line, PremiseSource.PERSONA, index),
+                                   lambda: read_facts(line, PremiseSource.PERSONA, index))
 
 
 def _turn_facts(text: str, turn_id: int, before: str | None) -> tuple[Fact, ...]:
