@@ -136,6 +136,31 @@ def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(timeout=timeout_ms)
 
 
+def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: int = 60_000) -> None:
+    """Click the expander headed ``label`` (the last one on the page, or the first with ``last=False``) until
+    ``shows`` (a locator inside it) is visible.
+
+    A click while a script run is still drawing the page can be lost: the run's next redraw puts the expander back
+    closed (CI saw "Candidates (2)" clicked and its candidate never shown). So wait for the run to end, click, and
+    click again if the content has not appeared after a few seconds."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = getattr(scope, "page", scope)
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        wait_until_idle(page, timeout_ms)
+        if shows.is_visible():
+            return
+        heading = scope.get_by_text(label)
+        (heading.last if last else heading.first).click()
+        try:
+            shows.wait_for(state="visible", timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+
+
 def turn(page, turn_id: int):
     """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
     return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")

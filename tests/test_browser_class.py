@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -58,8 +58,8 @@ def test_the_transcript_shows_badges_of_the_sent_reply_only(chat):
     assert all("candidate #" not in b for b in badges), badges
     assert any("the reply at turn 5" in b for b in badges), badges
     # the rejected candidate of turn 3 keeps its evidence inside its own panel
-    chat.get_by_text("Candidates (2) and why this reply").first.click()
     panel = chat.locator("div.cg-context span.cg-badge").first
+    open_expander(chat, "Candidates (2) and why this reply", panel, last=False)
     sync_api.expect(panel).to_contain_text("candidate #")
 
 

@@ -14,6 +14,7 @@ from harness.server import (
     CHAT_INPUT,
     CHROMIUM,
     chromium,
+    open_expander,
     scripted_app_env,
     send,
     streamlit_server,
@@ -52,8 +53,7 @@ def test_planted_contradiction_is_highlighted_in_the_browser(server):
         send(page, "Tell me about your pets")
         sync_api.expect(turn(page, 3)).to_be_visible(timeout=120_000)
         # the candidate list with its contradiction scores opens on demand
-        page.get_by_text("Candidates (2) and why this reply").last.click()
-        sync_api.expect(page.get_by_text("I have never had a dog.").first).to_be_visible()
+        open_expander(page, "Candidates (2) and why this reply", page.get_by_text("I have never had a dog.").first)
         # the earlier turn the rejected candidate contradicts is highlighted in its panel, with its pair score
         # (the transcript marks only what a sent reply contradicts)
         context = page.locator("div.cg-context[data-context-turn-id='1']").last

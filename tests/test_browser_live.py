@@ -17,7 +17,16 @@ from collections import Counter
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn, wait_until_idle
+from harness.server import (
+    CHAT_INPUT,
+    CHROMIUM,
+    open_expander,
+    scripted_app_env,
+    send,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -117,7 +126,7 @@ def test_the_guards_steps_show_before_the_reply_and_the_turn_replaces_them(serve
     main = page.locator("[data-testid='stMainBlockContainer']").inner_text()
     assert main.count(FIRST) == 1 and main.count(SECOND) == 1 and main.count(CONSISTENT) == 1, main
     assert CONTRADICTING not in main  # only in turn 3's candidate panel, which is closed
-    page.get_by_text("Candidates (2) and why this reply").last.click()
+    open_expander(page, "Candidates (2) and why this reply", page.locator("table.cg-candidates").last)
     sync_api.expect(page.locator("table.cg-candidates").last).to_contain_text(CONTRADICTING)
     assert not errors, errors
     page.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHAT_INPUT, CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -71,9 +71,8 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
     send(page, "Tell me about your pets")
     sync_api.expect(turn(page, 3)).to_be_visible(timeout=180_000)
-    page.get_by_text("Candidates (2) and why this reply").last.click()
     table = page.locator("table.cg-candidates").last
-    sync_api.expect(table).to_be_visible(timeout=30_000)
+    open_expander(page, "Candidates (2) and why this reply", table)
     headers = table.locator("th").all_inner_texts()
     assert [h.replace("\n", " ") for h in headers] == ["#", "sent", "reply", "why", "bot's own score",
                                                         "contradiction score", "flags from", "kind",
@@ -89,9 +88,7 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     page.wait_for_function("parseFloat(getComputedStyle(document.documentElement).fontSize) > 20", timeout=30_000)
     page.wait_for_timeout(1500)
     table = page.locator("table.cg-candidates").last
-    if not table.is_visible():
-        page.get_by_text("Candidates (2) and why this reply").last.click()
-    sync_api.expect(table).to_be_visible(timeout=30_000)
+    open_expander(page, "Candidates (2) and why this reply", table)
     large = float(table.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
     assert large >= 1.5 * normal and large >= 20, (normal, large)
     assert not _columns_whole(page, table)

@@ -26,6 +26,7 @@ import pytest
 from embedded import DETECTOR_DIR
 from harness.server import (
     CHROMIUM,
+    open_expander,
     scripted_app_env,
     send,
     set_tau,
@@ -87,9 +88,8 @@ def chat(server, browser):
 
 
 def test_why_quotes_the_score_of_the_check_that_decided(chat):
-    chat.get_by_text("Candidates (2) and why this reply").last.click()
     table = chat.locator("table.cg-candidates").last
-    sync_api.expect(table).to_be_visible()
+    open_expander(chat, "Candidates (2) and why this reply", table)
     row = next(r for r in _table(table) if r["reply"] == SELF_CLASH)
     why = row["why"]
     # the history check decides at the shipped thresholds: the clash with turn 1 (p ≈ 0.99) is over τ, the clash
