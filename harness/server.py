@@ -77,8 +77,12 @@ def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | N
 
 @contextmanager
 def chromium():
-    """A headless Debian chromium through Playwright."""
-    from playwright.sync_api import sync_playwright
+    """A headless Debian chromium through Playwright. Its ``expect`` assertions wait up to 15 s instead of Playwright's
+    5: `make test` runs two test files at once on two cores, and a redraw there can take longer than 5 s (an
+    assertion that passes returns as soon as it holds, so this costs a passing test nothing)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=15_000)
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -100,14 +104,14 @@ def send(page, text: str, ready_timeout_ms: int = 180_000) -> None:
 
 
 def set_tau(page, value: float) -> None:
-    """Move the sidebar's τ slider with the keyboard, one stop per arrow (0.01, plus the detector's calibrated τ where
-    it lies off that grid), towards ``value`` from wherever it is, until the slider shows it and the server has run
-    with it (the page's header line says the new τ: a message sent sooner could be judged and stored with the old one
-    on a loaded machine).
+    """Move the sidebar's τ slider with the keyboard towards ``value`` from wherever it is, until the slider shows it
+    and the server has run with it (the page's header line says the new τ: a message sent sooner could be judged and
+    stored with the old one on a loaded machine).
 
-    It steers by what the slider shows after each key rather than counting keys from Home: on a loaded machine a rerun
-    started by an earlier click can redraw the slider with the old value after a key was pressed (CI lost a Home that
-    way, and the loop then stopped at once, at 0.95)."""
+    Each key starts a rerun, so it takes as few as it can: PageUp / PageDown move ten stops (0.10), the arrows one
+    (0.01, plus the detector's calibrated τ where it lies off that grid); 0.99 to 0.05 took 46 s one arrow at a time.
+    It steers by what the slider shows after each key rather than counting keys: on a loaded machine a rerun started
+    by an earlier key can redraw the slider with the old value after a key was pressed (CI lost a Home that way)."""
     from playwright.sync_api import expect
 
     thumb = page.get_by_test_id("stSidebar").get_by_role("slider")
@@ -122,7 +126,9 @@ def set_tau(page, value: float) -> None:
             page.wait_for_timeout(250)
             continue
         thumb.focus()  # a rerun started by the last key may have redrawn the slider and taken the focus
-        thumb.press("ArrowRight" if shown < value else "ArrowLeft")
+        ten_stops = abs(value - shown) >= 0.1 - 1e-9
+        thumb.press(("PageUp" if ten_stops else "ArrowRight") if shown < value else
+                    ("PageDown" if ten_stops else "ArrowLeft"))
         page.wait_for_timeout(30)
     expect(thumb).to_have_attribute("aria-valuetext", wanted)
     expect(header).to_be_visible()
@@ -134,6 +140,19 @@ def wait_until_idle(page, timeout_ms: int = 120_000) -> None:
     A click on a download button while a run is still drawing the page can lose the download: the button's file is
     registered per run, and the run that replaces it drops the one the click asked for."""
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(timeout=timeout_ms)
+
+
+def settle(page, start_ms: int = 2_000, timeout_ms: int = 120_000) -> None:
+    """After a click or key that starts a script run: wait for that run to start (up to ``start_ms``) and then to end.
+    Used where a test read the page after a fixed pause: it goes on as soon as the run is over, and waits longer
+    on a loaded machine, where the pause could end mid-run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.locator("[data-testid='stApp'][data-test-script-state='running']").wait_for(timeout=start_ms)
+    except PlaywrightTimeout:
+        pass  # over before we looked, or no run was started
+    wait_until_idle(page, timeout_ms)
 
 
 def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: int = 60_000) -> None:

@@ -128,6 +128,7 @@ records = list(decode_records(db, annotated_only=annotated_only, session_ids=[s.
 st.download_button(f"Download for training and evaluation ({len(records)} records)", icon="⬇️",
                    data="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                    file_name="studio-decode.jsonl", mime="application/jsonl", disabled=not records,
+                   on_click="ignore",  # a download changes nothing on the page: no rerun
                    help="One record per bot reply in DECODE's format (JSON lines); "
                         "`python -m guard evaluate --format decode FILE` reads it.")
 st.caption("The sessions listed above. Same as `python -m studio export --db URL --format decode -o OUT.jsonl"

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn
+from harness.server import CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn, wait_until_idle
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -47,7 +47,7 @@ def chat(server, browser):
     for k, message in enumerate(MESSAGES):
         send(page, message)
         sync_api.expect(turn(page, 2 * k + 1)).to_be_visible(timeout=180_000)
-    page.wait_for_timeout(1000)
+    wait_until_idle(page)
     yield page
     page.close()
 

@@ -96,14 +96,19 @@ def test_the_downloaded_transcript_has_the_reply_just_made(server):
         send(page, "Do you have pets?")
         sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
         wait_until_idle(page)  # the run that drew the reply is over: its download button is the one clicked
-        for attempt in range(3):  # a rerun that starts as the button is clicked (the browser cookie's) loses the click
+        # The click itself starts no rerun (on_click="ignore"), but a rerun that starts as it is clicked (the browser
+        # cookie's) replaces the file the click asks for, and the button then waits on that request, disabled: the
+        # page is loaded again (the session's link keeps the conversation) and the button clicked again.
+        for attempt in range(3):
             try:
-                with page.expect_download(timeout=30_000) as download:
-                    page.get_by_role("button", name="Download transcript (JSON)").click()
+                with page.expect_download(timeout=20_000) as download:
+                    page.get_by_role("button", name="Download transcript (JSON)").click(timeout=20_000)
                 break
             except sync_api.TimeoutError:
                 if attempt == 2:
                     raise
+                page.reload()
+                sync_api.expect(turn(page, 1)).to_be_visible(timeout=120_000)
                 wait_until_idle(page)
         record = json.loads(Path(download.value.path()).read_text())
         assert [(t["turn_id"], t["agent_id"], t["text"]) for t in record["turns"]] == [

@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import CHAT_INPUT, CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn
+from harness.server import (
+    CHAT_INPUT,
+    CHROMIUM,
+    open_expander,
+    scripted_app_env,
+    send,
+    settle,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -86,7 +96,7 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     normal = float(table.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
     page.get_by_text("Presentation mode").click()
     page.wait_for_function("parseFloat(getComputedStyle(document.documentElement).fontSize) > 20", timeout=30_000)
-    page.wait_for_timeout(1500)
+    wait_until_idle(page)
     table = page.locator("table.cg-candidates").last
     open_expander(page, "Candidates (2) and why this reply", table)
     large = float(table.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
@@ -101,7 +111,7 @@ def _detect_long_history_example(page) -> None:
     page.get_by_text("Built-in example").wait_for(timeout=180_000)
     page.get_by_role("combobox", name="Built-in example").click()
     page.get_by_role("option", name="A fact from the start of a long chat").click()
-    page.wait_for_timeout(2000)
+    settle(page)
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)
 

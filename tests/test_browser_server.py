@@ -76,99 +76,113 @@ def _inputs(page) -> list[tuple[str, object]]:
     return boxes
 
 
-def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(tmp_path, browser):
-    path = tmp_path / "studio.db"
-    elsewhere = tmp_path / "typed-by-a-student.db"
-    env = scripted_app_env(tmp_path, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{path}",
+@pytest.fixture(scope="module")
+def class_server(tmp_path_factory):
+    """One server with a teacher's password and its own database, shared by the class checks below (each in browser
+    contexts of its own, as different visitors); a fresh server is the first test's point, not theirs."""
+    folder = tmp_path_factory.mktemp("class_server")
+    path = folder / "studio.db"
+    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{path}",
                            GUARD_TEACHER_PASSWORD=PASSWORD)
-    with streamlit_server(env, log_path=tmp_path / "streamlit.log") as url:
-        page = browser.new_context(viewport=VIEW).new_page()
-        page.goto(url)
-        send(page, "Do you have any pets?")
-        sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
+    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
+        yield url, path
+
+
+def _sessions_opened_by(path, message: str) -> int:
+    """How many sessions in the database at ``path`` open with the user's ``message``."""
+    store = Store(f"sqlite:///{path}")
+    return sum(1 for info in store.list_sessions()
+               if (turns := store.load_session(info.id).turns) and turns[0].turn.text == message)
+
+
+def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_server, browser, tmp_path):
+    url, path = class_server
+    elsewhere = tmp_path / "typed-by-a-student.db"
+    page = browser.new_context(viewport=VIEW).new_page()
+    page.goto(url)
+    send(page, "Do you have any pets at all?")
+    sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
+    wait_until_idle(page)
+    for address, heading in PAGES.items():
+        page.goto(url + address)
+        page.get_by_role("heading", name=heading).wait_for(timeout=120_000)
         wait_until_idle(page)
-        for address, heading in PAGES.items():
-            page.goto(url + address)
-            page.get_by_role("heading", name=heading).wait_for(timeout=120_000)
-            wait_until_idle(page)
-            _open_every_expander(page)
-            labels = [label for label, _ in _inputs(page)]
-            assert labels, address  # the sidebar's own boxes, at least (τ)
-            assert not [label for label in labels if re.search(r"database|\burl\b|where .* saved", label, re.I)], \
-                (address, labels)
-            content = page.content()
-            assert str(path) not in content and "sqlite:" not in content.lower(), address
-            # what a student would type to point the server elsewhere, in every box of the page: nothing opens it
-            for label, box in _inputs(page):
-                if box.is_visible() and box.is_editable() and "number" not in (box.get_attribute("type") or ""):
-                    box.fill(f"sqlite:///{elsewhere}")
-                    box.press("Tab")
-                    wait_until_idle(page)
-        assert not elsewhere.exists()
-        assert len(Store(f"sqlite:///{path}").list_sessions()) == 1  # the server's database kept the chat
-        # the signed-in teacher is told the kind of database, never where it is
-        teacher = browser.new_context(viewport=VIEW).new_page()
-        teacher.goto(f"{url}/review")
-        teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
-        wait_until_idle(teacher)
-        sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
-        sidebar = teacher.get_by_test_id("stSidebar")
-        sidebar.get_by_text("Teacher", exact=True).click()
-        sidebar.get_by_label("Teacher password").fill(PASSWORD)
-        sidebar.get_by_role("button", name="Sign in").click()
-        sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
-        sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_be_visible(timeout=60_000)
-        wait_until_idle(teacher)
-        content = teacher.content()
-        for secret in (str(path), PASSWORD):
-            at = content.find(secret)
-            assert at < 0, (secret, content[max(0, at - 400):at + 200])
+        _open_every_expander(page)
+        labels = [label for label, _ in _inputs(page)]
+        assert labels, address  # the sidebar's own boxes, at least (τ)
+        assert not [label for label in labels if re.search(r"database|\burl\b|where .* saved", label, re.I)], \
+            (address, labels)
+        content = page.content()
+        assert str(path) not in content and "sqlite:" not in content.lower(), address
+        # what a student would type to point the server elsewhere, in every box of the page: nothing opens it
+        for label, box in _inputs(page):
+            if box.is_visible() and box.is_editable() and "number" not in (box.get_attribute("type") or ""):
+                box.fill(f"sqlite:///{elsewhere}")
+                box.press("Tab")
+                wait_until_idle(page)
+    assert not elsewhere.exists()
+    assert _sessions_opened_by(path, "Do you have any pets at all?") == 1  # the server's database kept the chat
+    # the signed-in teacher is told the kind of database, never where it is
+    teacher = browser.new_context(viewport=VIEW).new_page()
+    teacher.goto(f"{url}/review")
+    teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
+    wait_until_idle(teacher)
+    sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
+    sidebar = teacher.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Teacher", exact=True).click()
+    sidebar.get_by_label("Teacher password").fill(PASSWORD)
+    sidebar.get_by_role("button", name="Sign in").click()
+    sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
+    sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_be_visible(timeout=60_000)
+    wait_until_idle(teacher)
+    content = teacher.content()
+    for secret in (str(path), PASSWORD):
+        at = content.find(secret)
+        assert at < 0, (secret, content[max(0, at - 400):at + 200])
 
 
-def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_after_tab(tmp_path, browser):
+def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_after_tab(class_server, browser):
     """Issue 45: the player's name is kept per browser (a new tab has it, the session carries it), the goading
     assistant speaks a class's words, Review names sessions by their first message and time, and typing the
     teacher's password, pressing Tab, then clicking "Sign in" signs in (it said "Wrong password." 3 of 3)."""
-    env = scripted_app_env(tmp_path, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{tmp_path / 'studio.db'}",
-                           GUARD_TEACHER_PASSWORD=PASSWORD)
-    with streamlit_server(env, log_path=tmp_path / "streamlit.log") as url:
-        ann = browser.new_context(viewport=VIEW)
-        page = ann.new_page()
-        page.goto(url)
-        sidebar = page.get_by_test_id("stSidebar")
-        sidebar.get_by_text("Goading studio").click()
-        name = sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(sidebar.locator("input"))
-        name.fill("Ann")
-        name.press("Tab")
-        wait_until_idle(page)
-        send(page, "Do you have any pets?")
-        sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
-        page.get_by_text("Goading assistant").wait_for(timeout=120_000)
-        wait_until_idle(page)
-        visible = page.locator("[data-testid='stMainBlockContainer']").inner_text()
-        assert "inquiring history" not in visible and "FQness" not in visible
-        # a new tab of the same browser: the name is there without typing it again
-        again = ann.new_page()
-        again.goto(url)
-        again_sidebar = again.get_by_test_id("stSidebar")
-        again_sidebar.get_by_text("Goading studio").click()
-        box = again_sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(again_sidebar.locator("input"))
-        sync_api.expect(box).to_have_value("Ann", timeout=60_000)
-        again.goto(f"{url}/review")
-        table = again.locator("table.cg-sessions")
-        table.wait_for(timeout=120_000)
-        wait_until_idle(again)
-        cells = table.locator("tbody tr:first-child td").all_inner_texts()
-        assert cells[0].startswith("“Do you have any pets?” · ") and cells[1] == "Ann", cells
-        # the teacher: password typed, Tab, then a click on Sign in
-        teacher = browser.new_context(viewport=VIEW).new_page()
-        teacher.goto(f"{url}/review")
-        teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
-        wait_until_idle(teacher)
-        box = teacher.get_by_test_id("stSidebar")
-        box.get_by_text("Teacher", exact=True).click()
-        box.get_by_label("Teacher password").fill(PASSWORD)
-        box.get_by_label("Teacher password").press("Tab")
-        box.get_by_role("button", name="Sign in").click()
-        sync_api.expect(box.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
-        sync_api.expect(box.get_by_text("Wrong password.")).to_have_count(0)
+    url, _ = class_server
+    ann = browser.new_context(viewport=VIEW)
+    page = ann.new_page()
+    page.goto(url)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Goading studio").click()
+    name = sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(sidebar.locator("input"))
+    name.fill("Ann")
+    name.press("Tab")
+    wait_until_idle(page)
+    send(page, "Do you have any pets?")
+    sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
+    page.get_by_text("Goading assistant").wait_for(timeout=120_000)
+    wait_until_idle(page)
+    visible = page.locator("[data-testid='stMainBlockContainer']").inner_text()
+    assert "inquiring history" not in visible and "FQness" not in visible
+    # a new tab of the same browser: the name is there without typing it again
+    again = ann.new_page()
+    again.goto(url)
+    again_sidebar = again.get_by_test_id("stSidebar")
+    again_sidebar.get_by_text("Goading studio").click()
+    box = again_sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(again_sidebar.locator("input"))
+    sync_api.expect(box).to_have_value("Ann", timeout=60_000)
+    again.goto(f"{url}/review")
+    table = again.locator("table.cg-sessions")
+    table.wait_for(timeout=120_000)
+    wait_until_idle(again)
+    cells = table.locator("tbody tr:first-child td").all_inner_texts()
+    assert cells[0].startswith("“Do you have any pets?” · ") and cells[1] == "Ann", cells
+    # the teacher: password typed, Tab, then a click on Sign in
+    teacher = browser.new_context(viewport=VIEW).new_page()
+    teacher.goto(f"{url}/review")
+    teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
+    wait_until_idle(teacher)
+    box = teacher.get_by_test_id("stSidebar")
+    box.get_by_text("Teacher", exact=True).click()
+    box.get_by_label("Teacher password").fill(PASSWORD)
+    box.get_by_label("Teacher password").press("Tab")
+    box.get_by_role("button", name="Sign in").click()
+    sync_api.expect(box.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
+    sync_api.expect(box.get_by_text("Wrong password.")).to_have_count(0)

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from embedded import DETECTOR_DIR
-from harness.server import CHROMIUM, scripted_app_env, send, set_tau, streamlit_server, turn
+from harness.server import CHROMIUM, scripted_app_env, send, set_tau, settle, streamlit_server, turn, wait_until_idle
 from studio.storage import Store
 
 pytestmark = [
@@ -48,7 +48,7 @@ def _pick(page, label: str, option: str) -> None:
     _select_box(page, label).click()
     page.get_by_role("option", name=option, exact=True).click()
     sync_api.expect(_select_box(page, label)).to_have_value(option)
-    page.wait_for_timeout(1000)  # the rerun the change starts
+    settle(page)  # the rerun the change starts
 
 
 def _select_box(page, label: str):
@@ -88,7 +88,7 @@ def test_a_reloaded_session_keeps_its_bot_and_settings(app, browser):
     # the next reply is the scripted bot's, and nothing is recorded as another bot's
     send(page, "Tell me about your pets")
     sync_api.expect(turn(page, 3)).to_be_visible(timeout=180_000)
-    page.wait_for_timeout(1500)
+    wait_until_idle(page)  # the run that drew turn 3 has stored it
     stored = Store(db).load_session(session_id)
     settings = stored.info.settings
     assert (settings.bot, settings.preset, str(settings.guard_mode)) == ("scripted", "greedy", "block")
@@ -130,7 +130,7 @@ def test_rejudge_moves_the_chart_and_its_captions_agree(app, browser):
     assert "would now send candidate #2" in said, captions
     assert "every candidate contradicts" not in said, captions  # one story: #1 was sent, #2 would be now
     assert "re-judged by embedded at τ = 0.50, rerank" in said, captions
-    page.wait_for_timeout(1000)
+    wait_until_idle(page)
     after = _points(page)
     assert after != before and len(after) == len(before) + 1, (before, after)
     assert any("would now send" in p for p in after), after

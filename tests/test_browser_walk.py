@@ -30,6 +30,7 @@ from harness.server import (
     scripted_app_env,
     send,
     set_tau,
+    settle,
     streamlit_server,
     turn,
     wait_until_idle,
@@ -134,7 +135,7 @@ def _tau_marks_over(page, turn_id: int) -> list[float]:
 
 def test_each_turn_is_drawn_against_the_tau_it_was_judged_at(chat):
     set_tau(chat, 0.5)  # today's τ: turn 3's reply (p ≈ 0.63) would contradict now, but was judged at the shipped τ
-    chat.wait_for_timeout(1500)
+    wait_until_idle(chat)
     found = _tau_marks_over(chat, 3)
     assert found and len(found) >= 2, found
     *marks, point = found
@@ -203,10 +204,9 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     text = "A: I love tea in the morning.\nB: Me too, with milk.\nA: I never drink tea."
     _editor(page).fill(text)
     _editor(page).press("Control+Enter")
-    page.wait_for_timeout(1000)
+    settle(page)
     page.get_by_test_id("stBaseButton-primary").filter(has_text="Detect").click()
     sync_api.expect(page.locator(".cg-dialogue").first).to_contain_text("I never drink tea.", timeout=180_000)
-    page.wait_for_timeout(1000)
     wait_until_idle(page, timeout_ms=180_000)  # the Detect run is over (the editor's text is drawn before it ends)
     # the RCT row was about the example, not this dialogue (waited for: a run still drawing keeps the old elements)
     sync_api.expect(log).to_have_count(0, timeout=60_000)
@@ -218,7 +218,7 @@ def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
     page = _playground(server, browser)
     page.get_by_role("button", name="Add two turns (A2T)").click()
     sync_api.expect(page.locator("table.cg-probe-log")).to_contain_text("A2T", timeout=180_000)
-    page.wait_for_timeout(1000)
+    wait_until_idle(page)
     ids = page.locator(".cg-dialogue").first.locator(".cg-turn").evaluate_all(
         "es => es.map(e => Number(e.dataset.turnId))")
     lines = [line for line in _editor(page).input_value().splitlines() if line.strip()]
@@ -233,7 +233,7 @@ def test_learn_speaks_a_class_s_words(server, browser):
     page.goto(f"{server}/learn")
     page.get_by_role("link", name=re.compile("Chat with a guarded bot")).wait_for(timeout=180_000)
     page.get_by_text("agrees with people").first.wait_for(timeout=180_000)
-    page.wait_for_timeout(1000)
+    wait_until_idle(page)
     # everything on the page, the closed expander and the tabs not shown included (no sidebar: it names the slider)
     text = page.get_by_test_id("stMain").evaluate(
         "e => { const c = e.cloneNode(true); c.querySelectorAll('style, script').forEach(s => s.remove());"
@@ -258,7 +258,7 @@ def test_a_message_longer_than_the_prompt_says_what_the_bot_read(server, browser
     generator.click()
     page.get_by_role("option", name="embedded", exact=True).click()
     sync_api.expect(generator).to_have_value("embedded")
-    page.wait_for_timeout(1000)
+    settle(page)
     assert len(LONG_MESSAGE) == 5000
     send(page, LONG_MESSAGE)
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=600_000)  # the first use converts the embedded bot

@@ -139,6 +139,9 @@ def draw(conversation: Conversation) -> ChatSettings:
         data=lambda kept=conversation, masked=not ownership.is_teacher(): json.dumps(
             kept.to_decode_record(masked=masked), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",
+        # no rerun on the click: a rerun replaces the file this run registered while the browser is asking for it,
+        # and the button then waited on a request that never answered (disabled for 90 s in a test under load)
+        on_click="ignore",
         help="The conversation with every guard decision, as a JSON file.\n\nTechnical: a DECODE-shaped record "
              "(record_id, turns with turn_id/agent_id/text) with each bot turn's guard report.",
     )
