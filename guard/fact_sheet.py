@@ -18,7 +18,7 @@ dogs": no clash, but no support either).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -264,11 +264,9 @@ def sheet_of(turns: Iterable, persona: Sequence[str], speaker: str) -> FactSheet
     for i, line in enumerate(persona):
         if line.strip():
             facts += _persona_facts(line, i)
-    before = None
-    for turn in turns:
+    for turn, before in _with_questions(turns):
         if turn.agent_id == speaker and turn.text.strip():
             facts += _turn_facts(turn.text, turn.turn_id, before)
-        before = turn.text if turn.agent_id != speaker else None
     return FactSheet(tuple(facts))
 
 
@@ -278,11 +276,17 @@ def prepare(turns: Sequence, persona: Sequence[str]) -> None:
     for i, line in enumerate(persona):
         if line.strip():
             _persona_facts(line, i)
+    for turn, before in _with_questions(turns):
+        if turn.text.strip():
+            _turn_facts(turn.text, turn.turn_id, before)
+
+
+def _with_questions(turns: Iterable) -> Iterator[tuple]:
+    """Each turn with the text it answers: the turn before it when another speaker said it, else None. One walk for
+    ``sheet_of`` and ``prepare``, so the cache keys the one makes are the ones the other finds."""
     previous = None
     for turn in turns:
-        if turn.text.strip():
-            before = previous.text if previous is not None and previous.agent_id != turn.agent_id else None
-            _turn_facts(turn.text, turn.turn_id, before)
+        yield turn, (previous.text if previous is not None and previous.agent_id != turn.agent_id else None)
         previous = turn
 
 

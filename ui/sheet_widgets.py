@@ -109,9 +109,10 @@ def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, plain: bool = Fa
     else:
         st.caption(escape_markdown(f"Nothing {who} said before the last turn is a fact of the kinds the sheet reads."))
     if judged:
-        st.caption(escape_markdown("The last turn reads as: " + "; ".join(dict.fromkeys(  # a fact read twice, once
-            fact_words(f) + ("" if f.time == PRESENT else f" ({'in the past' if f.time == PAST else 'a wish'})")
-            for f in judged))))  # with the question and once alone, said once
+        # a fact read twice (once with the question, once from the sentence alone) is said once
+        words = dict.fromkeys(fact_words(f) + ("" if f.time == PRESENT else
+                                               f" ({'in the past' if f.time == PAST else 'a wish'})") for f in judged)
+        st.caption(escape_markdown("The last turn reads as: " + "; ".join(words)))
     if clashes:
         for clash in clashes:
             st.markdown("✘ " + escape_markdown(f"Clash: {clash_words(clash, plain)}. The last turn says "
