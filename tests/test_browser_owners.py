@@ -126,8 +126,11 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             # the teacher opens Ann's session on the chat page
             page.get_by_role("combobox", name=re.compile("A session to read or annotate")).click()
             page.get_by_role("option", name=re.compile(re.escape(ann_id))).click()
+            opener = page.get_by_role("link", name="Open in the chat")  # its href follows the choice once rerun
+            sync_api.expect(opener).to_have_attribute("href", re.compile(f"session={re.escape(ann_id)}"),
+                                                      timeout=60_000)
             wait_until_idle(page)
-            page.get_by_role("link", name="Open in the chat").click()
+            opener.click()
             sync_api.expect(turn(page, 0)).to_contain_text("Do you have any pets?", timeout=120_000)
             assert f"session={ann_id}" in page.url
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()  # still inside the app

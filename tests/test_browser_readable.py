@@ -9,6 +9,8 @@ database. Skipped without Debian's /usr/bin/chromium.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.server import (
@@ -111,6 +113,9 @@ def _detect_long_history_example(page) -> None:
     page.get_by_text("Built-in example").wait_for(timeout=180_000)
     page.get_by_role("combobox", name="Built-in example").click()
     page.get_by_role("option", name="A fact from the start of a long chat").click()
+    # Detect clicked before the example's rerun has filled the editor judges the previous example (CI: one column)
+    editor = page.get_by_role("textbox", name=re.compile("^Dialogue"))
+    sync_api.expect(editor).to_have_value(re.compile("librarian in a small town"), timeout=60_000)
     settle(page)
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)

@@ -132,7 +132,7 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_serve
             if box.is_visible() and box.is_editable() and "number" not in (box.get_attribute("type") or ""):
                 box.fill(f"sqlite:///{elsewhere}")
                 box.press("Tab")
-                wait_until_idle(page)
+                settle(page)  # the run the change starts, over before the file could appear
     assert not elsewhere.exists()
     assert _sessions_opened_by(path, "Do you have any pets at all?") == 1  # the server's database kept the chat
     # the signed-in teacher is told the kind of database, never where it is
@@ -167,7 +167,7 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     name = sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(sidebar.locator("input"))
     name.fill("Ann")
     name.press("Tab")
-    wait_until_idle(page)
+    settle(page)
     send(page, "Do you have any pets?")
     sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
     page.get_by_text("Goading assistant").wait_for(timeout=120_000)
