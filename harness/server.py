@@ -180,6 +180,13 @@ def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: in
                 raise
 
 
+def dialogue_editor(page):
+    """The playground's dialogue text box (its label starts "Dialogue")."""
+    import re
+
+    return page.get_by_role("textbox", name=re.compile("^Dialogue"))
+
+
 def turn(page, turn_id: int):
     """The transcript turn with this id (ui.render.turn_html marks it with data-turn-id)."""
     return page.locator(f"div.cg-turn[data-turn-id='{turn_id}']")

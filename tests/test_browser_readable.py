@@ -16,10 +16,10 @@ import pytest
 from harness.server import (
     CHAT_INPUT,
     CHROMIUM,
+    dialogue_editor,
     open_expander,
     scripted_app_env,
     send,
-    settle,
     streamlit_server,
     turn,
     wait_until_idle,
@@ -114,9 +114,8 @@ def _detect_long_history_example(page) -> None:
     page.get_by_role("combobox", name="Built-in example").click()
     page.get_by_role("option", name="A fact from the start of a long chat").click()
     # Detect clicked before the example's rerun has filled the editor judges the previous example (CI: one column)
-    editor = page.get_by_role("textbox", name=re.compile("^Dialogue"))
-    sync_api.expect(editor).to_have_value(re.compile("librarian in a small town"), timeout=60_000)
-    settle(page)
+    sync_api.expect(dialogue_editor(page)).to_have_value(re.compile("librarian in a small town"), timeout=60_000)
+    wait_until_idle(page)  # the run that filled the editor has started: let it end
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").first.wait_for(timeout=180_000)
 

@@ -26,6 +26,7 @@ import pytest
 from embedded import DETECTOR_DIR
 from harness.server import (
     CHROMIUM,
+    dialogue_editor,
     open_expander,
     scripted_app_env,
     send,
@@ -187,12 +188,8 @@ def _playground(server, browser):
     examples.click()
     page.get_by_role("option", name=PROBED, exact=True).click()
     sync_api.expect(examples).to_have_value(PROBED)
-    sync_api.expect(_editor(page)).to_have_value(re.compile("do you have any pets"), timeout=60_000)
+    sync_api.expect(dialogue_editor(page)).to_have_value(re.compile("do you have any pets"), timeout=60_000)
     return page
-
-
-def _editor(page):
-    return page.get_by_role("textbox", name=re.compile("^Dialogue"))
 
 
 def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
@@ -202,8 +199,8 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     sync_api.expect(log).to_contain_text("RCT", timeout=180_000)
     wait_until_idle(page, timeout_ms=180_000)  # RCT's rerun has put its variant in the editor: typing starts after
     text = "A: I love tea in the morning.\nB: Me too, with milk.\nA: I never drink tea."
-    _editor(page).fill(text)
-    _editor(page).press("Control+Enter")
+    dialogue_editor(page).fill(text)
+    dialogue_editor(page).press("Control+Enter")
     settle(page)
     page.get_by_test_id("stBaseButton-primary").filter(has_text="Detect").click()
     sync_api.expect(page.locator(".cg-dialogue").first).to_contain_text("I never drink tea.", timeout=180_000)
@@ -221,7 +218,7 @@ def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
     wait_until_idle(page)
     ids = page.locator(".cg-dialogue").first.locator(".cg-turn").evaluate_all(
         "es => es.map(e => Number(e.dataset.turnId))")
-    lines = [line for line in _editor(page).input_value().splitlines() if line.strip()]
+    lines = [line for line in dialogue_editor(page).input_value().splitlines() if line.strip()]
     assert ids == list(range(len(lines))), (ids, lines)
     labels = page.locator(".cg-dialogue").first.inner_text()
     assert [int(n) for n in re.findall(r"\bturn (\d+)\b", labels)][:len(ids)] == ids, labels
