@@ -16,13 +16,12 @@ Needs the shared data folder for ``coverage`` only.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.machine import machine_info
+from benchmarks.machine import machine_info, write_json
 
 PROBES = Path(__file__).resolve().parents[1] / "guard" / "data" / "probe_answers.jsonl"
 
@@ -72,7 +71,7 @@ def cmd_probes(args) -> int:
         for kind, r in row["by_kind"].items():
             print(f"  {kind:12} caught {r['caught']}/{r['contradictions']}  twins flagged {r['twins_flagged']}/{r['twins']}")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, indent=2)
     return 0
 
 
@@ -110,7 +109,7 @@ def cmd_coverage(args) -> int:
             question, answer, statement = r["text"]
             print(f"  {i:2} | {question[-75:]} | {answer[:70]} => {statement}")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, indent=2)
     return 0
 
 

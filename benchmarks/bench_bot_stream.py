@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.machine import machine_info
+from benchmarks.machine import machine_info, write_json
 
 
 def cmd_score(args) -> int:
@@ -45,7 +45,7 @@ def cmd_score(args) -> int:
            "turns": [{**asdict(s), "label": None if t.label is None else bool(t.label.contradiction)}
                      for s, t in zip(scores, turns)]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out) + "\n")
+    write_json(args.out, out, indent=None)
     print(f"{len(scores)} bot turns scored in {elapsed:.0f} s -> {args.out}", file=sys.stderr)
     return 0
 
@@ -140,7 +140,7 @@ def cmd_report(args) -> int:
             cells.append(f"{value} [{interval[0]}, {interval[1]}]" if interval and value is not None else str(value))
         print("| " + " | ".join(cells) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "machine": machine_info()}, indent=2) + "\n")
+        write_json(args.json, {"rows": rows, "machine": machine_info()}, indent=2)
     return 0
 
 
@@ -183,7 +183,7 @@ def cmd_paired(args) -> int:
     row.update({"a": data_a["model"], "b": data_b["model"], "split": data_a["split"]})
     print(json.dumps(row, indent=2))
     if args.json:
-        args.json.write_text(json.dumps({**row, "machine": machine_info()}, indent=2) + "\n")
+        write_json(args.json, {**row, "machine": machine_info()}, indent=2)
     return 0
 
 

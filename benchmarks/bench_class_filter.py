@@ -27,7 +27,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.machine import machine_info
+from benchmarks.machine import machine_info, write_json
 
 #: Five conversations of 25 messages each: the first half the studio's ways of goading a contradiction, the rest what
 #: a class types to make the bot rude. The bot's favourite candidate goes on as its turn.
@@ -199,7 +199,7 @@ def _write(path: Path | None, out: dict) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    write_json(path, out, indent=1, ensure_ascii=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.machine import write_json
 from embedded import shared_data_dir
 from guard.config import GuardConfig
 
@@ -356,7 +357,7 @@ def main(argv=None) -> int:
         print("encoders", results["encoders"], flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    write_json(out, results, indent=2)
     write_docs(render(results), Path(args.doc))
     print(f"wrote {out} and {args.doc}")
     return 0

@@ -16,13 +16,13 @@ Needs ../shared/data (or GUARD_SHARED_DATA). Results: benchmarks/results/detecto
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.machine import write_json
 from guard.config import GuardConfig, JudgeSettings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -146,7 +146,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     results = [evaluate(model, set(args.skip), args.decode_pairs_only) for model in args.models]
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    write_json(Path(args.out), results, indent=2)
     print(table(results))
 
 

@@ -44,7 +44,7 @@ configure_openmp()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks.machine import machine_info  # noqa: E402
+from benchmarks.machine import machine_info, write_json  # noqa: E402
 from guard import text as textsplit  # noqa: E402
 from guard.config import DEFAULT_PREFILTER_K, GuardConfig  # noqa: E402
 from guard.loading import load_embedder  # noqa: E402
@@ -509,7 +509,7 @@ def main(argv=None) -> int:
     results["loadavg_at_end"] = os.getloadavg()
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.out, results, indent=2)
     print(render_markdown(results))
     return 0
 

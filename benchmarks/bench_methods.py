@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.machine import write_json
 from embedded import shared_data_dir
 from guard import metrics
 from guard.datasets import read_dataset
@@ -175,7 +176,7 @@ def write(args, rows: list[dict], mutual: list[dict], meta: dict) -> str:
     table = markdown(ordered, mutual, meta)
     public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in ordered]
     if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": public, "mutual": mutual}, indent=1, default=float) + "\n")
+        write_json(args.json, {"meta": meta, "rows": public, "mutual": mutual}, indent=1, default=float)
     if args.update_doc:
         text = args.update_doc.read_text()
         if START not in text or END not in text:

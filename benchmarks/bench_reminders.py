@@ -26,13 +26,12 @@ bot, or composed by the guard), contradictions sent (replies the guard flagged),
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.machine import machine_info
+from benchmarks.machine import machine_info, write_json
 
 PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
 #: CDConv's trigger methods against the persona: direct and negated questions, leading and declarative
@@ -146,7 +145,7 @@ def cmd_script(args) -> int:
             print(f"{bot_name:9} {way:9} " + " ".join(f"{k}={v}" for k, v in total.items()), flush=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, indent=2)
     return 0
 
 
@@ -170,7 +169,7 @@ def cmd_teacher(args) -> int:
         print(f"seed {seed}: {'FLAGGED ' if rows['flagged'] else ''}[{rows['sent_by']}] {rows['reply']}", flush=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, indent=2)
     return 0
 
 
@@ -231,7 +230,7 @@ def cmd_drift(args) -> int:
     building.PERSONA_AGREEMENT = 0.5
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, indent=2)
     return 0
 
 

@@ -79,10 +79,31 @@ def machine_info() -> dict:
     return info
 
 
-def write_json(path: Path, record: object, indent: int = 2, **dumps_options) -> None:
-    """Write a benchmark's record as JSON at ``path`` (the ``--json`` option), making its folder."""
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def portable(record: object) -> object:
+    """``record`` with this machine's absolute paths made portable: the repository's own relative to it, the model
+    cache as ``$GUARD_CACHE_DIR``, the home folder as ``~``. A committed result then says what was run, not where
+    (issue 49: six results held a developer's checkout path)."""
+    if isinstance(record, dict):
+        return {key: portable(value) for key, value in record.items()}
+    if isinstance(record, (list, tuple)):
+        return [portable(value) for value in record]
+    if not isinstance(record, str) or "/" not in record:
+        return record
+    from embedded import cache_dir
+
+    text = record.replace(str(REPO_ROOT) + "/", "").replace(str(REPO_ROOT), ".")
+    text = text.replace(str(cache_dir()), "$GUARD_CACHE_DIR")
+    return text.replace(str(Path.home()) + "/", "~/")
+
+
+def write_json(path: Path, record: object, indent: int | None = 2, **dumps_options) -> None:
+    """Write a benchmark's record as JSON at ``path`` (the ``--json`` option), making its folder; paths portable."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=indent, **dumps_options) + "\n")
+    path.write_text(json.dumps(portable(record), indent=indent, **dumps_options) + "\n")
 
 
 if __name__ == "__main__":

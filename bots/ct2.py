@@ -36,9 +36,7 @@ import logging
 import math
 import os
 import random
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -64,8 +62,6 @@ CHECKPOINT_TOKENS = 256
 #: Tokens of cached prefixes before the engine reloads its model to empty CTranslate2's cache (for
 #: SmolLM2-135M a cached token holds 30 layers x 2 x 3 heads x 64 floats = 46 KB: about 380 MB).
 CACHE_BUDGET_TOKENS = 8192
-#: A partial conversion folder older than this is a leftover of a killed process and is removed.
-STALE_PARTIAL_SECONDS = 3600
 #: While candidates are written, their text goes to ``on_text`` at most this often, from a thread of its own: a
 #: reader takes in about 4 words a second, and each hand-on makes the page draw (Streamlit, then the browser) on the
 #: cores the decoding needs. ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one
@@ -123,49 +119,31 @@ def is_complete(folder: Path) -> bool:
     return (folder / "model.bin").is_file() and (folder / "config.json").is_file()
 
 
-def _remove_stale_partials(parent: Path) -> None:
-    now = time.time()
-    for partial in parent.glob("*.partial-*"):
-        try:
-            if now - partial.stat().st_mtime > STALE_PARTIAL_SECONDS:
-                shutil.rmtree(partial, ignore_errors=True)
-        except OSError:
-            pass
-
-
 def convert(source: str | Path, name: str | None = None, converter: Callable | None = None) -> Path:
     """The cached CTranslate2 int8 model of ``source`` (a transformers folder or hub name), converting it once.
 
-    The conversion is written into ``<target>.partial-XXXX`` and renamed into place only when it is
-    complete; any failure removes the partial folder and raises one BotError. ``converter(source,
-    output_dir)`` replaces the real converter (tests make it fail).
+    Built through ``embedded.once.build_once``: one process converts while others asking for the same model wait
+    and use its result, and a reader sees a whole model or none; any failure leaves nothing that looks finished and
+    raises one BotError. ``converter(source, output_dir)`` replaces the real converter (tests make it fail).
     """
+    from embedded.once import build_once
+
     target = converted_dir(source, name)
     if is_complete(target):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_partials(target.parent)
-    print(f"Converting {name or source} to CTranslate2 {COMPUTE_TYPE} (first use only; cached in {target.parent})…",
-          file=sys.stderr, flush=True)
-    started = time.perf_counter()
-    staging = Path(tempfile.mkdtemp(prefix=target.name + ".partial-", dir=target.parent))
-    try:
+
+    def build(staging: Path) -> None:
+        print(f"Converting {name or source} to CTranslate2 {COMPUTE_TYPE} (first use only; cached in "
+              f"{target.parent})…", file=sys.stderr, flush=True)
+        started = time.perf_counter()
         (converter or _convert_with_ctranslate2)(str(source), str(staging))
-        if not is_complete(staging):
-            raise RuntimeError("the converter finished without writing model.bin and config.json")
-        try:
-            os.rename(staging, target)  # atomic: readers see a whole model or none
-        except OSError:
-            if not is_complete(target):
-                raise
-            # another process converted it meanwhile; keep theirs
+        print(f"Converted {name or source} in {time.perf_counter() - started:.0f} s.", file=sys.stderr, flush=True)
+
+    try:
+        return build_once(target, build, is_complete, fix="the converter wrote no model.bin and config.json")
     except Exception as exc:
         raise BotError(f"could not convert {name or source} to CTranslate2: {first_line(exc)} "
                        "(nothing was cached; engine='transformers' runs it without conversion)") from exc
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    print(f"Converted {name or source} in {time.perf_counter() - started:.0f} s.", file=sys.stderr, flush=True)
-    return target
 
 
 class SourceSettings(SimpleNamespace):

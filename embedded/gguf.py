@@ -10,12 +10,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from embedded import cache_dir
+from embedded.once import build_once
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +27,7 @@ def converted_dir(gguf_path: Path, dtype: str = "float32") -> Path:
     return cache_dir() / "gguf-hf" / f"{gguf_path.stem}-{key}-{dtype}"
 
 
-def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
+def _convert(gguf_path: Path, into: Path, dtype: str) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -40,19 +38,8 @@ def _convert(gguf_path: Path, target: Path, dtype: str) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.to(getattr(torch, dtype))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
-    try:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        try:
-            os.rename(staging, target)  # atomic: a half-written cache is never seen
-        except OSError:
-            if not (target / "config.json").exists():
-                raise
-            # another process converted it at the same time; keep theirs
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(into)
+    tokenizer.save_pretrained(into)
 
 
 def ensure_converted(gguf_path: str | Path, dtype: str = "float32") -> Path:
@@ -64,10 +51,13 @@ def ensure_converted(gguf_path: str | Path, dtype: str = "float32") -> Path:
     if not gguf_path.is_file():
         raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
     target = converted_dir(gguf_path, dtype)
-    if not (target / "config.json").exists():
+
+    def build(staging: Path) -> None:
         logger.info("converting %s to %s (first load only)", gguf_path.name, target)
-        _convert(gguf_path, target, dtype)
-    return target
+        _convert(gguf_path, staging, dtype)
+
+    return build_once(target, build, lambda built: (built / "config.json").is_file(),
+                      fix=f"check that {gguf_path} is a whole GGUF file (reinstall its package)")
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,15 +1,26 @@
-"""Models loaded once per process, each by one thread while the others wait for it.
+"""Done once: models loaded once per process (``LoadedOnce``), files built once per cache (``build_once``).
 
 Not ``functools.lru_cache``: two threads asking for a model that is not loaded yet (the app's start-up warm-up and a
 page, two server requests) would both load it, and on a 2-core CPU a second conversion or load takes as long again.
 Here the second caller waits for the first one's load and gets the same object.
+
+On disk the same holds across processes: two test workers, or two students opening the app on a new server, ask for
+the same converted model on an empty cache at once. ``build_once`` lets one of them build it and the others wait and
+use what it published (see its docstring for how).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 class LoadedOnce:
@@ -34,3 +45,71 @@ class LoadedOnce:
     def has(self, key: Hashable) -> bool:
         """Whether ``key`` is loaded already (a page shows a progress box only when it is not)."""
         return key in self._values
+
+
+#: the name part that marks a build in progress beside its target (``<target>.partial-XXXX``); nothing that holds it
+#: is ever read as finished
+PARTIAL_MARK = ".partial-"
+
+
+class BuildError(RuntimeError):
+    """A build ran and did not produce a complete result; the message names what was asked for and the fix."""
+
+
+def lock_path(target: Path) -> Path:
+    """The lock file every builder of ``target`` takes (beside it, so it lives on the same cache disk)."""
+    return target.with_name(target.name + ".lock")
+
+
+def build_once(target: Path, build: Callable[[Path], Path | None], complete: Callable[[Path], bool], *,
+               fix: str = "") -> Path:
+    """``target`` (a file or a folder), built by ``build`` once however many processes and threads ask at once.
+
+    How: a caller that finds ``target`` complete returns it at once. Otherwise it takes the file lock beside it
+    (``<target>.lock``; an ``fcntl`` lock through ``filelock``, which the kernel drops when the holder dies, so a
+    crashed build never blocks the next one), looks again (another process may have published it while this one
+    waited), and only then builds: ``build(staging)`` writes into a new empty folder of its own beside the target
+    (``<target>.partial-XXXX``) and returns the path inside it to publish (None: the folder itself). One atomic
+    rename puts that in place, so a reader sees the whole result or nothing. A build that raises or is killed
+    leaves only a ``.partial-`` folder, which never looks finished and is removed by the next builder (it holds the
+    lock, so no live build owns one). ``complete(path)`` says what finished means; a build whose result fails it
+    raises ``BuildError`` with ``fix``.
+    """
+    from filelock import FileLock, Timeout
+
+    target = Path(target)
+    if complete(target):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path(target)))
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        logger.info("waiting for another process to build %s", target)
+        lock.acquire()
+    try:
+        if complete(target):  # published by whoever held the lock before
+            return target
+        for stale in target.parent.glob(target.name + PARTIAL_MARK + "*"):  # left by a build that died
+            _remove(stale)
+        staging = Path(tempfile.mkdtemp(prefix=target.name + PARTIAL_MARK, dir=target.parent))
+        try:
+            result = build(staging) or staging
+            if not complete(result):
+                raise BuildError(f"building {target.name} finished without a complete result"
+                                 + (f"; {fix}" if fix else ""))
+            if target.exists() or target.is_symlink():  # an unfinished copy from before this lock existed
+                _remove(target)
+            os.rename(result, target)
+        finally:
+            _remove(staging)
+    finally:
+        lock.release()
+    return target
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

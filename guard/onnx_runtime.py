@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,15 +42,13 @@ def checkpoint_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def export_int8(folder: Path, target: Path) -> Path:
-    """Export ``folder``'s sequence classifier to ONNX and quantise it to int8 in ``target`` (atomically)."""
+def export_int8(folder: Path, into: Path) -> Path:
+    """Export ``folder``'s sequence classifier to ONNX and quantise it to int8, writing into the folder ``into``."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    into.mkdir(parents=True, exist_ok=True)
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
         model = AutoModelForSequenceClassification.from_pretrained(str(folder), dtype=torch.float32).eval()
@@ -59,21 +56,18 @@ def export_int8(folder: Path, target: Path) -> Path:
         names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
         axes = {k: {0: "batch", 1: "sequence"} for k in names}
         with torch.inference_mode():
-            torch.onnx.export(model, tuple(sample[k] for k in names), str(partial / "model.onnx"),
+            torch.onnx.export(model, tuple(sample[k] for k in names), str(into / "model.onnx"),
                               input_names=names, output_names=["logits"],
                               dynamic_axes={**axes, "logits": {0: "batch"}}, opset_version=17, dynamo=False)
-        quantize_dynamic(str(partial / "model.onnx"), str(partial / _MODEL_FILE), weight_type=QuantType.QInt8,
+        quantize_dynamic(str(into / "model.onnx"), str(into / _MODEL_FILE), weight_type=QuantType.QInt8,
                          per_channel=True, reduce_range=True,
-                         nodes_to_exclude=feed_forward_projections(partial / "model.onnx"))
-        (partial / "model.onnx").unlink()
-        (partial / "inputs.txt").write_text("\n".join(names) + "\n")
+                         nodes_to_exclude=feed_forward_projections(into / "model.onnx"))
+        (into / "model.onnx").unlink()
+        (into / "inputs.txt").write_text("\n".join(names) + "\n")
     except Exception as exc:
-        shutil.rmtree(partial, ignore_errors=True)
         raise OnnxRuntimeError(f"could not export {folder} to int8 ONNX ({type(exc).__name__}: "
                                f"{str(exc).splitlines()[0] if str(exc) else ''}); use runtime='torch'") from exc
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    return target
+    return into
 
 
 def feed_forward_projections(onnx_file: Path) -> list[str]:
@@ -93,23 +87,17 @@ def feed_forward_projections(onnx_file: Path) -> list[str]:
 
 
 def cached_int8_model(folder: Path) -> Path:
-    """The int8 ONNX export of a checkpoint folder, built on first use. Processes take turns on the export (a lock
-    file beside it): two that start together would otherwise write the same temporary folder, and one would read
-    the other's half-written model ("Failed to find proper ai.onnx domain"); the second waits and finds it built."""
-    import fcntl
-
+    """The int8 ONNX export of a checkpoint folder, built on first use and once (``embedded.once.build_once``: two
+    processes that start together would otherwise write the same folder, and one would read the other's half-written
+    model, "Failed to find proper ai.onnx domain"; the second waits and finds it built)."""
     from embedded import cache_dir
+    from embedded.once import build_once
 
     folder = Path(folder)
-    target = cache_dir() / "onnx" / f"{folder.name}-{checkpoint_digest(folder)}"
-    if (target / _MODEL_FILE).exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.with_name(target.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
-        if not (target / _MODEL_FILE).exists():
-            export_int8(folder, target)
-    return target
+    return build_once(cache_dir() / "onnx" / f"{folder.name}-{checkpoint_digest(folder)}",
+                      lambda staging: export_int8(folder, staging),
+                      lambda built: (built / _MODEL_FILE).is_file() and (built / "inputs.txt").is_file(),
+                      fix="use runtime='torch'")
 
 
 class OnnxNLIScorer(_ClassProbabilities):
