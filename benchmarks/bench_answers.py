@@ -29,8 +29,8 @@ PROBES = Path(__file__).resolve().parents[1] / "guard" / "data" / "probe_answers
 def probe_rows(model: str, every_check: bool = False, probes: Path = PROBES, no_facts: bool = False) -> dict:
     """Caught and twins flagged by kind (or relation) for ``model``'s chat detector (or with every check on; without
     the fact sheet's check with ``no_facts``)."""
-    from guard.datasets import read_decode
-    from guard.pipeline import load_guard
+    from guard.eval.datasets import read_decode
+    from guard.judge.pipeline import load_guard
     from guard.vocabulary import CHECKS
 
     guard = load_guard(model)
@@ -76,8 +76,8 @@ def cmd_probes(args) -> int:
 
 
 def cmd_coverage(args) -> int:
-    from guard import decode_stream, stream
-    from guard.answers import read_answer
+    from guard.eval import decode_stream, stream
+    from guard.language.answers import read_answer
 
     labelled = stream.labelled_record_ids()
     sources = {"convai2 (unlabelled conversations)": [d for d in stream.read_conversations()

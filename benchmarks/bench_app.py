@@ -285,7 +285,7 @@ def _split(rows: list[dict]) -> dict:
             "generate_p50_s": _median([r.get("generate_s") for r in rows]),
             "guard_p50_s": _median([r.get("guard_s") for r in rows]),
             "page_p50_s": _median([r.get("page_s") for r in rows]),
-            # the guard's reminders (guard.reminders) timed apart: how many turns had one, what they took, and Enter ->
+            # the guard's reminders (guard.judge.reminders) timed apart: how many turns had one, what they took, and Enter ->
             # reply without them
             "reminded_turns": sum(r.get("remind_s") is not None for r in rows),
             "remind_p50_s": _median([r.get("remind_s") for r in rows]),

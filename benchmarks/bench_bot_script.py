@@ -99,7 +99,7 @@ def _median(values: Sequence[float]) -> float | None:
 def play(bot, guard, settings, decoding, seed: int | None, script: Sequence[str], persona: Sequence[str] = (),
          echo: bool = True) -> list[dict]:
     """One conversation: every scripted message, then the guarded reply, through the app's guarded_reply (``guard``:
-    a ``guard.pipeline.Guard``, None in mode off)."""
+    a ``guard.judge.pipeline.Guard``, None in mode off)."""
     from conversation.guarding import guarded_reply
     from conversation.records import USER, Conversation
 
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bot = make_bot(args.bot, **options)
     guard, threshold = None, 0.5
     if args.mode != "off":
-        from guard.pipeline import load_guard
+        from guard.judge.pipeline import load_guard
 
         guard = load_guard("embedded")  # the app's guard: its calibrated τ and prefilter
         threshold = guard.threshold

@@ -1,4 +1,4 @@
-"""Detectors judged as a live chat sees them: every bot turn of the two dev streams (``guard.stream``).
+"""Detectors judged as a live chat sees them: every bot turn of the two dev streams (``guard.eval.stream``).
 
     # score every bot turn of one stream's half with a detector, every check on (threshold-free scores, cached)
     .venv/bin/python -m benchmarks.bench_bot_stream score --model embedded --stream decode --split calibration \\
@@ -29,9 +29,9 @@ from benchmarks.machine import machine_info, write_json
 
 
 def cmd_score(args) -> int:
-    from guard import dev_streams, stream
-    from guard.evaluation import progress
-    from guard.pipeline import load_guard
+    from guard.eval import dev_streams, stream
+    from guard.eval.evaluation import progress
+    from guard.judge.pipeline import load_guard
 
     turns = dev_streams.labelled_turns(args.stream, None if args.split == "both" else args.split)
     guard = load_guard(args.model)
@@ -51,9 +51,9 @@ def cmd_score(args) -> int:
 
 
 def load_scored(path: Path):
-    """A scored file as (its header, a ``guard.stream.ScoredStream``)."""
-    from guard.dev_streams import ScoredStream
-    from guard.stream import TurnScore
+    """A scored file as (its header, a ``guard.eval.stream.ScoredStream``)."""
+    from guard.eval.dev_streams import ScoredStream
+    from guard.eval.stream import TurnScore
 
     data = json.loads(Path(path).read_text())
     turns = data["turns"]
@@ -64,8 +64,8 @@ def load_scored(path: Path):
 def config_decision(model: str):
     """The decision a detector's guard_config.json sets: τ and the thresholds of the checks it keeps on."""
     from guard.config import JudgeSettings
-    from guard.dev_streams import Decision
-    from guard.registry import read_config
+    from guard.eval.dev_streams import Decision
+    from guard.models.registry import read_config
     from guard.vocabulary import Check
 
     config = read_config(model)
@@ -81,7 +81,7 @@ def stream_row(scored, decision, resamples: int = 1000) -> dict:
     import numpy as np
     from sklearn.metrics import roc_auc_score
 
-    from guard.dev_streams import bootstrap_interval
+    from guard.eval.dev_streams import bootstrap_interval
 
     flagged = np.array([decision.flagged(s) for s in scored.scores])
     score = np.array([decision.score(s) for s in scored.scores])
@@ -151,7 +151,7 @@ def paired_auc(scored_a, decision_a, scored_b, decision_b, resamples: int = 1000
     import numpy as np
     from sklearn.metrics import roc_auc_score
 
-    from guard.dev_streams import bootstrap_interval
+    from guard.eval.dev_streams import bootstrap_interval
 
     keys_a = [(s.record_id, s.turn_id) for s in scored_a.scores]
     keys_b = [(s.record_id, s.turn_id) for s in scored_b.scores]

@@ -127,7 +127,7 @@ def mutual(args: argparse.Namespace) -> dict:
     if args.no_nli:
         return results
     try:
-        from guard.loading import load_scorer
+        from guard.models.loading import load_scorer
 
         nli = NLICoherence(load_scorer(), best)
     except Exception as exc:  # no usable detector checkpoint: report why instead of failing the benchmark

@@ -6,7 +6,7 @@
 Measures (not a test; nothing here is timed by CI):
 * SNLI test 3-way accuracy (the NLI model alone);
 * rgm (Sato et al. 2024) topical_dev: utterance-based accuracy and ROC AUC of the product detector
-  (guard.pipeline.Guard's verdict, structured, threshold/pairing from models/detector/guard_config.json),
+  (guard.judge.pipeline.Guard's verdict, structured, threshold/pairing from models/detector/guard_config.json),
   overall and per generating model, plus an ablation (utterance vs sentence pairing, intra clauses on/off,
   tau 0.5 vs the calibrated tau). rgm is validation only: nothing is tuned on it here;
 * the probe suite (guard/data/probe_suite*.jsonl): A2T and RCT rates over the flagged contradictions;
@@ -70,7 +70,7 @@ def snli_accuracy(scorer, n: int | None) -> dict:
 def _judge(scorer, config: GuardConfig, **settings):
     """A guard over ``scorer`` with the checkpoint's settings (``config``) and the settings to judge with
     (``Guard.settings``); every earlier sentence is paired (no prefilter)."""
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
     guard = Guard.over(scorer, config=config)
     return guard, guard.settings(mode="flag", prefilter=False, **settings)
@@ -79,8 +79,8 @@ def _judge(scorer, config: GuardConfig, **settings):
 def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
     """Product detector on rgm, plus the ablation rows derived from the same pair scores. ``config``: the
     checkpoint's settings (its intra and own-question thresholds); every earlier sentence is paired (no prefilter)."""
-    from guard import metrics
-    from guard.datasets import read_dataset
+    from guard.eval import metrics
+    from guard.eval.datasets import read_dataset
 
     records = [d for d in read_dataset("rgm", RGM) if d.label is not None]
     y = np.array([bool(d.label) for d in records])
@@ -122,7 +122,7 @@ def rgm_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dic
 def probe_eval(scorer, threshold: float, pairing: str, config: GuardConfig) -> dict:
     """DECODE checklists on the project's probe suite: A2T keeps flagged ones flagged, RCT clears them (``config``:
     the checkpoint's settings, as in ``rgm_eval``)."""
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     data = REPO / "guard" / "data"
     guard, settings = _judge(scorer, config, method="structured", threshold=threshold, checks=True, pairing=pairing)
@@ -156,7 +156,7 @@ def category_probe_eval(scorer, threshold: float, pairing: str, config: GuardCon
     """CDConv's intra-sentence and role-confusion probes (guard/data/probe_categories.jsonl), each with a consistent
     twin: a probe is right when a contradiction is flagged with its category, or a twin is left alone (``config``:
     the checkpoint's settings, whose intra and own-question thresholds these probes test)."""
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     guard, settings = _judge(scorer, config, method="structured", threshold=threshold, checks=True, pairing=pairing)
     out = {}
@@ -319,7 +319,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(args.model, prefilter=False)  # the detectors here pair every earlier sentence
     scorer, config = guard.scorer, guard.config

@@ -7,7 +7,7 @@ For each model (an embedded name, a checkpoint folder or an adapter folder):
   (not flagged), contradiction dialogues caught;
 * Dialogue NLI dev, MNLI dev mismatched and matched (1,500 pairs each, seed 0), SNLI test (all 9,824 labelled):
   three-way argmax accuracy;
-* the built-in playground / Learn examples (guard/examples.py): does the detector's yes/no match the person's label;
+* the built-in playground / Learn examples (guard/eval/examples.py): does the detector's yes/no match the person's label;
 * the probe suite (A2T, RCT, labelled accuracy) and rgm topical dev (evaluation only) from bench_detector.
 
 Needs ../shared/data (or GUARD_SHARED_DATA). Results: benchmarks/results/detector_data.json and a markdown table.
@@ -60,9 +60,9 @@ def decode_report(scorer, threshold: float, pairs_only: bool = False) -> dict:
 def examples_agreement(scorer, threshold: float, config: GuardConfig) -> dict:
     """The playground's examples, every earlier sentence paired, with the checkpoint's settings (``config``: its
     pairing, intra and own-question thresholds) at ``threshold``."""
-    from guard.dialogue_text import parse_dialogue_text
-    from guard.examples import EXAMPLES
-    from guard.pipeline import Guard
+    from guard.eval.dialogue_text import parse_dialogue_text
+    from guard.eval.examples import EXAMPLES
+    from guard.judge.pipeline import Guard
     from guard.vocabulary import Category
 
     guard = Guard.over(scorer, config=config)
@@ -79,8 +79,8 @@ def examples_agreement(scorer, threshold: float, config: GuardConfig) -> dict:
 def evaluate(model: str, skip: set[str], decode_pairs_only: bool = False) -> dict:
     import embedded
     from benchmarks import bench_detector
-    from guard.datasets import read_snli
-    from guard.pipeline import load_guard
+    from guard.eval.datasets import read_snli
+    from guard.judge.pipeline import load_guard
     from guard.training import real_data as rd
     from guard.training.run import nli_accuracy
 

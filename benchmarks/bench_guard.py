@@ -45,11 +45,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.machine import machine_info, write_json  # noqa: E402
-from guard import text as textsplit  # noqa: E402
 from guard.config import DEFAULT_PREFILTER_K, GuardConfig  # noqa: E402
-from guard.loading import load_embedder  # noqa: E402
-from guard.pair_cache import clear_pair_cache, embed, score_pairs  # noqa: E402
-from guard.pipeline import Guard, load_guard  # noqa: E402
+from guard.judge.pipeline import Guard, load_guard  # noqa: E402
+from guard.language import text as textsplit  # noqa: E402
+from guard.models.loading import load_embedder  # noqa: E402
+from guard.models.pair_cache import clear_pair_cache, embed, score_pairs  # noqa: E402
 from guard.records import Turn  # noqa: E402
 from guard.vocabulary import PremiseSource  # noqa: E402
 
@@ -82,8 +82,8 @@ SPEAKERS = ("user", "bot")
 
 
 def load_messages() -> list[list[str]]:
-    """Conversations of the Chit Chat Challenge data (guard.chitchat), each a list of its turns' texts."""
-    from guard.chitchat import load_chitchat
+    """Conversations of the Chit Chat Challenge data (guard.eval.chitchat), each a list of its turns' texts."""
+    from guard.eval.chitchat import load_chitchat
 
     conversations = []
     for conv in load_chitchat():
@@ -126,7 +126,7 @@ def stand_in_scorer(folder: Path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     import embedded
-    from guard.nli import NLIScorer
+    from guard.models.nli import NLIScorer
 
     base = str(embedded.embedder_path())
     id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -210,7 +210,7 @@ def k_needed(verdict, embedder, threshold: float) -> dict[int, int]:
     """For each turn an exhaustive verdict cites: the smallest prefilter k that would still cite it.
 
     A turn stays in the evidence at k when one of its pairs scoring >= tau has its premise sentence
-    among the k most similar to that candidate sentence (the rule of ``guard.planning.paired_with``), so
+    among the k most similar to that candidate sentence (the rule of ``guard.judge.planning.paired_with``), so
     one exhaustive run gives the recall at every k.
     """
     by_cand: dict[str, list] = {}
@@ -345,7 +345,7 @@ def bench_batching(scorer, args, conversations) -> dict:
     ways = {
         "one_at_a_time": lambda: np.concatenate([scorer.predict_proba([p]) for p in pairs]),
         "batched_plain": lambda: scorer.predict_proba(pairs),
-        "batched_length_sorted": lambda: score_pairs(scorer, pairs),  # the detector's (guard.pair_cache)
+        "batched_length_sorted": lambda: score_pairs(scorer, pairs),  # the detector's (guard.models.pair_cache)
     }
     wall: dict[str, list[float]] = {k: [] for k in ways}
     cpu: dict[str, list[float]] = {k: [] for k in ways}
@@ -451,7 +451,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-history", type=int, default=20)
     parser.add_argument("--batch-reps", type=int, default=3)
     parser.add_argument("--quantize", action="store_true",
-                        help="int8 dynamic quantization (guard.loading.quantize_scorer) for every section")
+                        help="int8 dynamic quantization (guard.models.loading.quantize_scorer) for every section")
     parser.add_argument("--quant-dialogues", type=int, default=50,
                         help="with --quantize: dialogues (20 turns, 4 candidates) to compare int8 with fp32")
     parser.add_argument("--category-dialogues", type=int, default=50)
@@ -481,7 +481,7 @@ def main(argv=None) -> int:
     if args.quantize:
         import copy
 
-        from guard.loading import quantize_scorer
+        from guard.models.loading import quantize_scorer
 
         fp32 = scorer
         scorer = quantize_scorer(copy.deepcopy(fp32))

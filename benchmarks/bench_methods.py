@@ -28,11 +28,11 @@ import torch
 
 from benchmarks.machine import write_json
 from embedded import shared_data_dir
-from guard import metrics
-from guard.datasets import read_dataset
-from guard.evaluation import evaluate_detection, evaluate_mutual, progress
-from guard.pipeline import load_guard
-from guard.probes import ProbeCase, report
+from guard.eval import metrics
+from guard.eval.datasets import read_dataset
+from guard.eval.evaluation import evaluate_detection, evaluate_mutual, progress
+from guard.eval.probes import ProbeCase, report
+from guard.judge.pipeline import load_guard
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = shared_data_dir()

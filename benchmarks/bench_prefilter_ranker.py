@@ -33,7 +33,7 @@ def stitched(convs, n_dialogues: int, history: int, seed: int) -> list[tuple[lis
 
 def sentence_pairs(dialogues) -> list[tuple[int, int, str, str]]:
     """(dialogue, history turn, premise sentence, candidate sentence) for every exhaustive pair."""
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     textsplit.prepare([m for h, c in dialogues for m in h + [c]])
     rows = []
@@ -72,7 +72,7 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from guard.training.calibration import HELDOUT_FRACTION
     from guard.training.sources import load_chitchat, split_conversations
 

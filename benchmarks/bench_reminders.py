@@ -132,7 +132,7 @@ def summarize(rows: list[dict]) -> dict:
 
 def cmd_script(args) -> int:
     from bots.registry import make_bot
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(args.detector)
     out = {"machine": machine_info(), "detector": args.detector, "seeds": args.seeds, "runs": []}
@@ -160,7 +160,7 @@ def cmd_teacher(args) -> int:
             answers = [served_after(url, history, TEACHER_TURNS[2], seed) for seed in args.seeds]
     else:
         from bots.registry import make_bot
-        from guard.pipeline import load_guard
+        from guard.judge.pipeline import load_guard
 
         guard, bot = load_guard(args.detector), make_bot(args.bot)
         answers = [play_after(bot, guard, history, TEACHER_TURNS[2], seed) for seed in args.seeds]
@@ -204,9 +204,9 @@ DRIFT_QUESTIONS = ("What do you do for work?", "Tell me about your job.", "Do yo
 def cmd_drift(args) -> int:
     """After a drifted first reply: nurse candidates rejected for contradicting the drift, and nurse replies sent,
     with the persona outranking the drift and without (its agreement bar set out of reach)."""
-    import guard.building as building
+    import guard.judge.building as building
     from bots.registry import make_bot
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard, bot = load_guard(args.detector), make_bot(args.bot)
     out = {"machine": machine_info(), "detector": args.detector, "bot": args.bot, "runs": []}
@@ -238,7 +238,7 @@ def served_after(url: str, history, message: str, seed: int, persona=PERSONA) ->
     """The same reply through the guard server (POST /v1/chat/completions), seeded; read off its ``guard`` field."""
     import requests
 
-    from guard.report import BotTurnReport
+    from guard.judge.report import BotTurnReport
 
     roles = {"user": "user", "bot": "assistant"}
     messages = [{"role": "system", "content": "\n".join(persona)}] + [

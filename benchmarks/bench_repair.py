@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> dict:
     from bots.scripted import ScriptedBot
     from conversation.guarding import guarded_reply, resolved_settings
     from conversation.records import USER, ChatSettings, Conversation
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from guard.vocabulary import GuardMode
 
     guard = load_guard(args.detector, prefilter=args.prefilter)

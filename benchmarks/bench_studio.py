@@ -36,8 +36,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def chitchat_histories(conversations: int, max_turns: int = 10) -> list[list]:
-    """Real chats (guard.chitchat) as user/bot turns: ASCII turns only, the second speaker plays the bot."""
-    from guard.chitchat import iter_chitchat
+    """Real chats (guard.eval.chitchat) as user/bot turns: ASCII turns only, the second speaker plays the bot."""
+    from guard.eval.chitchat import iter_chitchat
     from guard.records import Turn
 
     out = []
@@ -95,8 +95,8 @@ def bench_suggest(args: argparse.Namespace) -> dict:
 
 def bench_db(args: argparse.Namespace) -> dict:
     from guard.config import JudgeSettings
-    from guard.report import BotTurnReport, CandidateReport
-    from guard.verdicts import Verdict, VerdictDetails
+    from guard.judge.report import BotTurnReport, CandidateReport
+    from guard.judge.verdicts import Verdict, VerdictDetails
     from guard.vocabulary import Category, GuardMode, Method
     from harness.studio_writers import write_sessions_at_once
     from studio.storage import safe_url
@@ -131,7 +131,7 @@ def bench_triggers(args: argparse.Namespace) -> dict:
     from bots.base import preset
     from bots.registry import make_bot
     from conversation.records import ChatSettings
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from studio.goading import METHODS
     from studio.redteam import Judge, RedteamSettings, run_redteam
     from studio.storage import Store

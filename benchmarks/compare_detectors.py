@@ -25,8 +25,8 @@ def main(argv=None) -> int:
                              "recipe imitates, which are no longer a fair test of it)")
     args = parser.parse_args(argv)
 
-    from guard.datasets import read_dataset
-    from guard.pipeline import load_guard
+    from guard.eval.datasets import read_dataset
+    from guard.judge.pipeline import load_guard
 
     records = [d for d in read_dataset("decode", args.suite) if d.label is not None]
     verdicts = {}

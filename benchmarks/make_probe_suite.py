@@ -11,7 +11,7 @@ filler cannot contradict or support the fact by accident. A contradiction's evid
 turn (DECODE's ``aggregated_contradiction_indices`` also lists the last turn); a consistent
 record has none and notes which turn it restates (``meta.restates``) for the perturbation probes.
 
-The DECODE checklist variants are made from the suite by ``guard.probes``: A2T (a pair of
+The DECODE checklist variants are made from the suite by ``guard.eval.probes``: A2T (a pair of
 utterances from other records inserted between fact and contradiction: still a contradiction) and
 RCT (the fact turn removed with its question: no longer a contradiction); and CDConv's
 negation / antonym / synonym perturbations of a restated fact. Everything is seeded.
@@ -26,9 +26,9 @@ import json
 import random
 from pathlib import Path
 
-from guard.datasets import dialogue_to_decode
+from guard.eval.datasets import dialogue_to_decode
+from guard.eval.probes import apply_probe, make_probe
 from guard.files import atomic_writer
-from guard.probes import apply_probe, make_probe
 from guard.records import Dialogue, Turn
 
 REPO = Path(__file__).resolve().parent.parent
@@ -235,9 +235,9 @@ SPEAKERS = ("user", "bot")
 
 
 def load_conversations(max_len: int = 160) -> list[tuple[str, list[str]]]:
-    """(conversation id, messages) from the Chit Chat Challenge data (guard.chitchat); a message is one sender's
+    """(conversation id, messages) from the Chit Chat Challenge data (guard.eval.chitchat); a message is one sender's
     run. Runs without text count (and disqualify their conversation), as when the suite was made."""
-    from guard.chitchat import iter_chitchat
+    from guard.eval.chitchat import iter_chitchat
 
     return [(conv.conv_id, conv.utterances) for conv in iter_chitchat(keep_empty=True)
             if len(conv.utterances) >= 6 and all(3 <= len(m) <= max_len for m in conv.utterances[:8])]

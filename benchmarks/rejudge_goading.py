@@ -25,7 +25,7 @@ from benchmarks.machine import machine_info, write_json
 
 def rejudge(record: dict, guard_name: str = "embedded") -> dict:
     """Every message's stored candidates judged again by ``guard_name`` at its chat settings (re-rank)."""
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from guard.records import Turn
     from guard.vocabulary import PremiseSource
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bots.base import PRESETS, SPEAKERS, BotError, preset
 from bots.registry import available_bots, describe_bot, make_bot
-from guard.datasets import iter_json_array
+from guard.eval.datasets import iter_json_array
 from guard.files import InputError, iter_text_lines
 from guard.records import Turn
 

@@ -1,8 +1,8 @@
 """MuTual response selection (Cui et al. 2020, 004_*.txt) as a test of a coherence ranker.
 
 Each item has a context ("m : ... f : ...") and four options; the ranker scores the options and
-R@1, R@2 and MRR come from ``guard.metrics.response_selection`` (scikit-learn). Items are parsed by
-``guard.datasets.parse_mutual_record``, the one MuTual parser, so malformed lines get its file/line/field errors.
+R@1, R@2 and MRR come from ``guard.eval.metrics.response_selection`` (scikit-learn). Items are parsed by
+``guard.eval.datasets.parse_mutual_record``, the one MuTual parser, so malformed lines get its file/line/field errors.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from guard.datasets import iter_objects, parse_mutual_record, split_mutual_speakers
+from guard.eval.datasets import iter_objects, parse_mutual_record, split_mutual_speakers
+from guard.eval.metrics import response_selection
 from guard.files import InputError
-from guard.metrics import response_selection
 
 
 @dataclass

@@ -63,7 +63,7 @@ class EmbeddingCoherence:
 class NLICoherence:
     """P(entailment) - P(contradiction) of each response given the last ``window`` context turns.
 
-    ``scorer`` is a guard.nli.NLIScorer (e.g. guard.loading.load_scorer()); 2-way detectors
+    ``scorer`` is a guard.models.nli.NLIScorer (e.g. guard.models.loading.load_scorer()); 2-way detectors
     give -P(contradiction).
     """
 
@@ -139,7 +139,7 @@ def make_plato_bot(base: Callable[[], Bot], ranker: str = "embedder", num_sample
     if ranker == "embedder":
         scorer: CoherenceScorer = EmbeddingCoherence.embedded(window)
     elif ranker == "nli":
-        from guard.loading import load_scorer
+        from guard.models.loading import load_scorer
 
         scorer = NLICoherence(load_scorer(), window)
     else:

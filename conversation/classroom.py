@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from guard.report import Withheld
+from guard.judge.report import Withheld
 
 #: the environment variable the server is started with: "0" (or off / false / no) turns the filter off
 ENV = "GUARD_CLASS_FILTER"

@@ -1,11 +1,11 @@
 """One guarded bot turn, and a conversation judged again: the chat page, self-play, the server and the studio call
 these.
 
-``guarded_reply``: the bot proposes ``settings.num_candidates`` candidates, the guard (``guard.pipeline.Guard``)
+``guarded_reply``: the bot proposes ``settings.num_candidates`` candidates, the guard (``guard.judge.pipeline.Guard``)
 judges every one against the conversation and persona in one batch and its policy picks the reply for the mode; the
 new turn, with the guard's finished report, is handed back (the caller appends it: a worker thread never touches
 the page's conversation). When the policy finds nothing consistent that answers, the bot is
-reminded before the policy falls back (``guard.reminders``): asked again with its reply opened by the consistent
+reminded before the policy falls back (``guard.judge.reminders``): asked again with its reply opened by the consistent
 answer (or, for a bot that cannot continue an opening, with the fact restated in its persona), the opening alone
 going in as a last candidate composed by the guard; all candidates are judged again and the policy chooses among
 them. Each step is announced to an optional ``on_step`` callback as it happens (candidates generated, judging, each
@@ -28,8 +28,7 @@ from bots.base import Bot
 from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.config import JudgeSettings
-from guard.records import Candidate, Turn
-from guard.reminders import (
+from guard.judge.reminders import (
     CandidateOrigin,
     Reminder,
     ReminderMethod,
@@ -37,12 +36,13 @@ from guard.reminders import (
     plan_reminder,
     restated_persona,
 )
-from guard.report import BotTurnReport, TurnContext, Withheld, decide, rejudged
-from guard.verdicts import Verdict
+from guard.judge.report import BotTurnReport, TurnContext, Withheld, decide, rejudged
+from guard.judge.verdicts import Verdict
+from guard.records import Candidate, Turn
 from guard.vocabulary import GuardMode
 
 if TYPE_CHECKING:  # loads torch
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 
 @dataclass
@@ -159,7 +159,7 @@ def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSetti
 def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, judge_settings: JudgeSettings,
             report: BotTurnReport, candidates: list[Candidate], step, screen: ClassroomFilter | None = None
             ) -> BotTurnReport:
-    """The turn's report after a reminder (``guard.reminders``): the bot's reminded candidates and the composed
+    """The turn's report after a reminder (``guard.judge.reminders``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The first report stands when the
     evidence gives no fact to remind of."""
     started = time.perf_counter()

@@ -13,10 +13,10 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 
 from bots.base import DEFAULT_PRESET, PRESETS, DecodingConfig
-from guard.datasets import decode_record
-from guard.policies import REPAIR_FALLBACKS
+from guard.eval.datasets import decode_record
+from guard.judge.policies import REPAIR_FALLBACKS
+from guard.judge.report import BotTurnReport
 from guard.records import Turn
-from guard.report import BotTurnReport
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
 USER, BOT = "user", "bot"
@@ -45,13 +45,13 @@ class ChatSettings:
     penalty_lambda: float | None = 1.0
     prefilter: bool | None = True
     persona: list[str] = field(default_factory=list)
-    fallback: str | None = None  # None: guard.policies' default safe reply
+    fallback: str | None = None  # None: guard.judge.policies' default safe reply
     from_session: bool = False
     # repair mode: the policy that decides when the generator's best cannot be repaired (one of
-    # guard.policies.REPAIR_FALLBACKS); None: not recorded (re-rank)
+    # guard.judge.policies.REPAIR_FALLBACKS); None: not recorded (re-rank)
     repair_fallback: GuardMode | None = GuardMode.RERANK
     # when the policy finds nothing consistent that answers, ask the bot again reminded of the fact it contradicted
-    # (guard.reminders); None: not recorded (no reminder then)
+    # (guard.judge.reminders); None: not recorded (no reminder then)
     remind: bool | None = True
 
     def __post_init__(self) -> None:

@@ -1,4 +1,5 @@
-"""Done once: models loaded once per process (``LoadedOnce``), files built once per cache (``build_once``).
+"""What is held rather than done again, in one place: a model loaded once per process (``LoadedOnce``), results
+kept by key within a bound (``BoundedCache``), a file or folder built once per cache (``build_once``).
 
 Not ``functools.lru_cache``: two threads asking for a model that is not loaded yet (the app's start-up warm-up and a
 page, two server requests) would both load it, and on a 2-core CPU a second conversion or load takes as long again.
@@ -7,6 +8,11 @@ Here the second caller waits for the first one's load and gets the same object.
 On disk the same holds across processes: two test workers, or two students opening the app on a new server, ask for
 the same converted model on an empty cache at once. ``build_once`` lets one of them build it and the others wait and
 use what it published (see its docstring for how).
+
+Between the two, what the guard computes per text (a parse, a sentence split, an embedding, a scored pair) is kept by
+its key in a ``BoundedCache``: a conversation pairs the same persona lines and earlier sentences every turn, so each
+result is kept; thread-safe (the app's sessions and the server's requests share one guard), least recently used first
+out when full, so a long chat keeps what it still pairs instead of dropping everything at once.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Hashable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,71 @@ class LoadedOnce:
     def has(self, key: Hashable) -> bool:
         """Whether ``key`` is loaded already (a page shows a progress box only when it is not)."""
         return key in self._values
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_MISSING = object()
+
+
+class BoundedCache(Generic[K, V]):
+    """A thread-safe mapping of at most ``limit`` entries, the least recently used leaving first."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a cache holds at least one entry, got limit {limit}")
+        self.limit = limit
+        self._data: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: K, default=None):
+        with self._lock:
+            value = self._data.get(key, _MISSING)
+            if value is _MISSING:
+                return default
+            self._data.move_to_end(key)
+            return value
+
+    def found(self, keys: Iterable[K]) -> dict[K, V]:
+        """The cached values of ``keys`` (those present), each marked as recently used."""
+        with self._lock:
+            out = {}
+            for key in keys:
+                value = self._data.get(key, _MISSING)
+                if value is not _MISSING:
+                    self._data.move_to_end(key)
+                    out[key] = value
+            return out
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.limit:
+                self._data.popitem(last=False)
+
+    def put_many(self, items: Iterable[tuple[K, V]]) -> None:
+        for key, value in items:
+            self.put(key, value)
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The cached value of ``key``, made (outside the lock) and kept when it is missing."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            value = make()
+            self.put(key, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
 
 
 #: the name part that marks a build in progress beside its target (``<target>.partial-XXXX``); nothing that holds it

@@ -7,7 +7,7 @@ then ``os.replace``), so a failed run never leaves half a file. Bad input of any
 ``guard.files``) ends with one line on stderr naming the file, line and field, and exit status 2.
 
 This module only parses arguments, reads, writes and prints; the metrics are computed by
-``guard.evaluation``, which the benchmarks call too.
+``guard.eval.evaluation``, which the benchmarks call too.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from guard.evaluation import EvaluationError, evaluate_dataset, make_judge, progress
+from guard.eval.evaluation import EvaluationError, evaluate_dataset, make_judge, progress
 from guard.files import InputError, OutputError, atomic_writer, check_output_path
 from guard.vocabulary import Method
 
@@ -70,7 +70,7 @@ def verdict_row(record_id: str, verdict) -> dict:
 
 # ---------------------------------------------------------------------------- score
 def cmd_score(args: argparse.Namespace) -> int:
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     records = read_dataset("decode", args.input)
     guard, settings = build_judge(args)
@@ -82,7 +82,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- evaluate
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     records = read_dataset(args.format, args.file, limit=args.limit)
     started = time.perf_counter()
@@ -101,7 +101,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def render_table(result: dict) -> str:
     """A plain-text metrics table: one row per group (overall first), one column per metric."""
-    from guard.metrics import fmt
+    from guard.eval.metrics import fmt
 
     rows = [("overall", result["overall"])] + list(result.get("groups", {}).items())
     columns = list(dict.fromkeys(k for _, r in rows for k in r if not isinstance(r.get(k), (str, list, dict))))
@@ -121,8 +121,8 @@ def render_table(result: dict) -> str:
 
 # ---------------------------------------------------------------------------- probe
 def cmd_probe(args: argparse.Namespace) -> int:
-    from guard.datasets import dialogue_to_decode, read_dataset
-    from guard.probes import apply_probe, make_probe
+    from guard.eval.datasets import dialogue_to_decode, read_dataset
+    from guard.eval.probes import apply_probe, make_probe
 
     records = read_dataset("decode", args.input)
     probe = make_probe(args.probe, pool=records, seed=args.seed)
@@ -140,8 +140,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    from guard.datasets import available_formats
-    from guard.probes import PROBES
+    from guard.eval.datasets import available_formats
+    from guard.eval.probes import PROBES
 
     parser = argparse.ArgumentParser(prog="python -m guard", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -210,9 +210,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from embedded import MissingAssetError
 
     errors: list[type[Exception]] = [InputError, OutputError, UsageError, MissingAssetError]
-    if "guard.loading" in sys.modules:  # only a command that loaded a model can fail this way
-        from guard.loading import ModelLoadError
-        from guard.nli import LabelLayoutError
+    if "guard.models.loading" in sys.modules:  # only a command that loaded a model can fail this way
+        from guard.models.loading import ModelLoadError
+        from guard.models.nli import LabelLayoutError
 
         errors += [ModelLoadError, LabelLayoutError]
     return tuple(errors)

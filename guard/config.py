@@ -3,7 +3,7 @@
 Training and calibration write ``guard_config.json`` next to a checkpoint: the decision threshold τ and the pairing
 it was calibrated for, the category checks' own thresholds, the length the model was trained at, how τ was chosen
 (the operating point) and, for the cascade, when to escalate to the larger model. ``GuardConfig.read`` is the only
-place at run time that opens the file; everything else asks the record (``guard.pipeline.Guard.config``), so a
+place at run time that opens the file; everything else asks the record (``guard.judge.pipeline.Guard.config``), so a
 broken file is reported once, naming the file and the key.
 """
 
@@ -26,7 +26,7 @@ DEFAULT_PREFILTER_K = 8
 #: The rule a stream-calibrated config records: its category thresholds are set on their own false alarms.
 STREAM_RULE = "bot-stream false-alarm"
 #: τ and the checks set together under one false-alarm budget over both dev streams' calibration halves
-#: (``guard.dev_streams``, ``calibrate-stream``)
+#: (``guard.eval.dev_streams``, ``calibrate-stream``)
 BUDGET_RULE = "one false-alarm budget over the dev streams' calibration halves"
 
 

@@ -36,7 +36,7 @@ class Category(StrEnum):
 
 
 class GuardMode(StrEnum):
-    """What the guard does with the verdicts on the candidate replies (guard.policies)."""
+    """What the guard does with the verdicts on the candidate replies (guard.judge.policies)."""
 
     OFF = "off"
     FLAG = "flag"
@@ -87,7 +87,7 @@ def category_name(category: str) -> str:
 
 
 class Sourced(Protocol):
-    """Anything that says where its premise comes from (a scored pair, ``guard.verdicts.PairScore``)."""
+    """Anything that says where its premise comes from (a scored pair, ``guard.judge.verdicts.PairScore``)."""
 
     source: str
     turn_id: int | None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conversation.records import BOT, USER, ChatSettings, Conversation
-from guard.report import BotTurnReport
+from guard.judge.report import BotTurnReport
 from studio.storage import SessionInfo, Store
 
 

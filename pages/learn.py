@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from guard.dialogue_text import parse_dialogue_text
-from guard.examples import BY_KEY, CLASS_EXAMPLES, EXAMPLES, judge_examples
-from guard.fact_sheet import Relation
+from guard.eval.dialogue_text import parse_dialogue_text
+from guard.eval.examples import BY_KEY, CLASS_EXAMPLES, EXAMPLES, judge_examples
+from guard.language.fact_sheet import Relation
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from guard import probes
-from guard.chitchat import a2t_pool as chitchat_a2t_pool
-from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
-from guard.examples import BY_KEY, EXAMPLES
-from guard.policies import deciding_score, score_and_threshold
+from guard.eval import probes
+from guard.eval.chitchat import a2t_pool as chitchat_a2t_pool
+from guard.eval.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.eval.examples import BY_KEY, EXAMPLES
+from guard.judge.policies import deciding_score, score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import navigation
@@ -212,7 +212,7 @@ if result is not None:
                  "turn",
                  help="Name, age, where they live or grew up, job, how many pets, children or siblings, diet and "
                       "what they never did, read from their earlier turns. The last turn clashes with the sheet when "
-                      "it gives one of these facts another value.\n\nTechnical: guard.fact_sheet (DNLI's relation "
+                      "it gives one of these facts another value.\n\nTechnical: guard.language.fact_sheet (DNLI's relation "
                       "and value triples, read with spaCy and WordNet); the fact check scores a clash at its measured "
                       "precision.")
     dialogue_sheet(dialogue, structured)

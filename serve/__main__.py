@@ -12,7 +12,7 @@ import os
 import sys
 
 from bots.base import DEFAULT_PRESET, PRESETS
-from guard.policies import REPAIR_FALLBACKS
+from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 
 UPSTREAM_KEY_ENV = "GUARD_UPSTREAM_API_KEY"
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "one never sent and masked in the response's 'guard' field (default on; "
                             "GUARD_CLASS_FILTER=0 turns it off too)")
     guard.add_argument("--no-remind", dest="remind", action="store_false",
-                       help="never ask the bot again reminded of what it contradicted (guard.reminders); the policy "
+                       help="never ask the bot again reminded of what it contradicted (guard.judge.reminders); the policy "
                             "alone decides")
     return parser
 
@@ -93,7 +93,7 @@ def build_service(args: argparse.Namespace):
     generator = make_generator(spec)
     guard = None
     if args.detector != NO_DETECTOR:
-        from guard.pipeline import load_guard
+        from guard.judge.pipeline import load_guard
 
         guard = load_guard(args.detector, prefilter=bool(args.prefilter))
     elif args.mode != GuardMode.OFF:

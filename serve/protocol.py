@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from bots.base import DecodingConfig
 from conversation.classroom import for_students
 from conversation.records import BOT, USER, ChatSettings, ChatTurn
-from guard.policies import REPAIR_FALLBACKS
+from guard.judge.policies import REPAIR_FALLBACKS
+from guard.judge.report import BotTurnReport
+from guard.judge.verdicts import PairScore
 from guard.records import Turn
-from guard.report import BotTurnReport
-from guard.verdicts import PairScore
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
 #: Roles a request may use: system (and OpenAI's newer name for it, developer) carry the persona.

@@ -3,7 +3,7 @@
 ``GuardService.answer`` rebuilds the request's conversation, asks ``conversation.guarding.guarded_reply`` for the
 guarded bot turn (the generator's candidates, the guard's report: the chat page's own code path) and returns it.
 That call is the server's only way into ``conversation``: a change there touches one place here. The guard is
-loaded once (``guard.pipeline.load_guard``); a request that asks for another threshold is judged at it by the same
+loaded once (``guard.judge.pipeline.load_guard``); a request that asks for another threshold is judged at it by the same
 guard, and concurrent requests take turns on its scorer (``embedded.turns``).
 """
 
@@ -21,7 +21,7 @@ from serve.generators import is_upstream
 from serve.protocol import ChatRequest, RequestError
 
 if TYPE_CHECKING:  # loads torch
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 NO_DETECTOR = "none"
 

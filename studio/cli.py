@@ -70,7 +70,7 @@ def cmd_redteam(args: argparse.Namespace) -> int:
 
     from bots.base import preset
     from conversation.records import ChatSettings
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from studio.export import decode_records
     from studio.redteam import Judge, RedteamSettings, judged_sample, run_redteam
     from studio.storage import open_store
@@ -172,7 +172,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_stream_labels(args: argparse.Namespace) -> int:
     """The live-stream dev set as studio annotations: import, record a pass, agreement, settle, export."""
-    from guard import stream
+    from guard.eval import stream
     from studio import stream_labels as sl
     from studio.scores import agreement
     from studio.storage import open_store
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--db", default=None, help=db_help)
     imp.set_defaults(func=cmd_import)
 
-    labels = sub.add_parser("stream-labels", help="the live-stream dev set (guard.stream) as studio annotations")
+    labels = sub.add_parser("stream-labels", help="the live-stream dev set (guard.eval.stream) as studio annotations")
     labels.add_argument("action", choices=["import", "record", "agree", "settle", "export"])
     labels.add_argument("--files", nargs="+", type=Path, default=[],
                         help="label files, one JSON label a line (record: a pass; settle: the decisions)")
@@ -290,8 +290,8 @@ def _user_errors() -> tuple[type[Exception], ...]:
 
     errors: list[type[Exception]] = [UsageError, StoreError, TranscriptError, BotError, MissingAssetError,
                                      InputError, OutputError, LabelFileError]
-    if "guard.loading" in sys.modules:
-        from guard.loading import ModelLoadError
+    if "guard.models.loading" in sys.modules:
+        from guard.models.loading import ModelLoadError
 
         errors.append(ModelLoadError)
     if "guard.cli" in sys.modules:

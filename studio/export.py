@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from conversation.records import USER
-from guard.datasets import dialogue_to_decode
+from guard.eval.datasets import dialogue_to_decode
 from guard.records import Dialogue
 from guard.vocabulary import Category
 from studio.scores import TYPED, by_turn, majority

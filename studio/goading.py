@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from conversation.records import BOT, USER
-from guard import grammar
-from guard.grammar import TO_SECOND_PERSON
-from guard.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
+from guard.language import grammar
+from guard.language.grammar import TO_SECOND_PERSON
+from guard.language.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
 from studio.lm import ContinuationScorer
 
@@ -68,7 +68,7 @@ SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure"
 _WORDNET_LOCK = threading.Lock()
 #: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
 RECENT_TURNS = 3
-_PRONOUN_SWAP = TO_SECOND_PERSON  # the bot's words asked back: my -> your, I am -> you are (guard.grammar's table)
+_PRONOUN_SWAP = TO_SECOND_PERSON  # the bot's words asked back: my -> your, I am -> you are (guard.language.grammar's table)
 _LOCATION_PREPS = {"in", "at", "near", "to", "from"}
 _LOCATION_VERBS = {"live", "work", "go", "grow", "come", "move", "stay", "study", "travel", "visit", "be"}
 _DURATION_NOUNS = {"year", "years", "month", "months", "week", "weeks", "day", "days"}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from bots.base import Bot
 from conversation.guarding import guarded_reply
 from conversation.records import BOT, USER, ChatSettings, Conversation
-from guard.jsonform import jsonable
+from guard.judge.jsonform import jsonable
 from guard.records import Turn
 from guard.vocabulary import GuardMode
 from studio.goading import METHODS, suggest
@@ -31,7 +31,7 @@ from studio.storage import SessionInfo, Store, TurnJudgement
 
 if TYPE_CHECKING:  # loads torch
     from guard.config import JudgeSettings
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 #: Opening questions in the spirit of CDConv's u_1 (second person, a question about the bot).
 OPENERS = (

@@ -55,7 +55,7 @@ class TurnOutcome:
     confirmed: bool | None  # None: not annotated
     annotators: int
     repaired: bool = False  # repair mode: the reply was sent with its contradicting sentence cut (not flagged)
-    # the guard reminded the bot (guard.reminders): "" when it did not, else who wrote the reply sent after it:
+    # the guard reminded the bot (guard.judge.reminders): "" when it did not, else who wrote the reply sent after it:
     # "reminded" (the bot, reminded), "composed" (the guard, from the evidence) or "none" (nothing consistent)
     reminder: str = ""
 

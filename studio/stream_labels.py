@@ -1,6 +1,6 @@
 """The live-stream dev set kept as studio annotations (``python -m studio stream-labels ...``).
 
-The sampled real conversations (``guard.stream``) are imported as sessions, each labelling pass is recorded as its own
+The sampled real conversations (``guard.eval.stream``) are imported as sessions, each labelling pass is recorded as its own
 annotator, agreement between the passes is measured with the studio's own kappa (``studio.scores.agreement``), every
 disagreement is settled as the annotator ``settled``, and the settled labels are exported - ids, labels and evidence,
 no text - to ``guard/data/bot_stream/labels.jsonl``, where benchmarks and calibration read them.
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conversation.records import BOT, USER, ChatSettings, ChatTurn
+from guard.eval.stream import BotTurnLabel
 from guard.records import Dialogue
-from guard.stream import BotTurnLabel
 from guard.vocabulary import Category
 from studio.storage import Annotation, SessionInfo, Store
 
@@ -36,7 +36,7 @@ def import_conversations(store: Store, dialogues: Sequence[Dialogue]) -> dict[st
         settings = ChatSettings.unknown(bot=f"convai2: {bot}" if bot else "convai2", persona=list(dialogue.persona))
         store.save_session(SessionInfo(id=session_id, settings=settings, source="import",
                                        meta={RECORD_KEY: dialogue.record_id, "imported_from": "convai2_wild.jsonl",
-                                             "purpose": "live-stream dev set (guard.stream)"}))
+                                             "purpose": "live-stream dev set (guard.eval.stream)"}))
         store.save_turns(session_id, [ChatTurn(t.turn_id, BOT if t.agent_id == BOT else USER, t.text)
                                       for t in dialogue.turns])
         sessions[dialogue.record_id] = session_id

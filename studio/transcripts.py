@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 
 from conversation.records import BOT, USER, ChatTurn
-from guard.report import BotTurnReport
+from guard.judge.report import BotTurnReport
 from studio.storage import SessionInfo, Store
 
 MAX_BYTES = 5_000_000
@@ -86,7 +86,7 @@ def _from_record(obj: dict, name: str) -> Transcript:
 
 
 def _from_dialogue_text(text: str, name: str) -> Transcript:
-    from guard.dialogue_text import DialogueTextError, parse_dialogue_text
+    from guard.eval.dialogue_text import DialogueTextError, parse_dialogue_text
 
     try:
         dialogue = parse_dialogue_text(text, record_id=name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from guard.nli import LabelLayout
+from guard.models.nli import LabelLayout
 
 NEUTRAL = (0.1, 0.85, 0.05)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from guard.config import GuardConfig, JudgeSettings
-from guard.pipeline import Guard
+from guard.judge.pipeline import Guard
+from guard.judge.verdicts import Verdict
 from guard.records import Dialogue, Turn
-from guard.verdicts import Verdict
 
 
 def guard_over(scorer, embedder=None, config: GuardConfig | None = None, **settings) -> tuple[Guard, JudgeSettings]:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from guard.config import GuardConfig
-from guard.pipeline import Guard
-from guard.report import BotTurnReport, CandidateReport
-from guard.verdicts import PairScore, Verdict, VerdictDetails
+from guard.judge.pipeline import Guard
+from guard.judge.report import BotTurnReport, CandidateReport
+from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method
 
 

@@ -1,4 +1,4 @@
-"""Answer particles read as statements (guard.answers) and what the detector does with them."""
+"""Answer particles read as statements (guard.language.answers) and what the detector does with them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import pytest
 from fake_nli import ScriptedScorer
 from judging import detect
 
-from guard.answers import particle, resolve
-from guard.reading import asks_back, is_short_reply
+from guard.language.answers import resolve
+from guard.language.grammar import particle
+from guard.language.reading import asks_back, is_short_reply
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, PremiseSource
 

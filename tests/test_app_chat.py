@@ -193,7 +193,7 @@ class _CutsNoPets:
     real one does, so the repair mode can cut it."""
 
     def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
-        from guard.verdicts import PairScore, Verdict, VerdictDetails
+        from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
         from guard.vocabulary import Category, Method, PremiseSource
 
         out = []
@@ -351,7 +351,7 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
     assert slider.help.endswith("Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.9000; catches 49% "
                                 "of DECODE dev contradiction dialogues).")
     # moved away from the calibrated τ, the caption says so (tests/test_browser_settings.py moves the real slider)
-    from guard.registry import read_config
+    from guard.models.registry import read_config
     from ui.app_sidebar import operating_point_caption, plain_operating_point
 
     point = read_config(str(detector)).operating_point

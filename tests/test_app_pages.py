@@ -179,9 +179,9 @@ def test_the_learn_page_says_what_catches_the_job_mix_up(monkeypatch):
 
 
 def test_examples_show_right_or_wrong_and_a_live_summary(monkeypatch, flagging_detector):
-    from guard.examples import agreement_line, judge_examples
-    from guard.loading import load_scorer
-    from guard.pipeline import Guard
+    from guard.eval.examples import agreement_line, judge_examples
+    from guard.judge.pipeline import Guard
+    from guard.models.loading import load_scorer
 
     # what the page must say, computed here from the same detector at the same τ
     guard = Guard.over(load_scorer(str(flagging_detector)))
@@ -384,7 +384,7 @@ def test_learn_s_fact_sheet_example_is_one_the_guard_gets_right(monkeypatch):
 def test_what_the_learn_page_says_the_fact_sheet_misses_holds(nlp, wn):
     """The limits section 5 states, checked against the sheet itself: if the guard learns one of them, the page's
     words must change."""
-    from guard.fact_sheet import FactSheet, read_facts
+    from guard.language.fact_sheet import FactSheet, read_facts
     from guard.vocabulary import PremiseSource
 
     def clashes(before: str, after: str) -> tuple:

@@ -13,11 +13,11 @@ from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply, rejudge
 from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.config import JudgeSettings
-from guard.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
-from guard.examples import EXAMPLES
+from guard.eval.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
+from guard.eval.examples import EXAMPLES
+from guard.judge.report import BotTurnReport, TurnStatus
+from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
 from guard.records import Turn
-from guard.report import BotTurnReport, TurnStatus
-from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
 from ui.render import Mark, escape_markdown, evidence_marks, highlight_html, locate
 from ui.tables import pair_score_frame, pair_score_matrix
@@ -567,7 +567,7 @@ def test_turn_score_chart_draws_each_turn_against_the_tau_it_was_judged_at():
 
 
 def test_example_agreement_is_counted_from_live_verdicts():
-    from guard.examples import EXAMPLES, agreement_line, judge_examples
+    from guard.eval.examples import EXAMPLES, agreement_line, judge_examples
 
     class SaysHistory:
         def judge(self, history, candidates, speaker, persona, settings, turn_id=None):
@@ -611,7 +611,7 @@ def test_one_number_per_decision_in_the_table_and_the_chart():
     """Issue 38: when the intra-sentence check decides (0.84 against its own 0.80) while a history pair scores 0.917
     under τ, the table's score column showed 0.917 and the chart plotted it under τ. Now the table, the chart point and
     the "why" text all give the deciding check's 0.84, and the chart marks the point's own line."""
-    from guard.verdicts import IntraCheck
+    from guard.judge.verdicts import IntraCheck
     from guard.vocabulary import GuardMode
     from ui.charts import NOT_SENT, turn_score_chart
     from ui.transcript import candidate_table
@@ -665,13 +665,13 @@ def test_the_shipped_operating_point_is_worded_as_the_budget_it_was_set_by():
 # ---------------------------------------------------------------- the bot's fact sheet (issue 41), as pages show it
 
 def _fact(relation, value, source=PremiseSource.PERSONA, turn_id=0, said="", **extra):
-    from guard.fact_sheet import Fact
+    from guard.language.fact_sheet import Fact
 
     return Fact(relation, value, source, turn_id, said or f"({value})", **extra)
 
 
 def test_a_fact_is_shown_as_what_it_is_about_its_value_and_where_it_was_said():
-    from guard.fact_sheet import Relation
+    from guard.language.fact_sheet import Relation
     from ui.fact_sheet import fact_about, fact_value, where_words
 
     dogs = _fact(Relation.COUNT, "2", thing="dog", low=2, high=2)
@@ -690,7 +690,7 @@ def test_a_fact_is_shown_as_what_it_is_about_its_value_and_where_it_was_said():
 
 
 def test_the_sheet_joins_a_fact_said_twice_and_marks_a_clash_on_both_facts():
-    from guard.fact_sheet import FactClash, FactSheet, Relation
+    from guard.language.fact_sheet import FactClash, FactSheet, Relation
     from ui.fact_sheet import SeenClash, clash_words, sheet_html, sheet_rows, sheet_summary
 
     two = _fact(Relation.COUNT, "2", said="I have two dogs & a <cat>.", thing="dog", low=2, high=2)

@@ -87,7 +87,7 @@ def test_embedded_detector_catches_the_built_in_contradiction_only():
     """At the shipped thresholds (τ and the intra check's, both set under the one false-alarm budget) the consistent
     'No, my two dogs are plenty for me.' is not flagged (0.83 against 'I have two dogs'; its clauses 0.735 against
     each other, under the intra check's 0.9434), while the planted 'I don't have any pets.' still is."""
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from guard.records import Turn
 
     guard = load_guard("embedded", prefilter=False)
@@ -100,7 +100,7 @@ def test_embedded_detector_catches_the_built_in_contradiction_only():
 
 @pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")
 def test_embedded_detector_catches_the_built_in_contradiction():
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
     from guard.records import Turn
 
     guard = load_guard("embedded", prefilter=False)

@@ -11,8 +11,8 @@ import torch
 from judging import guard_over, verdicts_of
 
 from embedded import MissingAssetError
-from guard.loading import ModelLoadError, load_scorer, merged_adapter
-from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
+from guard.models.loading import ModelLoadError, load_scorer, merged_adapter
+from guard.models.nli import CascadeScorer, LabelLayoutError, NLIScorer
 from guard.records import Turn
 from harness.tiny_nli import build_tiny_nli_model
 
@@ -122,7 +122,7 @@ def test_adapter_naming_a_hub_base_is_refused(tmp_path, monkeypatch):
 def test_missing_mpnet_adapter_says_how_to_get_it(monkeypatch, tmp_path):
     from dataclasses import replace
 
-    from guard import registry
+    from guard.models import registry
 
     moved = replace(registry.entry("embedded-mpnet"), folder=tmp_path / "absent")
     monkeypatch.setitem(registry._ENTRIES, "embedded-mpnet", moved)
@@ -146,7 +146,7 @@ def test_a_partial_checkpoint_is_put_onto_its_base_once_and_refused_on_another_b
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification
 
-    from guard.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME, merged_model
+    from guard.models.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME, merged_model
 
     monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "cache"))
     id2label = {0: "contradiction", 1: "entailment", 2: "neutral"}

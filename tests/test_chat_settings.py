@@ -18,7 +18,7 @@ import pytest
 from bots.base import PRESETS
 from bots.registry import available_bots
 from conversation.records import BOT, USER, ChatSettings, Conversation
-from guard.policies import REPAIR_FALLBACKS
+from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from studio.storage import SessionInfo, Store
 from ui import chat_state

@@ -1,10 +1,10 @@
-"""guard.chitchat: the one reader of the chit-chat package, on a small file in its format."""
+"""guard.eval.chitchat: the one reader of the chit-chat package, on a small file in its format."""
 
 from __future__ import annotations
 
 import json
 
-from guard.chitchat import a2t_pool, iter_chitchat, load_chitchat
+from guard.eval.chitchat import a2t_pool, iter_chitchat, load_chitchat
 
 RAW = {
     "c1": {"messages": [

@@ -14,8 +14,8 @@ from conversation.classroom import ENV, ClassroomFilter, filter_on, for_students
 from conversation.guarding import guarded_reply, rejudge
 from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.config import DEFAULT_SAFE_REPLY
-from guard.report import BotTurnReport
-from guard.verdicts import Verdict, VerdictDetails
+from guard.judge.report import BotTurnReport
+from guard.judge.verdicts import Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method
 
 CLEAN = Verdict(False, 0.1, Category.NONE, (), (), VerdictDetails(Method.STRUCTURED, turn_id=1, threshold=0.9,

@@ -11,13 +11,14 @@ from judging import detect, guard_over, verdicts_of
 from bots.base import Bot, Candidate
 from conversation.guarding import guarded_reply
 from conversation.records import ChatSettings, Conversation
-from guard.answers import QuestionKind, affirmative, read_answer, says_nothing
 from guard.config import GuardConfig
-from guard.pipeline import Guard
-from guard.reading import denial_support
+from guard.judge.pipeline import Guard
+from guard.judge.reminders import CandidateOrigin, ReminderMethod, opening_for, plan_reminder
+from guard.judge.verdicts import PairScore
+from guard.language.answers import QuestionKind, read_answer, says_nothing
+from guard.language.grammar import affirmative
+from guard.language.reading import denial_support
 from guard.records import Dialogue, Turn
-from guard.reminders import CandidateOrigin, ReminderMethod, opening_for, plan_reminder
-from guard.verdicts import PairScore
 from guard.vocabulary import GuardMode, PremiseSource
 
 CONTRA = (0.02, 0.03, 0.95)
@@ -300,7 +301,7 @@ def test_the_reason_says_which_side_the_guard_took():
 def test_the_pair_cache_stays_bounded_and_keeps_what_a_judgement_needs(monkeypatch):
     """A long session fills the scorer's pair cache past its bound: the oldest pairs leave, never one the judgement
     in hand still needs (a goading script hit a KeyError there), and a pair asked again is not scored again."""
-    import guard.pair_cache as pair_cache
+    import guard.models.pair_cache as pair_cache
 
     monkeypatch.setattr(pair_cache, "PAIR_CACHE_LIMIT", 12)  # one judgement here needs 11 pairs
     scorer = ScriptedScorer({})

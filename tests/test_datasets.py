@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.datasets import (
+from guard.eval.datasets import (
     DatasetError,
     available_formats,
     dialogue_to_decode,

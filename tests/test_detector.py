@@ -9,12 +9,12 @@ import pytest
 from fake_nli import ScriptedScorer
 from judging import detect, guard_over, verdicts_of
 
-from guard import text as textsplit
 from guard.config import GuardConfig, JudgeSettings
-from guard.nli import NLIScorer
-from guard.pipeline import Guard
+from guard.judge.pipeline import Guard
+from guard.judge.verdicts import Verdict
+from guard.language import text as textsplit
+from guard.models.nli import NLIScorer
 from guard.records import Dialogue, Turn
-from guard.verdicts import Verdict
 from guard.vocabulary import CHECKS, Category, Check, Method, Pairing, PremiseSource
 
 CONTRA = (0.02, 0.03, 0.95)
@@ -130,7 +130,7 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
     assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", ())
     assert strict.score < 0.5 and strict.details.intra.score == pytest.approx(0.9)  # kept for the evidence view
     # "I never drink it" is a denial: its clash is capped by how far "I hate tea" agrees with "I drink it." (here:
-    # entirely, so the cap leaves the score alone; guard.reading.denial_support)
+    # entirely, so the cap leaves the score alone; guard.language.reading.denial_support)
     blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98), (clauses[0], "I drink it."): (0.98, 0.01, 0.01)})
     verdict = detect(blatant, _dialogue(candidate), threshold=0.5, intra_threshold=0.95)
     assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))
@@ -161,7 +161,7 @@ def test_intra_threshold_comes_from_the_checkpoint_config_and_only_a_stream_cali
 def test_shipped_detector_has_a_calibrated_intra_threshold():
     import json
 
-    from guard.registry import config_folder, read_config
+    from guard.models.registry import config_folder, read_config
 
     config = read_config("embedded")
     tau, intra = config.threshold, config.intra_threshold
@@ -214,8 +214,8 @@ def test_unstructured_is_one_pair_per_candidate_with_speaker_markers_and_recent_
 
 
 def test_prefilter_bounds_pairs_and_keeps_the_relevant_turn():
-    from guard.loading import load_embedder
-    from guard.pair_cache import EMBED_CACHE_LIMIT, cache_of
+    from guard.models.loading import load_embedder
+    from guard.models.pair_cache import EMBED_CACHE_LIMIT, cache_of
 
     fillers = ["I went to the cinema yesterday.", "My favourite colour is blue.", "I drive an old car.",
                "I cooked pasta for dinner.", "I am learning to play the guitar.", "It rained all week here."]
@@ -230,7 +230,7 @@ def test_prefilter_bounds_pairs_and_keeps_the_relevant_turn():
     verdict = verdicts_of(guard, settings, history, [candidate])[0]
     assert len(verdict.details.paired_turn_ids) == 2 and 0 in verdict.details.paired_turn_ids
     assert verdict.evidence_turn_ids == [0]
-    embeddings = cache_of(embedder, EMBED_CACHE_LIMIT)  # the embedder's own cache (guard.pair_cache)
+    embeddings = cache_of(embedder, EMBED_CACHE_LIMIT)  # the embedder's own cache (guard.models.pair_cache)
     cached = len(embeddings)
     verdicts_of(guard, settings, history, [candidate])
     assert len(embeddings) == cached  # every text embedded once
@@ -290,7 +290,7 @@ def test_two_way_checkpoint_cannot_decide_role_and_says_so(tiny_nli2_model_dir):
 @pytest.fixture(scope="module")
 def embedded_detector():
     from embedded import MissingAssetError
-    from guard.loading import load_scorer
+    from guard.models.loading import load_scorer
 
     try:
         scorer = load_scorer("embedded")

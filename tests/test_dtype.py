@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import embedded
-from guard.nli import NLIScorer
+from guard.models.nli import NLIScorer
 
 
 def test_env_override_wins(monkeypatch):

@@ -1,4 +1,4 @@
-"""The bot's fact sheet (guard/fact_sheet.py): facts read from the persona and the bot's turns, and what clashes.
+"""The bot's fact sheet (guard/language/fact_sheet.py): facts read from the persona and the bot's turns, and what clashes.
 
 Written as development cases beside the frozen probe set (guard/data/probe_facts.jsonl, measured, never tuned on):
 the issue's own examples and new wordings, each relation with a clash and a consistent twin.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from guard.answers import read_answer
-from guard.fact_sheet import FactSheet, Relation, read_facts, sheet_of
+from guard.language.answers import read_answer
+from guard.language.fact_sheet import FactSheet, Relation, read_facts, sheet_of
 from guard.records import Turn
 from guard.vocabulary import PremiseSource
 
@@ -107,7 +107,7 @@ def test_an_empty_sheet_clashes_with_nothing():
 def test_facts_read_ahead_are_the_facts_a_judgement_reads():
     """``prepare`` (the guard's, when turns arrive) reads each turn with the other speaker's turn before it, as
     ``sheet_of`` does: the sheet built after it is the same one, from the cache."""
-    from guard import fact_sheet
+    from guard.language import fact_sheet
 
     turns = [Turn(0, "user", "Aren't you a teacher?"), Turn(1, "bot", "Yes, I am."), Turn(2, "bot", "I have 3 cats."),
              Turn(3, "user", "How many dogs do you have?"), Turn(4, "bot", "Two.")]

@@ -1,4 +1,4 @@
-"""The guard as one object (guard.pipeline): loaded once with its settings read once, each turn's settings resolved
+"""The guard as one object (guard.judge.pipeline): loaded once with its settings read once, each turn's settings resolved
 by it, its one detector judging the whole conversation (the user's turns included) into the one report, and
 sessions taking turns on its scorer.
 
@@ -17,9 +17,9 @@ import pytest
 from fake_nli import ScriptedScorer
 
 from guard.config import DEFAULT_PREFILTER_K, GuardConfig
-from guard.pipeline import Guard, load_guard
+from guard.judge.pipeline import Guard, load_guard
+from guard.judge.report import BotTurnReport
 from guard.records import Candidate, Turn
-from guard.report import BotTurnReport
 from guard.vocabulary import GuardMode
 
 CONTRADICTS = (0.02, 0.03, 0.95)
@@ -123,14 +123,14 @@ def test_sessions_take_turns_on_the_scorer():
 
 
 def test_an_unknown_detector_name_says_what_to_pass():
-    from guard.loading import ModelLoadError
+    from guard.models.loading import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="pass 'embedded' or a folder"):
         load_guard("no-such-detector-here", prefilter=False)
 
 
 def test_the_registry_names_the_shipped_detectors_and_where_their_settings_are():
-    from guard import registry
+    from guard.models import registry
 
     assert {"embedded", "embedded-minilm", "embedded-mpnet", "embedded-cascade"} <= set(registry.available_detectors())
     assert registry.config_folder("embedded-cascade") == registry.MPNET_DIR  # decides at the larger model's τ

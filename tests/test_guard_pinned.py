@@ -1,6 +1,6 @@
 """The shipped detectors' verdicts on a handful of probes, pinned after the guard learned to read the conversation
 (answers with their question, denials by what they deny, the checks the budget kept; commit of the conversation-reading
-change) and checked through ``guard.pipeline.load_guard``, so a later refactor that changes a verdict is seen.
+change) and checked through ``guard.judge.pipeline.load_guard``, so a later refactor that changes a verdict is seen.
 
 The probes cover every path a setting reaches: a history and a persona contradiction (τ), an intra-sentence clash
 (the intra threshold), the own-question situation (the check is off in the chat for ``embedded``, on for the
@@ -17,9 +17,9 @@ import pytest
 from judging import verdicts_of
 
 from embedded import DETECTOR_DIR
-from guard.pair_cache import clear_pair_cache
+from guard.models.pair_cache import clear_pair_cache
+from guard.models.registry import MPNET_DIR
 from guard.records import Turn
-from guard.registry import MPNET_DIR
 
 TOLERANCE = 0.01
 PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
@@ -116,7 +116,7 @@ def _available(name: str) -> bool:
 def test_the_shipped_detectors_verdicts_are_the_pinned_ones(name):
     if not _available(name):
         pytest.skip(f"the weights of {name} are not in this checkout")
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(name)
     settings = guard.settings(mode="flag")  # the chat's settings: calibrated τ, the kept checks, the prefilter

@@ -1,4 +1,4 @@
-"""guard.loading, guard.registry and guard.config: scorer/embedder loading, caching, a checkpoint's settings read
+"""guard.models.loading, guard.models.registry and guard.config: scorer/embedder loading, caching, a checkpoint's settings read
 from its guard_config.json, and clear errors."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from embedded import DETECTOR_DIR, MissingAssetError
 from guard.config import FALLBACK_THRESHOLD, ConfigError, JudgeSettings
-from guard.loading import ModelLoadError, load_embedder, load_scorer
-from guard.pipeline import load_guard
-from guard.registry import read_config
+from guard.judge.pipeline import load_guard
+from guard.models.loading import ModelLoadError, load_embedder, load_scorer
+from guard.models.registry import read_config
 
 
 def test_load_scorer_from_a_local_folder_is_cached(tiny_nli_model_dir):

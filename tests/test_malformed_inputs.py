@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import bots.cli
 import guard.cli
-from guard.datasets import read_dataset
+from guard.eval.datasets import read_dataset
 from guard.files import MAX_LINE_BYTES, InputError
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from guard import metrics
+from guard.eval import metrics
 
 
 def test_accuracy_and_fire_rate():

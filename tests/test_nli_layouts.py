@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-from guard.nli import LabelLayout, LabelLayoutError, NLIScorer
+from guard.models.nli import LabelLayout, LabelLayoutError, NLIScorer
 
 PAIRS = [("i have a dog.", "i do not have a dog."), ("i like tea.", "the sky is blue today.")]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "i", "have", "a", "dog", "do", "not", "like", "tea",

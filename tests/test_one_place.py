@@ -1,9 +1,9 @@
 """Each idea in one place, read from the code itself (its syntax tree), so a second copy fails here:
 
 * only ``guard/config.py`` opens a checkpoint's ``guard_config.json`` at run time (training writes it);
-* only ``guard/pipeline.py`` builds a ``ContradictionDetector`` at run time (a ``Guard``'s one detector), and only
-  it calls the detector (``Guard.judge`` is the one way in); only ``guard/detector.py`` runs a judgement's stages
-  (``guard.planning``, ``guard.building``);
+* only ``guard/judge/pipeline.py`` builds a ``ContradictionDetector`` at run time (a ``Guard``'s one detector), and only
+  it calls the detector (``Guard.judge`` is the one way in); only ``guard/judge/detector.py`` runs a judgement's stages
+  (``guard.judge.planning``, ``guard.judge.building``);
 * the prefilter's k is a number in one place (``guard.config.DEFAULT_PREFILTER_K``), nowhere a literal;
 * nothing takes turns on the CPU but ``embedded.turns.cpu_turn`` inside the models (no hand-made locks around model
   calls in the pages, the server or the guarded conversation);
@@ -78,7 +78,7 @@ def test_only_guard_config_reads_guard_config_json():
 def test_the_detector_is_built_at_one_runtime_site():
     sites = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
              if _calls(node, "ContradictionDetector")]
-    assert len(sites) == 1 and sites[0].startswith("guard/pipeline.py:"), sites
+    assert len(sites) == 1 and sites[0].startswith("guard/judge/pipeline.py:"), sites
 
 
 def _calls_the_detector(node: ast.AST) -> bool:
@@ -94,10 +94,10 @@ def _calls_the_detector(node: ast.AST) -> bool:
 def test_only_the_guard_calls_its_detector_and_only_the_detector_runs_the_stages():
     callers = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
                if _calls_the_detector(node)]
-    assert callers and all(site.startswith("guard/pipeline.py:") for site in callers), callers
+    assert callers and all(site.startswith("guard/judge/pipeline.py:") for site in callers), callers
     stages = [where(path, node) for path in runtime_files() for node in ast.walk(tree(path))
               if any(_calls(node, stage) for stage in ("plan_turn", "structured_verdict", "unstructured_verdict"))]
-    assert stages and all(site.startswith("guard/detector.py:") for site in stages), stages
+    assert stages and all(site.startswith("guard/judge/detector.py:") for site in stages), stages
 
 
 def test_no_prefilter_k_literal_outside_its_definition():

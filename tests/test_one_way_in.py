@@ -20,7 +20,7 @@ from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply, rejudge, resolved_settings
 from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.config import GuardConfig, JudgeSettings
-from guard.pipeline import Guard
+from guard.judge.pipeline import Guard
 from guard.records import Dialogue, Turn
 from guard.vocabulary import CHECKS, Check, GuardMode
 from tests.fake_nli import ScriptedScorer
@@ -127,7 +127,7 @@ def test_the_served_guard_quotes_the_request_settings():
 
 
 def test_the_playground_and_learn_path_quotes_its_settings():
-    from guard.examples import EXAMPLES, judge_examples
+    from guard.eval.examples import EXAMPLES, judge_examples
 
     guard = scripted_guard()
     for method in ("structured", "unstructured"):
@@ -161,8 +161,8 @@ def test_self_play_judges_quote_their_settings(tmp_path):
 
 
 def test_the_command_line_and_evaluation_quote_their_settings(monkeypatch):
-    import guard.pipeline as pipeline
-    from guard.evaluation import detect_all, evaluate_dataset, make_judge
+    import guard.judge.pipeline as pipeline
+    from guard.eval.evaluation import detect_all, evaluate_dataset, make_judge
 
     guard = scripted_guard()
     monkeypatch.setattr(pipeline, "load_guard", lambda name, prefilter=True: guard)
@@ -177,7 +177,7 @@ def test_the_command_line_and_evaluation_quote_their_settings(monkeypatch):
 
 
 def test_calibration_scores_through_the_guard_with_its_settings():
-    from guard.stream import StreamTurn, score_stream
+    from guard.eval.stream import StreamTurn, score_stream
 
     guard = scripted_guard()
     settings = guard.settings(mode="flag", threshold=0.77, checks=["intra"])
@@ -193,13 +193,13 @@ def test_calibration_scores_through_the_guard_with_its_settings():
 
 # ------------------------------------------------------------------ finished when built
 JUDGE_PATH_RECORDS = [
-    "guard.config.JudgeSettings", "guard.config.GuardConfig", "guard.pipeline.Guard", "guard.records.Turn",
-    "guard.records.Candidate", "guard.verdicts.PairScore", "guard.verdicts.IntraCheck", "guard.verdicts.RoleCheck",
-    "guard.verdicts.PersonaSide", "guard.verdicts.VerdictDetails", "guard.verdicts.Verdict",
-    "guard.reading.Unit", "guard.planning.Premise", "guard.planning.Slot", "guard.planning.DriftPair",
-    "guard.planning.CandidatePlan", "guard.planning.TurnPlan", "guard.policies.Repair",
-    "guard.policies.PolicyDecision", "guard.reminders.Reminder", "guard.report.TurnContext",
-    "guard.report.CandidateReport", "guard.report.BotTurnReport", "conversation.records.ChatTurn",
+    "guard.config.JudgeSettings", "guard.config.GuardConfig", "guard.judge.pipeline.Guard", "guard.records.Turn",
+    "guard.records.Candidate", "guard.judge.verdicts.PairScore", "guard.judge.verdicts.IntraCheck", "guard.judge.verdicts.RoleCheck",
+    "guard.judge.verdicts.PersonaSide", "guard.judge.verdicts.VerdictDetails", "guard.judge.verdicts.Verdict",
+    "guard.language.reading.Unit", "guard.judge.planning.Premise", "guard.judge.planning.Slot", "guard.judge.planning.DriftPair",
+    "guard.judge.planning.CandidatePlan", "guard.judge.planning.TurnPlan", "guard.judge.policies.Repair",
+    "guard.judge.policies.PolicyDecision", "guard.judge.reminders.Reminder", "guard.judge.report.TurnContext",
+    "guard.judge.report.CandidateReport", "guard.judge.report.BotTurnReport", "conversation.records.ChatTurn",
 ]
 
 
@@ -244,8 +244,8 @@ def test_a_guarded_turn_crosses_the_packages_in_one_direction():
     bot = ScriptedBot({"replies": [["x"], [REPLY, "I love my dogs."]]})
     callees: list[str] = []  # the package of each call conversation.guarding makes (records' constructors aside)
     stages: list[str] = []
-    watched = {"guard.planning": "plan", "guard.pair_cache": "score", "guard.building": "build",
-               "guard.report": "decide", "guard.policies": "decide"}
+    watched = {"guard.judge.planning": "plan", "guard.models.pair_cache": "score", "guard.judge.building": "build",
+               "guard.judge.report": "decide", "guard.judge.policies": "decide"}
 
     def profile(frame, event, arg):
         if event != "call":

@@ -1,14 +1,14 @@
-"""The int8 ONNX runtime under the NLI scorer (guard.onnx_runtime): same labels, close probabilities, one export."""
+"""The int8 ONNX runtime under the NLI scorer (guard.models.onnx_runtime): same labels, close probabilities, one export."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from guard import onnx_runtime
-from guard.loading import ModelLoadError, choose_runtime, load_scorer
-from guard.nli import NLIScorer
-from guard.onnx_runtime import OnnxNLIScorer, OnnxRuntimeError, cached_int8_model
+from guard.models import onnx_runtime
+from guard.models.loading import ModelLoadError, choose_runtime, load_scorer
+from guard.models.nli import NLIScorer
+from guard.models.onnx_runtime import OnnxNLIScorer, OnnxRuntimeError, cached_int8_model
 
 PAIRS = [("I have two dogs.", "I have no pets."), ("The sky is blue.", "I like tea."),
          ("She plays the violin every evening.", "She never touches an instrument."), ("a", "b")]
@@ -51,7 +51,7 @@ def test_two_processes_exporting_at_once_take_turns(tiny_nli_model_dir, tmp_path
     import subprocess
     import sys
 
-    code = ("import sys; from guard.onnx_runtime import OnnxNLIScorer; "
+    code = ("import sys; from guard.models.onnx_runtime import OnnxNLIScorer; "
             "s = OnnxNLIScorer.from_checkpoint(sys.argv[1]); print(s.predict_proba([('a b', 'c d')]).shape)")
     env = {**__import__("os").environ, "GUARD_CACHE_DIR": str(tmp_path / "cache")}
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tiny_nli_model_dir)], env=env, stdout=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""guard.perturb: the one implementation of the text perturbations the probes and the training pairs share."""
+"""guard.language.perturb: the one implementation of the text perturbations the probes and the training pairs share."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from guard import perturb
-from guard.perturb import Perturb
+from guard.language import perturb
+from guard.language.perturb import Perturb
 
 
 @pytest.mark.parametrize("text, expected", [

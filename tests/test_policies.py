@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 from judging import guard_over, verdicts_of
 
-from guard.nli import NLIScorer
-from guard.policies import DEFAULT_SAFE_REPLY, MODES, choose, deciding_score, describe_verdict
+from guard.judge.policies import DEFAULT_SAFE_REPLY, MODES, choose, deciding_score, describe_verdict
+from guard.judge.verdicts import IntraCheck, PairScore, Verdict, VerdictDetails
+from guard.models.nli import NLIScorer
 from guard.records import Candidate, Turn
-from guard.verdicts import IntraCheck, PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, Method, PremiseSource
 
 
@@ -131,6 +131,6 @@ def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
 ])
 def test_a_score_and_its_threshold_never_print_as_the_same_number_unless_they_are(score, threshold, shown):
     """Issue 45: a flag read "probability 0.94 (threshold 0.94)"."""
-    from guard.policies import score_and_threshold
+    from guard.judge.policies import score_and_threshold
 
     assert score_and_threshold(score, threshold) == shown

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from guard.datasets import read_dataset
-from guard.perturb import antonym, negate, synonym
-from guard.probes import A2T, Negation, Synonym, make_probe, rct, report
+from guard.eval.datasets import read_dataset
+from guard.eval.probes import A2T, Negation, Synonym, make_probe, rct, report
+from guard.language.perturb import antonym, negate, synonym
 from guard.records import Dialogue, Turn
 
 SUITE = Path(__file__).resolve().parent.parent / "guard" / "data"

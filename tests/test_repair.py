@@ -11,11 +11,11 @@ from reports import FakeGuard
 from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply
 from conversation.records import BOT, USER, ChatSettings, Conversation
-from guard.jsonform import jsonable
-from guard.policies import DEFAULT_SAFE_REPLY, choose, plan_repair, still_answers
+from guard.judge.jsonform import jsonable
+from guard.judge.policies import DEFAULT_SAFE_REPLY, choose, plan_repair, still_answers
+from guard.judge.report import BotTurnReport, TurnStatus
+from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
 from guard.records import Candidate
-from guard.report import BotTurnReport, TurnStatus
-from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 
 pytestmark = pytest.mark.usefixtures("nlp")  # sentence splitting is spaCy's (skipped when not provisioned)
@@ -239,7 +239,7 @@ def test_the_live_view_announces_the_repair_and_a_declined_one():
 @pytest.fixture(scope="module")
 def shipped_detector():
     from embedded import MissingAssetError
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     try:
         return load_guard("embedded", prefilter=False)

@@ -18,7 +18,7 @@ from reports import as_stored
 
 from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
-from guard.report import BotTurnReport
+from guard.judge.report import BotTurnReport
 from guard.vocabulary import GuardMode
 from serve.protocol import completion_body, parse_chat_request
 from serve.service import GuardService
@@ -28,7 +28,7 @@ from serve.service import GuardService
 def guarded(flagging_detector):
     """The server's answer to DEMO (rerank, 3 candidates) and the request it answered."""
     from bots.registry import make_bot
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(str(flagging_detector), prefilter=False)
     defaults = ChatSettings(bot="scripted", preset="fast", decoding=PRESETS["fast"], guard_mode=GuardMode.RERANK,

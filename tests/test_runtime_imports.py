@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-RUNTIME = ["guard.detector", "guard.reading", "guard.planning", "guard.pair_cache", "guard.building", "guard.caches",
-           "guard.pipeline", "guard.nli", "guard.loading", "guard.policies", "guard.probes", "guard.perturb"]
+RUNTIME = ["guard.judge.detector", "guard.language.reading", "guard.judge.planning", "guard.models.pair_cache",
+           "guard.judge.building", "guard.judge.pipeline", "guard.models.nli", "guard.models.loading",
+           "guard.judge.policies", "guard.eval.probes", "guard.language.perturb"]
 
 
 def test_runtime_modules_do_not_import_training_code():

@@ -73,7 +73,7 @@ def _client(servers, name: str = "guarded", key: str = KEY) -> openai.OpenAI:
 
 
 def _guard(response) -> dict:
-    """The guard field's report (the one JSON form of ``guard.report.BotTurnReport``)."""
+    """The guard field's report (the one JSON form of ``guard.judge.report.BotTurnReport``)."""
     return response.model_extra["guard"]["report"]
 
 

@@ -12,12 +12,12 @@ import pytest
 from judging import verdicts_of
 
 from embedded import DETECTOR_DIR, MissingAssetError, mpnet_path
-from guard.registry import MPNET_DIR
+from guard.models.registry import MPNET_DIR
 
 
 @pytest.fixture(scope="module")
 def cascade():
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     for shipped in (MPNET_DIR / "trained.safetensors", DETECTOR_DIR / "config.json"):
         assert shipped.exists(), f"{shipped} is missing: the shipped detectors belong in every checkout"
@@ -31,7 +31,7 @@ def cascade():
 
 
 def test_the_cascade_decides_at_the_mpnet_operating_point(cascade):
-    from guard.registry import read_config
+    from guard.models.registry import read_config
 
     guard, settings = cascade
     point = read_config("embedded-cascade").operating_point

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from guard.pair_cache import clear_pair_cache
-from guard.pipeline import load_guard
+from guard.judge.pipeline import load_guard
+from guard.models.pair_cache import clear_pair_cache
 from guard.records import Candidate, Turn
 from guard.vocabulary import PremiseSource
 

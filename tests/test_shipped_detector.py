@@ -27,7 +27,7 @@ PERSONA = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
 def detect():
     """The app's detector on a dialogue's last turn: the shipped checkpoint at its own thresholds, prefilter k = 8,
     the checks its calibration kept (``Guard.verdict_on_dialogue``)."""
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard("embedded")
     settings = guard.settings(mode="flag")
@@ -68,7 +68,7 @@ def test_the_bots_statements_about_itself_are_never_role_confusion(detect, turns
 
 def test_quantity_probes(detect):
     """Issue 23 asks for >= 0.90 on the quantity probes; this guards the level the shipped weights reach."""
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     probes = read_dataset("decode", Path(__file__).resolve().parent.parent / "guard" / "data" / "probe_quantities.jsonl")
     right = sum(bool(detect(d).contradiction) == bool(d.label) for d in probes)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conversation.records import ChatSettings
-from guard.jsonform import from_jsonable, jsonable
-from guard.report import BotTurnReport
-from guard.verdicts import PairScore, RoleCheck, VerdictDetails
+from guard.judge.jsonform import from_jsonable, jsonable
+from guard.judge.report import BotTurnReport
+from guard.judge.verdicts import PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource
 from studio.export import decode_records
 from studio.storage import SCHEMA_VERSION, Annotation, Store, TurnJudgement

@@ -16,9 +16,9 @@ from reports import candidate
 
 from conversation.records import ChatSettings, Conversation
 from guard.config import JudgeSettings
+from guard.judge.report import BotTurnReport
+from guard.judge.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.records import Turn
-from guard.report import BotTurnReport
-from guard.verdicts import IntraCheck, PairScore, RoleCheck, VerdictDetails
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 from harness.postgres import postgres_server, why_unavailable
 from harness.studio_writers import write_sessions_at_once
@@ -441,7 +441,7 @@ def test_session_scores_and_scoreboard(sqlite_url):
 
 def _repaired_report() -> BotTurnReport:
     """Repair mode: candidate 0 contradicted turn 1 through one sentence, which was cut before the rest was sent."""
-    from guard.policies import Repair
+    from guard.judge.policies import Repair
 
     report = _report(0.9, True)
     pair = report.candidates[0].evidence[0]
@@ -527,7 +527,7 @@ def test_the_decode_export_writes_turn_ids_as_integers(tmp_path):
     for annotations given their turns as text (a form's values)."""
     import shutil
 
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     path = tmp_path / "studio.db"
     shutil.copy(Path(__file__).resolve().parent / "data" / "studio_schema4_4f3e49d.db", path)
@@ -563,7 +563,7 @@ def test_export_is_read_back_by_guard_evaluate(sqlite_url, tmp_path, flagging_de
     assert [r["is_contradiction"] for r in records] == [False, True]
     assert records[1]["aggregated_contradiction_indices"] == [1, 3]
     assert records[1]["meta"]["kind"] == "perturb_negation" and records[1]["annotations"][0]["annotator"] == "a"
-    from guard.datasets import read_dataset
+    from guard.eval.datasets import read_dataset
 
     dialogues = read_dataset("decode", out)
     assert dialogues[1].evidence == [1] and dialogues[1].category == "history"
@@ -653,7 +653,7 @@ def test_redteam_interrupted_keeps_what_was_done(sqlite_url):
 
     from bots.base import Bot, Candidate
     from guard.config import GuardConfig
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
     from studio.redteam import Judge, RedteamSettings, run_redteam
 
     class TiredBot(Bot):

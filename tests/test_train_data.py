@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from guard.perturb import Perturb
+from guard.language.perturb import Perturb
 from guard.training import calibration, persona, sources
 from guard.training import pairs as builders
 from guard.training.labels import LabelledPair

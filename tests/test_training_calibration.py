@@ -10,7 +10,7 @@ import pytest
 from fake_nli import ScriptedScorer
 
 from guard.config import JudgeSettings
-from guard.registry import read_config
+from guard.models.registry import read_config
 from guard.training.calibration import SyntheticDialogue, calibrate
 from guard.training.run import export
 

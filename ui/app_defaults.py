@@ -79,7 +79,7 @@ def calibrated_threshold(name: str) -> float:
     with a threshold nobody chose.
     """
     from guard.config import JudgeSettings
-    from guard.registry import read_config
+    from guard.models.registry import read_config
 
     return JudgeSettings.resolve(read_config(name)).threshold
 

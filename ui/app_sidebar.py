@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, JudgeSettings, OperatingPoint
-from guard.registry import read_config
+from guard.models.registry import read_config
 from ui import chat_state
 from ui.app_defaults import calibrated_threshold, defaults
 from ui.errors import LOAD_ERRORS, short_error, show_error

@@ -13,7 +13,7 @@ import streamlit as st
 from bots import registry
 from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
-from guard.policies import REPAIR_FALLBACKS
+from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from ui import chat_session, chat_state, ownership, studio_store
 from ui.app_defaults import current_settings, defaults
@@ -118,7 +118,7 @@ def draw(conversation: Conversation) -> ChatSettings:
     st.toggle("Ask the bot again when no reply is consistent", key=key("remind"),
               help="The bot's reply is started for it with what it said before (\"No, I work as a nurse.\") and it "
                    "writes on; if it still contradicts, that opening alone is sent (marked as written by the guard)."
-                   "\n\nTechnical: guard.reminders; a bot that cannot continue a reply gets the fact in its persona.")
+                   "\n\nTechnical: guard.judge.reminders; a bot that cannot continue a reply gets the fact in its persona.")
     st.toggle("In long chats, check only the most related earlier sentences", key=key("prefilter"),
               help="Faster in a long chat; an unrelated earlier sentence cannot be contradicted anyway.\n\n"
                    "Technical: the prefilter keeps the 8 earlier sentences most similar to the reply "

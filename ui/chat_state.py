@@ -15,7 +15,7 @@ from typing import Any
 
 from bots.base import persona_lines
 from conversation.records import ChatSettings
-from guard.policies import REPAIR_FALLBACKS
+from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 
 PREFIX = "chat::"

@@ -40,7 +40,7 @@ def kept_note(kept: str) -> str:
 
 def detector_problem(name: str, exc: BaseException) -> str:
     """Why a detector name did not load, in a few words."""
-    from guard.registry import available_detectors
+    from guard.models.registry import available_detectors
 
     if name not in available_detectors() and not Path(name).expanduser().exists():
         return "no such folder, and no downloaded model of that name (the app runs offline)"

@@ -1,6 +1,6 @@
 """The bot's fact sheet as the pages show it: one row per fact that holds now ("job — nurse — persona", "dogs — 2 —
 persona", "lives in — Paris — turn 3"), and a clash marked on the fact a reply or a candidate gave another value,
-and on the fact that did it. Pure (no Streamlit): the facts and clashes come from ``guard.fact_sheet`` (the sheet
+and on the fact that did it. Pure (no Streamlit): the facts and clashes come from ``guard.language.fact_sheet`` (the sheet
 read from the persona and the bot's turns) and from the verdicts (``VerdictDetails.fact_clashes``); every text
 passes through ``html.escape`` here.
 """
@@ -11,7 +11,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from guard.fact_sheet import Fact, FactClash, FactSheet, Relation
+from guard.language.fact_sheet import Fact, FactClash, FactSheet, Relation
 from guard.vocabulary import PremiseSource
 from ui.styles import FACT_CAUGHT_STYLE, FACT_CLASH_STYLE, FACT_ROW_STYLES
 

@@ -2,7 +2,7 @@
 what to do when they do not.
 
 Each is loaded once per process (``embedded.once.LoadedOnce``: the bots here, the guard by
-``guard.pipeline.load_guard``), so every page, every browser session and the start-up warm-up (``ui.startup``) share
+``guard.judge.pipeline.load_guard``), so every page, every browser session and the start-up warm-up (``ui.startup``) share
 one copy, and a page that asks for a model the warm-up is still loading waits for that load. Sessions that compute
 with a model at once take turns on it inside the model (``embedded.turns``): nothing here locks.
 """
@@ -24,7 +24,7 @@ from ui.app_defaults import default_script
 from ui.errors import LOAD_ERRORS, detector_problem, kept_note, short_error, show_error
 
 if TYPE_CHECKING:  # loads torch
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 #: where ``python -m bots`` runs from (the app's checkout)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ NO_LOCAL_MODEL = ("scripted", "remote")
 CONVERTS_ONCE = "its first use on this machine converts it to CTranslate2 int8 once"
 
 
-_bots = LoadedOnce()  # the guards are kept by guard.pipeline.load_guard, loaded once the same way
+_bots = LoadedOnce()  # the guards are kept by guard.judge.pipeline.load_guard, loaded once the same way
 
 
 def _bot_key(name: str, engine: str) -> tuple:
@@ -108,7 +108,7 @@ def bot_loaded(name: str, engine: str = "auto") -> bool:
 
 def guard_loaded(name: str) -> bool:
     """Whether this process has loaded the guard of this detector (asking for it returns at once)."""
-    from guard.pipeline import guard_loaded as loaded
+    from guard.judge.pipeline import guard_loaded as loaded
 
     return loaded(name)
 
@@ -133,11 +133,11 @@ def engine_text(name: str, engine: str = "auto") -> str:
 
 
 def get_guard(name: str, kept: str = "") -> Guard | None:
-    """The guard (``guard.pipeline.Guard``), or None after an st.error that says what to do (and what the page keeps:
+    """The guard (``guard.judge.pipeline.Guard``), or None after an st.error that says what to do (and what the page keeps:
     ``kept``). Pages judge through it: ``guard.judge`` for a chat turn, ``guard.verdict_on_dialogue`` (``judge``
     with one candidate) for the playground's and Learn's verdicts, each with its ``guard.settings(...)``."""
     try:
-        from guard.pipeline import guard_loaded, load_guard
+        from guard.judge.pipeline import guard_loaded, load_guard
 
         return _with_status(guard_loaded(name), f"Loading detector '{name}'…", lambda: load_guard(name))
     except LOAD_ERRORS as exc:

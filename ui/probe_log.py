@@ -12,7 +12,7 @@ METHOD_WORDS = {Method.STRUCTURED: "one turn at a time", Method.UNSTRUCTURED: "a
 
 
 def inserted_turns_note(variant, seed: int) -> str:
-    """Which real exchange an A2T variant (guard.probes.A2T's output) inserted and where, for the probe log, in the
+    """Which real exchange an A2T variant (guard.eval.probes.A2T's output) inserted and where, for the probe log, in the
     dialogue's own numbering (the editor's, 0..n-1 in order): 'seed 3: added as turns 2-3: "…" / "…" (from chit-chat
     conversation a07edb12)'. Where the pair sat in its source conversation is not said: those numbers read as the
     dialogue's."""
@@ -28,7 +28,7 @@ def inserted_turns_note(variant, seed: int) -> str:
 
 
 def removed_turns_note(before, variant) -> str:
-    """Which turns an RCT variant (guard.probes.RCT's output) removed, in the numbering of the dialogue it was made
+    """Which turns an RCT variant (guard.eval.probes.RCT's output) removed, in the numbering of the dialogue it was made
     from (the editor's before the probe): 'removed turns 0-1: "…" / "…"'."""
     removed = [int(i) for i in variant.meta.get("removed_turn_ids") or []]
     if not removed:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from guard.verdicts import PairScore
+from guard.judge.verdicts import PairScore
 from guard.vocabulary import PremiseSource, describe_source
 from ui.styles import BADGE_STYLE, POSSIBLE_BADGE_STYLE, STYLES, TURN_LABEL_STYLE
 
@@ -54,7 +54,7 @@ class DialogueMarks:
         self.turns.setdefault(turn_id, []).extend(marks)
 
     def on_premise(self, source: PremiseSource, turn_id: int, *marks: Mark) -> None:
-        """Marks where a pair's premise is (its ``source`` and ``turn_id``, as in guard.verdicts.PairScore):
+        """Marks where a pair's premise is (its ``source`` and ``turn_id``, as in guard.judge.verdicts.PairScore):
         its turn (an intra pair's: the judged turn) or persona line."""
         if source == PremiseSource.WHOLE_HISTORY:
             raise ValueError("the whole-history premise is no single turn to mark")

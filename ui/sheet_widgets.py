@@ -9,10 +9,10 @@ import streamlit as st
 
 from conversation.records import BOT, ChatSettings, Conversation
 from embedded import MissingAssetError
-from guard.fact_sheet import FactSheet, sheet_of
-from guard.grammar import PAST, PRESENT
+from guard.judge.verdicts import Verdict
+from guard.language.fact_sheet import FactSheet, sheet_of
+from guard.language.grammar import PAST, PRESENT
 from guard.records import Dialogue
-from guard.verdicts import Verdict
 from guard.vocabulary import PremiseSource
 from ui.fact_sheet import (
     FACT_ICON,
@@ -78,7 +78,7 @@ def chat_sheet(conversation: Conversation, settings: ChatSettings) -> None:
         note = chat_sheet_note(_chat_checks(settings), settings.guard_mode)
         st.caption(escape_markdown(note), help="Red: a reply that was sent gives the fact another value. Amber: only "
                    "a candidate the guard did not send did. Hover over a row for the sentence that stated it.\n\n"
-                   "Technical: guard.fact_sheet, DNLI's (relation, value) triples read with spaCy and WordNet; a "
+                   "Technical: guard.language.fact_sheet, DNLI's (relation, value) triples read with spaCy and WordNet; a "
                    "single-valued relation given another value clashes.")
 
 
@@ -86,7 +86,7 @@ def _chat_checks(settings: ChatSettings):
     """The checks the chat's next turn runs: those the detector's calibration kept (None: unknown, the config
     unreadable; the sidebar says why)."""
     from guard.config import ConfigError
-    from guard.registry import read_config
+    from guard.models.registry import read_config
 
     try:
         return read_config(settings.detector).checks

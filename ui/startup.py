@@ -63,7 +63,9 @@ def start_warm_up(bot: str, detector: str) -> WarmUp:
     bot_label = f"the bot '{bot}' ({CONVERTS_ONCE})"
 
     def load_the_guard() -> None:
-        from guard.pipeline import load_guard  # torch loads here, in the warm-up's thread, not in the first page run
+        from guard.judge.pipeline import (
+            load_guard,  # torch loads here, in the warm-up's thread, not in the first page run
+        )
 
         load_guard(detector)
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from guard.verdicts import PairScore
+from guard.judge.verdicts import PairScore
 from guard.vocabulary import PremiseSource, describe_source
 from ui.render import escape_text
 

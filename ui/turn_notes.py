@@ -3,7 +3,7 @@ the candidates the classroom filter kept back."""
 
 from __future__ import annotations
 
-from guard.report import BotTurnReport
+from guard.judge.report import BotTurnReport
 from guard.vocabulary import describe_source
 from ui.render import escape_markdown
 

@@ -10,8 +10,8 @@ import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.policies import deciding_score, score_and_threshold
-from guard.report import BotTurnReport, CandidateReport, reminder_phrase
+from guard.judge.policies import deciding_score, score_and_threshold
+from guard.judge.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui import ownership, profiling
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
@@ -31,7 +31,7 @@ from ui.widgets import PRESENTATION_SCALE, presentation_on, show_table
 
 if TYPE_CHECKING:  # loads torch
     from bots.base import Bot
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 
 def turn_caption(report: BotTurnReport) -> None:

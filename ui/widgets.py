@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from guard.examples import ExampleJudgement, agreement_line, judge_examples
-from guard.policies import deciding_score, score_and_threshold
+from guard.eval.examples import ExampleJudgement, agreement_line, judge_examples
+from guard.judge.policies import deciding_score, score_and_threshold
+from guard.judge.verdicts import PairScore, Verdict
 from guard.records import Dialogue
-from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
 from ui.render import escape_markdown, evidence_marks, turn_html
@@ -22,7 +22,7 @@ from ui.transcript import pair_rows
 
 if TYPE_CHECKING:  # loads torch
     from guard.config import JudgeSettings
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 
 #: Chart type in presentation mode, relative to normal (the page's own type grows 22/16).

@@ -4,10 +4,10 @@ The detector learnt contradiction from people's dialogues (DECODE), NLI corpora 
 of real bot turns it fires twice as often as on people's chat. Bots repeat themselves, answer elliptically ("yes ,
 i do .", "Not anymore."), hedge and ask questions back, and their persona lines are terse ("i have two dogs.").
 Everything here comes from the **unlabelled** conversations of ``../shared/data/bots/convai2_wild.jsonl``: the
-60 conversations of the live-stream dev set (``guard.stream``) are left out.
+60 conversations of the live-stream dev set (``guard.eval.stream``) are left out.
 
 * **Contradictions by a swap** (Dialogue NLI's recipe, Welleck et al. 2019, appendix A): a persona line or an
-  earlier first-person bot statement, against the same sentence with its claim negated (``guard.perturb``), a
+  earlier first-person bot statement, against the same sentence with its claim negated (``guard.language.perturb``), a
   number changed ("two dogs" -> "22 dogs", "i'm 24" -> "i'm 52"), or a single-valued slot refilled with another
   bot's value ("my favorite color is red" -> "... is blue", "i live in alabama" -> "i live in canada"), dressed as
   a bot turn (an opener, a real bot question after it).
@@ -20,7 +20,7 @@ Everything here comes from the **unlabelled** conversations of ``../shared/data/
   "i own 24 of them") are contradictions; with the same count, or a count and a word that agrees ("both of them"),
   they are not (the intra-sentence check pairs clauses exactly like this).
 
-Short answers are read against the question they answer before pairing (``guard.answers``), as the guard reads
+Short answers are read against the question they answer before pairing (``guard.language.answers``), as the guard reads
 them at run time: "do you have pets ?" + "no ." is the statement "I do not have pets.".
 """
 
@@ -172,8 +172,9 @@ class BotStatement:
 
 def bot_statements(dialogue: Dialogue) -> list[BotStatement]:
     """The persona lines, then each bot turn's statements in order, short answers read against the question first."""
-    from guard import text as textsplit
-    from guard.answers import after_particle, resolve
+    from guard.language import text as textsplit
+    from guard.language.answers import resolve
+    from guard.language.grammar import after_particle
 
     out = [BotStatement(dialogue.record_id, -1, p.strip()) for p in dialogue.persona if p.strip()]
     previous = None
@@ -189,8 +190,8 @@ def bot_statements(dialogue: Dialogue) -> list[BotStatement]:
 
 
 def unlabelled_conversations(dialogues: Sequence[Dialogue] | None = None) -> list[Dialogue]:
-    """ConvAI2's conversations minus the live-stream dev set's (``guard.stream.labelled_record_ids``)."""
-    from guard import stream
+    """ConvAI2's conversations minus the live-stream dev set's (``guard.eval.stream.labelled_record_ids``)."""
+    from guard.eval import stream
 
     dialogues = list(dialogues) if dialogues is not None else stream.read_conversations()
     held = stream.labelled_record_ids()
@@ -198,7 +199,7 @@ def unlabelled_conversations(dialogues: Sequence[Dialogue] | None = None) -> lis
 
 
 def _bot_questions(dialogues: Sequence[Dialogue]) -> list[str]:
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     asked = [s for d in dialogues for t in d.turns if t.agent_id == BOT for s in textsplit.sentences(t.text)
              if s.strip().endswith("?") and 2 <= len(s.split()) <= 10]
@@ -246,7 +247,7 @@ def attitude_swap(sentence: str, rng: random.Random) -> str | None:
 def _swap(sentence: str, pools: dict[str, list[str]], rng: random.Random) -> tuple[str, str] | None:
     """One contradicting rewrite of ``sentence`` and its kind: a count or a single-valued slot where the sentence has
     one (rare, so always taken), else an antonym (a third of the time) or the claim's polarity."""
-    from guard.perturb import negate
+    from guard.language.perturb import negate
 
     for kind, rewrite in (("quantity", lambda: quantity_swap(sentence, rng)),
                           ("slot", lambda: slot_swap(sentence, pools, rng)),
@@ -260,7 +261,7 @@ def _swap(sentence: str, pools: dict[str, list[str]], rng: random.Random) -> tup
 
 def contradiction_pairs(dialogues: Sequence[Dialogue], limit: int, seed: int = 0) -> list[LabelledPair]:
     """A bot's persona line or earlier statement against a swapped rewrite of it, dressed as a bot turn."""
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     rng = random.Random(seed)
     statements = [s for d in dialogues for s in bot_statements(d)]

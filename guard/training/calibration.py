@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from guard.config import FALLBACK_THRESHOLD, JudgeSettings
-from guard.nli import NLIScorer
-from guard.perturb import Perturb
-from guard.pipeline import Guard
+from guard.judge.pipeline import Guard
+from guard.language.perturb import Perturb
+from guard.models.nli import NLIScorer
 from guard.records import Dialogue, Turn
 from guard.training.pairs import negate_chat, statement_sentences
 from guard.training.sources import (
@@ -165,8 +165,8 @@ def calibrate_intra(scorer: NLIScorer, held_convs: Sequence[ChitchatConversation
 
 def recalibrate_intra(folder: Path | str, split_seed: int) -> dict:
     """Add an intra threshold to an existing checkpoint's guard_config.json (``--calibrate-intra FOLDER``)."""
-    from guard.loading import load_scorer
-    from guard.registry import read_config
+    from guard.models.loading import load_scorer
+    from guard.models.registry import read_config
 
     folder = Path(folder)
     config_path = folder / "guard_config.json"

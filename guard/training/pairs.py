@@ -2,7 +2,7 @@
 
 Real utterances teach that *unrelated* or merely *same-topic* utterances are not contradictions
 (SNLI alone teaches the opposite), that repeating oneself is entailment, and, through CDConv's
-negation / antonym perturbations (``guard.perturb``), what a contradiction inside one clause of a
+negation / antonym perturbations (``guard.language.perturb``), what a contradiction inside one clause of a
 long casual reply looks like. The counter-shortcut builders (negated neutral / entailment pairs,
 restatements, same-speaker overlap) keep the model from learning "negation word" or "near copy"
 as a contradiction cue.
@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 
-from guard.perturb import Perturb, synonym
+from guard.language.perturb import Perturb, synonym
 from guard.training.labels import LabelledPair
 from guard.training.sources import ChitchatConversation, usable_pool, usable_utterance
 
@@ -94,7 +94,7 @@ def restatement_pairs(convs: Sequence[ChitchatConversation], n: int, nlp, seed: 
 
     Every synthetic contradiction is a near copy of its premise, which teaches "near copy with one word
     changed => contradiction" (seen on the probe suite: restatements flagged at 0.99). These pairs are
-    near copies that stay true: one noun swapped for a WordNet synonym (``guard.perturb.synonym``) or one
+    near copies that stay true: one noun swapped for a WordNet synonym (``guard.language.perturb.synonym``) or one
     adjective / adverb modifier dropped; the hypothesis is the changed sentence alone or the whole
     utterance with that sentence changed.
     """

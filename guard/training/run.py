@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from guard.nli import LabelLayout, NLIScorer
+from guard.models.nli import LabelLayout, NLIScorer
 from guard.training.calibration import (
     HELDOUT_FRACTION,
     SyntheticDialogue,

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from guard.chitchat import ChitchatConversation, load_chitchat  # noqa: F401  (one reader; re-exported for the builders)
+from guard.eval.chitchat import ChitchatConversation, load_chitchat  # noqa: F401  (one reader; re-exported for the builders)
 from guard.training.labels import LABEL2ID, LabelledPair
 
 # --------------------------------------------------------------------------------------------

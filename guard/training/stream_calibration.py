@@ -1,6 +1,6 @@
 """Set a detector's decision on real bot turns: ``python -m guard.training calibrate-stream FOLDER``.
 
-One false-alarm budget for the whole decision (``guard.dev_streams.budget_operating_point``; the rules are in
+One false-alarm budget for the whole decision (``guard.eval.dev_streams.budget_operating_point``; the rules are in
 docs/experiments/2026-11-27-conversation-reading.md, written before any score): the product detector judges every
 bot turn of the **calibration** halves of both dev streams (ConvAI2, labelled by us in two passes; DECODE's human-bot
 dev half, the last turn verified), every check on; each flagging check gets its own threshold (≤ 1 % false alarms
@@ -16,12 +16,12 @@ import argparse
 import json
 from pathlib import Path
 
-from guard import dev_streams, stream
+from guard.eval import dev_streams, stream
 
 
 def calibration_scores(name: str) -> list[dev_streams.ScoredStream]:
     """The product detector's scores for every bot turn of both streams' calibration halves, every check on."""
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(name)
     settings = guard.settings(mode="flag", checks=True)
@@ -59,7 +59,7 @@ def calibrate(folder: Path, scored: list[dev_streams.ScoredStream], write: bool 
     point = dev_streams.budget_operating_point(scored)
     point["calibrated_on"] = ("every bot turn of the calibration halves of both dev streams (ConvAI2 wild evaluation, "
                               "labelled by two passes, guard/data/bot_stream; DECODE human-bot dev half, last turn "
-                              "verified, guard/decode_stream.py), judged against its own history and persona by the "
+                              "verified, guard/eval/decode_stream.py), judged against its own history and persona by the "
                               "product detector with every check on; never an evaluation half")
     if write:
         path = Path(folder) / GUARD_CONFIG_NAME

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from conversation.records import ChatSettings, ChatTurn, Conversation
-from guard.jsonform import from_jsonable
+from guard.judge.jsonform import from_jsonable
 from guard.vocabulary import CATEGORIES, Category
 
 #: Where a session came from: the chat page, self-play (studio.redteam) or an imported transcript.

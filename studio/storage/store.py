@@ -17,8 +17,8 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from conversation.records import BOT, ChatSettings, ChatTurn
-from guard.jsonform import from_jsonable, jsonable
-from guard.report import BotTurnReport
+from guard.judge.jsonform import from_jsonable, jsonable
+from guard.judge.report import BotTurnReport
 from studio.storage.errors import StoreError
 from studio.storage.migrations import migrate
 from studio.storage.records import SOURCES, Annotation, SessionInfo, StoredSession, StoredTurn, Viewer

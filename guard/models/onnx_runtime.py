@@ -7,7 +7,7 @@ feed-forward layers in float32 (``feed_forward_projections`` says why), within h
 A checkpoint is exported once (``torch.onnx.export``), quantised, and cached under ``GUARD_CACHE_DIR/onnx``, keyed
 by a hash of its weights, its config and the quantisation recipe, written to a temporary folder and renamed, so an
 interrupted export leaves nothing half-written.
-Tokenisation and the label layout are the torch scorer's own (``guard.nli``): only the forward pass changes.
+Tokenisation and the label layout are the torch scorer's own (``guard.models.nli``): only the forward pass changes.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from guard.nli import LabelLayout, _ClassProbabilities
+from guard.models.nli import LabelLayout, _ClassProbabilities
 
-#: runtimes a scorer can run on (``guard.loading.load_scorer(runtime=...)``)
+#: runtimes a scorer can run on (``guard.models.loading.load_scorer(runtime=...)``)
 RUNTIMES = ("torch", "onnx-int8")
 _MODEL_FILE = "model.int8.onnx"
 #: changes whenever the export or the quantisation changes, so older cached exports are not reused

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from guard.answers import says_nothing
 from guard.config import FACT_LINE, JudgeSettings
-from guard.fact_sheet import FactClash
-from guard.planning import CandidatePlan, Slot, TurnPlan
-from guard.verdicts import IntraCheck, PairScore, PersonaSide, RoleCheck, Verdict, VerdictDetails
+from guard.judge.planning import CandidatePlan, Slot, TurnPlan
+from guard.judge.verdicts import IntraCheck, PairScore, PersonaSide, RoleCheck, Verdict, VerdictDetails
+from guard.language.answers import says_nothing
+from guard.language.fact_sheet import FactClash
 from guard.vocabulary import Category, Check, Method, PremiseSource
 
 #: P(entailment) from a persona line at which a candidate agrees with it (the persona outranks the bot's drift)
@@ -29,7 +29,7 @@ ROLE_THRESHOLD = 0.5
 
 def contradiction(slot: Slot, probs: np.ndarray, layout) -> float:
     """A planned pair's contradiction score: the model's, capped for a denial by how far the other side agrees with
-    what the denial denies (``guard.reading.denial_support``: 1 - P(contradiction) of the pair with the denial
+    what the denial denies (``guard.language.reading.denial_support``: 1 - P(contradiction) of the pair with the denial
     affirmed)."""
     score = float(probs[slot.row, layout.contradiction])
     if slot.support is None:

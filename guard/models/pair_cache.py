@@ -1,7 +1,7 @@
 """What the detector keeps across turns: scored pairs per scorer, sentence embeddings per embedder.
 
 A conversation pairs the same persona lines and earlier sentences with every new candidate, and embeds the same
-earlier sentences for the prefilter, so both are cached (``guard.caches.BoundedCache``) by text. The caches belong
+earlier sentences for the prefilter, so both are cached (``embedded.once.BoundedCache``) by text. The caches belong
 to the model, not to a setting: every judgement over one scorer (any τ, any checks) shares its scored pairs, since a
 pair's probabilities do not depend on how they are then read.
 """
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from embedded.once import BoundedCache
 from embedded.turns import cpu_turn
-from guard.caches import BoundedCache
 
 #: scored pairs kept per scorer: a conversation pairs the same persona lines and earlier sentences every turn
 PAIR_CACHE_LIMIT = 20_000

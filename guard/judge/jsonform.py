@@ -1,6 +1,6 @@
 """The one JSON form of the project's records: out with ``jsonable``, back in with ``from_jsonable``.
 
-The guard's report (``guard.report.BotTurnReport.to_json`` / ``from_json``: the server's ``guard`` field, the
+The guard's report (``guard.judge.report.BotTurnReport.to_json`` / ``from_json``: the server's ``guard`` field, the
 studio's database, the transcript download), the settings record and the studio's self-play judgements all go
 through these two functions, so a record written by one of them is read back by any other with its dataclasses,
 enums and nested verdict details typed again. It lives in ``guard`` because the report does; everything above

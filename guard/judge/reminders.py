@@ -20,8 +20,9 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from guard.answers import QuestionKind, particle
-from guard.verdicts import PairScore
+from guard.judge.verdicts import PairScore
+from guard.language.answers import QuestionKind
+from guard.language.grammar import particle
 from guard.vocabulary import GuardMode, PremiseSource
 
 
@@ -69,7 +70,7 @@ class Reminder:
 
 def needs_reminder(report) -> bool:
     """Whether the turn's policy found nothing consistent that answers: the sent reply contradicts, the safe reply
-    was sent, or the reply sent says nothing (``guard.answers.says_nothing``) while a candidate contradicted."""
+    was sent, or the reply sent says nothing (``guard.language.answers.says_nothing``) while a candidate contradicted."""
     if report.mode not in REMINDING_MODES or not report.any_contradiction:
         return False
     chosen = report.chosen

@@ -10,8 +10,8 @@ self-play and the studio, the command lines, evaluation and calibration all call
 (``Guard.settings``: τ, the checks and their thresholds, pairing, method, the prefilter, the mode and its policy's
 settings, resolved once from the checkpoint's config and the caller's overrides into a frozen
 ``guard.config.JudgeSettings``). A judged turn runs in stages: the guard's one detector plans every pair, scores
-them in one batch and builds each verdict once (``guard.detector``), then the policy decides and the report is
-built finished (``guard.report.decide``): it holds the text sent, the settings, the candidates' origins, the
+them in one batch and builds each verdict once (``guard.judge.detector``), then the policy decides and the report is
+built finished (``guard.judge.report.decide``): it holds the text sent, the settings, the candidates' origins, the
 reminder, the prompt note and the timings. Nothing on the way is changed after it is built.
 
 ``load_guard`` is the one cached factory, so a threshold set by one caller is the threshold the others apply. A
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 from embedded.once import LoadedOnce
 from guard.config import GuardConfig, JudgeSettings
-from guard.detector import ContradictionDetector
+from guard.judge.detector import ContradictionDetector
+from guard.judge.report import BotTurnReport, TurnContext, decide
+from guard.judge.verdicts import Verdict
 from guard.records import Candidate, Dialogue, Turn
-from guard.report import BotTurnReport, TurnContext, decide
-from guard.verdicts import Verdict
 from guard.vocabulary import Check, GuardMode, Method, Pairing
 
 
@@ -126,7 +126,7 @@ _GUARDS = LoadedOnce()
 
 
 def load_guard(name: str = "embedded", prefilter: bool = True) -> Guard:
-    """The guard for a detector name (``guard.registry``), loaded once per process, by one thread while others
+    """The guard for a detector name (``guard.models.registry``), loaded once per process, by one thread while others
     wait: the scorer (``load_scorer``), the prefilter's embedder (``prefilter``) and the settings of its
     ``guard_config.json``. Raises what loading raises (``MissingAssetError``, ``ModelLoadError``, ``ConfigError``),
     each with the fix in its message."""
@@ -141,14 +141,14 @@ def guard_loaded(name: str, prefilter: bool = True) -> bool:
 
 def _key(name: str, prefilter: bool) -> tuple[str, bool]:
     """A guard's key among the loaded ones: the name as the registry reads it (empty: the default), the prefilter."""
-    from guard import registry
+    from guard.models import registry
 
     return str(name).strip() or registry.DEFAULT_DETECTOR, bool(prefilter)
 
 
 def _load_guard(name: str, prefilter: bool) -> Guard:
-    from guard import registry
-    from guard.loading import load_embedder, load_scorer
+    from guard.models import registry
+    from guard.models.loading import load_embedder, load_scorer
 
     config = registry.read_config(name)  # a broken config is refused before a model loads
     return Guard(name, load_scorer(name, config=config), load_embedder() if prefilter else None, config)

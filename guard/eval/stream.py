@@ -48,7 +48,7 @@ def convai2_path() -> Path | None:
 
 def read_conversations(path: Path | None = None) -> list[Dialogue]:
     """The ConvAI2 wild-evaluation conversations as dialogues (every turn, the bot's persona)."""
-    from guard.datasets import read_decode
+    from guard.eval.datasets import read_decode
 
     path = path or convai2_path()
     if path is None:
@@ -251,7 +251,7 @@ class TurnScore:
     n_pairs: int = 0
     #: the best pair against the turn that asked the user back, when only short replies followed (0: not so)
     own_question_score: float = 0.0
-    #: 1.0 when the fact sheet found a clash (``guard.fact_sheet``), else 0.0 (a check without a score)
+    #: 1.0 when the fact sheet found a clash (``guard.language.fact_sheet``), else 0.0 (a check without a score)
     fact_score: float = 0.0
 
     def flagged(self, threshold: float, intra_threshold: float, own_question_threshold: float = 1.0,
@@ -278,7 +278,7 @@ class TurnScore:
 def score_stream(guard, settings, turns: Sequence[StreamTurn], progress=None) -> list[TurnScore]:
     """Judge every bot turn against what came before it, as the live guard does (``Guard.judge`` with
     ``settings``). Scored, and the operating point set, with the guard the app judges with
-    (``guard.pipeline.load_guard(name)``, its prefilter), so a threshold calibrated here is the one the app applies."""
+    (``guard.judge.pipeline.load_guard(name)``, its prefilter), so a threshold calibrated here is the one the app applies."""
     from guard.vocabulary import PremiseSource
 
     guard.prepare([t for st in turns for t in st.dialogue.turns], [p for st in turns for p in st.dialogue.persona],

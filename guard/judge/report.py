@@ -1,7 +1,7 @@
 """The guard's report on one bot turn: the candidates, each one's verdict, what the policy did, in words.
 
 ``decide`` turns the candidates, the detector's verdicts and the guard mode into a ``BotTurnReport`` (the policy in
-``guard.policies`` chooses); ``guard.pipeline.Guard.judge`` is the usual way to get one. The report is the one
+``guard.judge.policies`` chooses); ``guard.judge.pipeline.Guard.judge`` is the usual way to get one. The report is the one
 record of a guarded turn: the chat page draws it, the studio stores it, the transcript download and the guard
 server carry it, always in the one JSON form ``BotTurnReport.to_json`` (read back by ``from_json``, also as older
 versions wrote it). Its ``summary`` is the one place that words what the guard did.
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from guard.config import DEFAULT_PREFILTER_K, DEFAULT_SAFE_REPLY, FALLBACK_THRESHOLD, BadgeBand, JudgeSettings
-from guard.jsonform import from_jsonable, jsonable
-from guard.policies import PolicyDecision, Repair, choose, deciding_score
+from guard.judge.jsonform import from_jsonable, jsonable
+from guard.judge.policies import PolicyDecision, Repair, choose, deciding_score
+from guard.judge.reminders import CandidateOrigin, Reminder
+from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
 from guard.records import Candidate
-from guard.reminders import CandidateOrigin, Reminder
-from guard.verdicts import PairScore, Verdict, VerdictDetails
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 
 
@@ -87,7 +87,7 @@ class CandidateReport:
 
     @property
     def deciding(self) -> tuple[float, float] | None:
-        """The score of the check that decided the verdict and its threshold (``guard.policies.deciding_score``):
+        """The score of the check that decided the verdict and its threshold (``guard.judge.policies.deciding_score``):
         what a caption quotes, the same number as the deciding evidence row; None when the guard was off."""
         return None if self.verdict is None else deciding_score(self.verdict)
 
@@ -142,7 +142,7 @@ class BotTurnReport:
     # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
     # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptReading)
     prompt_note: str = ""
-    #: the bot reminded of what it said when nothing consistent answered (guard.reminders); None when not
+    #: the bot reminded of what it said when nothing consistent answered (guard.judge.reminders); None when not
     reminder: Reminder | None = None
     #: where a flag earns the red badge (the checkpoint's calibration); None: every flag does
     badge: BadgeBand | None = None

@@ -1,7 +1,7 @@
 """Both dev streams and one false-alarm budget for the whole decision.
 
-The guard is judged as a live chat sees it on two streams of real bot turns (``guard.stream``: ConvAI2's wild
-evaluation, every bot turn of a sample labelled by us in two passes; ``guard.decode_stream``: DECODE's human-bot dev
+The guard is judged as a live chat sees it on two streams of real bot turns (``guard.eval.stream``: ConvAI2's wild
+evaluation, every bot turn of a sample labelled by us in two passes; ``guard.eval.decode_stream``: DECODE's human-bot dev
 half, the last bot turn of each conversation verified). ``labelled_turns`` reads either; ``budget_operating_point``
 sets the whole decision (τ, the checks kept on, the red badge's band) on their calibration halves by the rules fixed
 before any score (docs/experiments/2026-11-27-conversation-reading.md); ``bootstrap_interval`` gives the figures'
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from guard.config import BUDGET_RULE
-from guard.stream import (
+from guard.eval.stream import (
     STREAM_FALSE_ALARM,
     STREAM_INTRA_FALSE_ALARM,
     StreamTurn,
@@ -48,7 +48,7 @@ def labelled_turns(stream_name: str, split: str | None) -> list[StreamTurn]:
         wanted = {x.record_id for x in labels}
         return stream_turns([d for d in read_conversations() if d.record_id in wanted], labels)
     if stream_name == "decode":
-        from guard import decode_stream
+        from guard.eval import decode_stream
 
         return decode_stream.decode_stream_turns(decode_stream.read_conversations(split=split))
     raise ValueError(f"stream must be one of {', '.join(STREAMS)}, got {stream_name!r}")

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from guard.config import DEFAULT_SAFE_REPLY, FACT_LINE
+from guard.judge.verdicts import PairScore, Verdict
 from guard.records import Candidate
-from guard.verdicts import PairScore, Verdict
 from guard.vocabulary import GUARD_MODES, Category, GuardMode, PremiseSource, describe_source
 
 MODES = GUARD_MODES  # the modes choose() takes
@@ -331,9 +331,9 @@ def _locate(unit: str, sentences: Sequence[str], reply: str) -> list[int]:
     Best match first: the sentence itself (every copy of it), a sentence holding the unit's words in a row (a
     clause), the sentences a whole-utterance unit spans, a sentence holding all its words (a clause cut from
     around another), and last the reply's opening answer particle ("No." read as "I do not have pets.",
-    guard.answers), which sits in its first sentence. Empty when the unit is nowhere in the reply.
+    guard.language.answers), which sits in its first sentence. Empty when the unit is nowhere in the reply.
     """
-    from guard.answers import particle
+    from guard.language.grammar import particle
 
     unit_words = _words(unit)
     words = [_words(s) for s in sentences]
@@ -350,9 +350,9 @@ def _locate(unit: str, sentences: Sequence[str], reply: str) -> list[int]:
 
 def still_answers(sentences: Sequence[str]) -> bool:
     """Whether sentences left after a repair still answer: at least one states something, i.e. is neither a
-    question nor a greeting, thanks or backchannel (guard.text.asserts_nothing) - "Do you?" or "Haha!" alone
+    question nor a greeting, thanks or backchannel (guard.language.text.asserts_nothing) - "Do you?" or "Haha!" alone
     would leave the user's message unanswered."""
-    from guard.text import asserts_nothing
+    from guard.language.text import asserts_nothing
 
     return any(not s.strip().endswith("?") and not asserts_nothing(s) for s in sentences)
 
@@ -367,7 +367,7 @@ def plan_repair(index: int, reply: str, verdict: Verdict) -> tuple[Repair | None
     Not re-checked by the detector: the removed sentence carried every pair over the threshold, and the pairs of
     the sentences left were all below it.
     """
-    from guard.text import sentences as split
+    from guard.language.text import sentences as split
 
     if not verdict.evidence:
         return None, "the detector gave no evidence pointing at a sentence"

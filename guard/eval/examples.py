@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from guard.dialogue_text import parse_dialogue_text
+from guard.eval.dialogue_text import parse_dialogue_text
 from guard.vocabulary import Category, category_name
 
 if TYPE_CHECKING:  # loads torch
     from guard.config import JudgeSettings
-    from guard.pipeline import Guard
+    from guard.judge.pipeline import Guard
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from guard.eval.stream import BOT, SPLITS, BotTurnLabel, StreamTurn, stream_turns
 from guard.records import Dialogue
-from guard.stream import BOT, SPLITS, BotTurnLabel, StreamTurn, stream_turns
 from guard.vocabulary import Category
 
 #: the file inside the shared data folder
@@ -57,7 +57,7 @@ def split_of(dialogue: Dialogue) -> str:
 
 def read_conversations(path: Path | None = None, split: str | None = None) -> list[Dialogue]:
     """The conversations (every turn; ``label`` is the verified last bot turn's), optionally one half only."""
-    from guard.datasets import read_decode
+    from guard.eval.datasets import read_decode
 
     path = path or decode_stream_path()
     if path is None:

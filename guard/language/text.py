@@ -2,7 +2,7 @@
 
 Bot replies are long and a contradiction usually sits in one clause, so the detector compares
 sentences (history contradiction) and clauses (intra-sentence contradiction) rather than whole
-turns. Splitting reads spaCy's parse (``guard.grammar``: each text parsed once, kept across turns);
+turns. Splitting reads spaCy's parse (``guard.language.grammar``: each text parsed once, kept across turns);
 a conversation repeats the same texts every turn, so every split is cached by its text too.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from guard import grammar
-from guard.caches import BoundedCache
+from embedded.once import BoundedCache
+from guard.language import grammar
 
 # Dependency labels whose verb heads start a clause of their own (coordinated clause,
 # adverbial clause, clausal complement).

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from guard import grammar
-from guard import text as textsplit
-from guard.answers import Reading, after_particle, read_answer
 from guard.config import JudgeSettings
-from guard.fact_sheet import FactClash, read_facts, sheet_of
-from guard.pair_cache import embed
-from guard.reading import Unit, asked_back_turn, denial_support, question_before
+from guard.language import grammar
+from guard.language import text as textsplit
+from guard.language.answers import Reading, read_answer
+from guard.language.fact_sheet import FactClash, read_facts, sheet_of
+from guard.language.grammar import after_particle
+from guard.language.reading import Unit, asked_back_turn, denial_support, question_before
+from guard.models.pair_cache import embed
 from guard.records import Turn
 from guard.vocabulary import Check, Pairing, PremiseSource
 
@@ -46,7 +47,7 @@ class Premise:
 class Slot:
     """One planned pair: its premise, the two units, the pair's row in the scored batch and, when one side denies
     what the other does not, the row of the pair that asks whether the other side entails the denied statement
-    (``guard.reading.denial_support``)."""
+    (``guard.language.reading.denial_support``)."""
 
     premise: Premise
     unit: Unit
@@ -172,7 +173,7 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
               settings: JudgeSettings, embedder=None, claims_only: bool = True) -> TurnPlan:
     """Every pair the verdicts on ``candidates`` need (module docstring), nothing scored yet."""
     if settings.prefilter_k is not None and embedder is None:
-        raise ValueError("the prefilter needs an embedder (guard.loading.load_embedder())")
+        raise ValueError("the prefilter needs an embedder (guard.models.loading.load_embedder())")
     pairing = settings.pairing
     same = [t for t in history if t.agent_id == speaker and t.text.strip()]
     textsplit.prepare([t.text for t in history] + list(persona) + list(candidates))

@@ -2,7 +2,7 @@
 
 ``python -m guard evaluate``, the benchmarks (``benchmarks/bench_methods.py``) and anything else
 that reports a number call these functions, so a metric means the same thing wherever it is
-printed. Records come from ``guard.datasets``; metric definitions live in ``guard.metrics``;
+printed. Records come from ``guard.eval.datasets``; metric definitions live in ``guard.eval.metrics``;
 the definitions are documented in docs/cli.md.
 """
 
@@ -32,10 +32,10 @@ def progress(items: Sequence, desc: str, quiet: bool = False):
 
 def make_judge(detector: str = "embedded", method: str = "structured", threshold: float | None = None,
                checks: bool = True):
-    """The guard for checkpoint ``detector`` (``guard.pipeline.load_guard``) and the settings a data set is judged
+    """The guard for checkpoint ``detector`` (``guard.judge.pipeline.load_guard``) and the settings a data set is judged
     with: without the prefilter (a data set's dialogues are judged against every earlier turn), every check or
     none, τ the given one, else the checkpoint's."""
-    from guard.pipeline import load_guard
+    from guard.judge.pipeline import load_guard
 
     guard = load_guard(detector, prefilter=False)
     return guard, guard.settings(mode="flag", method=method, threshold=threshold, prefilter=False, checks=checks)
@@ -48,7 +48,7 @@ def detect_all(guard, settings, records, quiet: bool = False) -> list:
 
 def evaluate_detection(records, verdicts) -> dict:
     """DECODE's metrics for labelled dialogues, plus CDConv category accuracy and group breakdowns."""
-    from guard import metrics
+    from guard.eval import metrics
 
     labelled = [(d, v) for d, v in zip(records, verdicts) if d.label is not None]
     if not labelled:
@@ -91,7 +91,7 @@ def evaluate_dnli_ranking(records, verdicts) -> dict:
     DNLI's re-ranking sets need a dialogue model's candidates; from the pairs alone, the
     hypotheses that share a premise (sentence1) form a candidate list, ranked by 1 - P(contradiction).
     """
-    from guard import metrics
+    from guard.eval import metrics
 
     lists: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for d, v in zip(records, verdicts):
@@ -104,7 +104,7 @@ def evaluate_dnli_ranking(records, verdicts) -> dict:
 
 def evaluate_nli(scorer, records, quiet: bool = False) -> dict:
     """The NLI model itself on sentence pairs: 3-way accuracy (2-way for a 2-way checkpoint)."""
-    from guard import metrics
+    from guard.eval import metrics
 
     layout = scorer.layout
     names = {layout.contradiction: "contradiction"}
@@ -166,7 +166,7 @@ MUTUAL_SIGNAL = "(1 - max P(contradiction)) + max P(entailment) of the option ag
 
 def evaluate_mutual(scorer, records, method: str, quiet: bool = False) -> dict:
     """MuTual response selection (R@1, R@2, MRR) of the labelled records, options ranked by the NLI signal."""
-    from guard import metrics
+    from guard.eval import metrics
 
     labelled = [d for d in records if d.meta.get("answer") is not None]
     if not labelled:
@@ -184,7 +184,7 @@ def evaluate_dataset(fmt: str, records, detector: str = "embedded", method: str 
     threshold); every other format is detection with DECODE's metrics (``threshold`` in the
     result), DNLI adding the NLI accuracy and the Contradict@1 / Entail@1 ranking.
     """
-    from guard.loading import load_scorer
+    from guard.models.loading import load_scorer
 
     if fmt == "mutual":
         return evaluate_mutual(load_scorer(detector), records, method, quiet)

@@ -5,7 +5,7 @@ perturbation does not apply (a question, no finite main clause, no word with an 
 module-level functions (``negate``, ``antonym``, ``synonym``, ...) take plain strings and parse them
 with the embedded spaCy model, for callers that hold no parse.
 
-They serve the probes (``guard.probes``), the detector's training pairs (``guard.training``) and
+They serve the probes (``guard.eval.probes``), the detector's training pairs (``guard.training``) and
 anything else that needs variants of a message:
 
 * CDConv's perturbations (Zheng et al. 2022, §4.1): negating the main clause or swapping a word for
@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import re
 
-from guard import grammar
+from guard.language import grammar
 
 #: Dependency labels of a clause subject ("I like dogs", "Chatting is fun", "There is a dog").
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -418,7 +418,7 @@ class Perturb:
 # ---------------------------------------------------------------------------- plain-string API
 
 def parse(text: str):
-    """``text`` parsed by the embedded spaCy model (en_core_web_sm), once (``guard.grammar.parse``)."""
+    """``text`` parsed by the embedded spaCy model (en_core_web_sm), once (``guard.language.grammar.parse``)."""
     return grammar.parse(text)
 
 

@@ -1,11 +1,11 @@
 """One place for the grammar the guard reads sentences with: one spaCy parse per text, kept across turns.
 
-Answers read with their question (``guard.answers``), the bot's fact sheet (``guard.fact_sheet``), the sentence and
-clause splitting of the intra check (``guard.text``), the negation perturbation (``guard.perturb``) and the goading
+Answers read with their question (``guard.language.answers``), the bot's fact sheet (``guard.language.fact_sheet``), the sentence and
+clause splitting of the intra check (``guard.language.text``), the negation perturbation (``guard.language.perturb``) and the goading
 studio's pronoun swaps (``studio.goading``) all read sentences. They share:
 
 * ``parse`` / ``parse_many``: the embedded spaCy pipeline (en_core_web_sm, without NER), each text parsed once and
-  kept in one bounded cache (``guard.caches.BoundedCache``) across turns: a conversation's earlier turns are read
+  kept in one bounded cache (``embedded.once.BoundedCache``) across turns: a conversation's earlier turns are read
   again every turn;
 * ``INTERJECTIONS``: the words a chat message opens with that say nothing ("oh", "well", "haha");
 * ``SWAP_PERSON``: one pronoun table, first and second person swapped both ways ("your" → "my" to read the user's
@@ -24,7 +24,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 
-from guard.caches import BoundedCache
+from embedded.once import BoundedCache
 
 #: parsed texts kept across turns (a chat reads its earlier turns again every turn)
 PARSE_CACHE_LIMIT = 8_192
@@ -76,6 +76,67 @@ TO_SECOND_PERSON: dict[str, str] = {**SWAP_PERSON, "i": "you", "am": "are", "'m"
                                     "our": "your", "us": "you"}
 
 
+# ------------------------------------------------------------------------------------------------ answer particles
+#: answer particles by polarity; a reply must start with one (case-insensitive), followed by punctuation, a space
+#: or the end. First-person openers ("I have ...") are statements already, not particles.
+_YES = ("yes", "yeah", "yep", "yup", "yea", "ya", "sure", "of course", "definitely", "absolutely", "certainly",
+        "indeed")
+_NO = ("no", "nope", "nah", "not really", "not at all", "no way", "of course not", "definitely not",
+       "absolutely not", "certainly not")
+#: confirmations: "yes" to the question as it was put, negative or not ("So you don't eat meat?" "Right.")
+CONFIRMATIONS = ("right", "correct", "exactly", "that's right", "that is right", "that's correct", "true", "that's true")
+#: openers that start with a particle word but answer nothing ("No problem!", "Sure thing")
+_NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing|"
+                          r"right\s+now|true\s+story)\b", re.IGNORECASE)
+_INTERJECTION = r"(?:(?:" + "|".join(INTERJECTIONS) + r")[,!.]?\s+)?"
+_PARTICLE = re.compile(
+    r"^\s*" + _INTERJECTION + r"(?P<particle>" + "|".join(
+        sorted((re.escape(p) for p in _YES + _NO + CONFIRMATIONS), key=len, reverse=True))
+    # then punctuation, the end, or a word that starts a new clause ("No I don't"); "No pets for me" is a determiner
+    + r")(?=[,.!?;:]|\s*$|\s+(?:i|i'm|i've|it|it's|that|we|my|not|but|thanks|thank|sorry|haha|lol|never|"
+      r"definitely|absolutely|of course|i\s+do|i\s+am)\b)[,.!?;:]*",
+    re.IGNORECASE)
+#: an elliptical answer that echoes the question's auxiliary ("I do.", "i am not .", "I haven't!", "Not anymore.",
+#: "Never."), standing alone before punctuation or the end - "I do not have time" is a statement, not an echo
+ECHO_ANSWER = re.compile(
+    r"^\s*" + _INTERJECTION + r"(?P<particle>i\s*(?:do|am|'m|have|'ve|can|did|will|would|was|could|does)"
+    r"(?:\s*not|n't)?|i\s+(?:don't|dont|can't|cant|won't|wont|didn't|didnt|haven't|havent|wasn't|wasnt|couldn't|"
+    r"wouldn't)|it\s+(?:is|was|does|did)(?:\s*not|n't)?|it's\s+not|not\s+(?:anymore|any more|yet)|never)"
+    r"\s*(?=[,.!?;:]|$)[,.!?;:]*",
+    re.IGNORECASE)
+_NEGATIVE_ECHO = re.compile(r"not|n't|\bdont\b|\bcant\b|\bwont\b|didnt|havent|wasnt|never", re.IGNORECASE)
+
+
+def answer_opening(reply: str):
+    """The regex match of the reply's opening particle or echo answer, or None."""
+    if _NOT_ANSWERS.match(reply):
+        return None
+    return _PARTICLE.match(reply) or ECHO_ANSWER.match(reply)
+
+
+def particle(reply: str) -> tuple[str, bool] | None:
+    """The reply's opening answer particle (or echo, "I do.", "Not anymore.", or confirmation, "Right.") and its
+    polarity (True = yes), or None."""
+    match = answer_opening(reply)
+    if not match:
+        return None
+    word = " ".join(match.group("particle").lower().split())
+    if match.re is ECHO_ANSWER:
+        return word, not _NEGATIVE_ECHO.search(word)
+    echo = ECHO_ANSWER.match(reply[match.end():])  # "Right, I don't.": the echo says which way
+    if echo is not None:
+        return word, not _NEGATIVE_ECHO.search(echo.group("particle"))
+    return word, word in _YES or word in CONFIRMATIONS
+
+
+def after_particle(reply: str) -> str:
+    """The reply with its opening answer particle taken off ("No, I only have a daughter." -> "I only have a
+    daughter."); the reply itself when it opens with none."""
+    match = answer_opening(reply)
+    rest = reply[match.end():].strip() if match else reply.strip()
+    return rest[:1].upper() + rest[1:] if rest else rest
+
+
 # ------------------------------------------------------------------------------------------------ affirm / negate
 _CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
 _FIRST_PERSON = frozenset({"i", "we"})
@@ -93,12 +154,10 @@ def affirmative(sentence: str) -> str | None:
 
     A denial contradicts only what entails its affirmation: "I'm not a teacher." does not contradict "I work as a
     nurse.", while "I don't have any pets." contradicts "I have two dogs." The detector asks the NLI model that
-    question (``guard.reading.denial_support``), because a model trained on negation-heavy contradictions reads
+    question (``guard.language.reading.denial_support``), because a model trained on negation-heavy contradictions reads
     almost any denial against any statement as a clash."""
     if not _DENIAL_WORD.search(sentence):
         return None
-    from guard.answers import after_particle
-
     rest = after_particle(sentence)
     return _AFFIRMED.get_or_make(rest, lambda: _affirmed(rest))
 
@@ -143,15 +202,6 @@ def _affirmed(sentence: str) -> str | None:
     if len(content) < 3 or (root.lemma_ == "do" and len(content) < 4):
         return None
     return result
-
-
-def negated(sentence: str, contract_do: bool = False) -> str | None:
-    """The sentence with its main clause's polarity flipped ("I have a dog." -> "I do not have a dog.", and a
-    negated one affirmed), or None where no clean flip exists: ``guard.perturb``'s negation, the other half of
-    ``affirmative``'s pair."""
-    from guard.perturb import negate
-
-    return negate(sentence, contract_do=contract_do)
 
 
 # ------------------------------------------------------------------------------------------------ time of a clause

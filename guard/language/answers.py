@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from guard import grammar
-from guard.grammar import INTERJECTIONS, SWAP_PERSON, affirmative  # noqa: F401  (the affirmation, re-exported)
+from guard.language import grammar
+from guard.language.grammar import SWAP_PERSON, after_particle, particle
 
 
 class QuestionKind(StrEnum):
@@ -52,66 +52,6 @@ class Reading:
 
 
 # ------------------------------------------------------------------------------------------ the answer's opening
-#: answer particles by polarity; a reply must start with one (case-insensitive), followed by punctuation, a space
-#: or the end. First-person openers ("I have ...") are statements already, not particles.
-_YES = ("yes", "yeah", "yep", "yup", "yea", "ya", "sure", "of course", "definitely", "absolutely", "certainly",
-        "indeed")
-_NO = ("no", "nope", "nah", "not really", "not at all", "no way", "of course not", "definitely not",
-       "absolutely not", "certainly not")
-#: confirmations: "yes" to the question as it was put, negative or not ("So you don't eat meat?" "Right.")
-_CONFIRM = ("right", "correct", "exactly", "that's right", "that is right", "that's correct", "true", "that's true")
-#: openers that start with a particle word but answer nothing ("No problem!", "Sure thing")
-_NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing|"
-                          r"right\s+now|true\s+story)\b", re.IGNORECASE)
-_INTERJECTION = r"(?:(?:" + "|".join(INTERJECTIONS) + r")[,!.]?\s+)?"
-_PARTICLE = re.compile(
-    r"^\s*" + _INTERJECTION + r"(?P<particle>" + "|".join(
-        sorted((re.escape(p) for p in _YES + _NO + _CONFIRM), key=len, reverse=True))
-    # then punctuation, the end, or a word that starts a new clause ("No I don't"); "No pets for me" is a determiner
-    + r")(?=[,.!?;:]|\s*$|\s+(?:i|i'm|i've|it|it's|that|we|my|not|but|thanks|thank|sorry|haha|lol|never|"
-      r"definitely|absolutely|of course|i\s+do|i\s+am)\b)[,.!?;:]*",
-    re.IGNORECASE)
-#: an elliptical answer that echoes the question's auxiliary ("I do.", "i am not .", "I haven't!", "Not anymore.",
-#: "Never."), standing alone before punctuation or the end - "I do not have time" is a statement, not an echo
-_ECHO = re.compile(
-    r"^\s*" + _INTERJECTION + r"(?P<particle>i\s*(?:do|am|'m|have|'ve|can|did|will|would|was|could|does)"
-    r"(?:\s*not|n't)?|i\s+(?:don't|dont|can't|cant|won't|wont|didn't|didnt|haven't|havent|wasn't|wasnt|couldn't|"
-    r"wouldn't)|it\s+(?:is|was|does|did)(?:\s*not|n't)?|it's\s+not|not\s+(?:anymore|any more|yet)|never)"
-    r"\s*(?=[,.!?;:]|$)[,.!?;:]*",
-    re.IGNORECASE)
-_NEGATIVE_ECHO = re.compile(r"not|n't|\bdont\b|\bcant\b|\bwont\b|didnt|havent|wasnt|never", re.IGNORECASE)
-
-
-def _opening(reply: str):
-    """The regex match of the reply's opening particle or echo answer, or None."""
-    if _NOT_ANSWERS.match(reply):
-        return None
-    return _PARTICLE.match(reply) or _ECHO.match(reply)
-
-
-def particle(reply: str) -> tuple[str, bool] | None:
-    """The reply's opening answer particle (or echo, "I do.", "Not anymore.", or confirmation, "Right.") and its
-    polarity (True = yes), or None."""
-    match = _opening(reply)
-    if not match:
-        return None
-    word = " ".join(match.group("particle").lower().split())
-    if match.re is _ECHO:
-        return word, not _NEGATIVE_ECHO.search(word)
-    echo = _ECHO.match(reply[match.end():])  # "Right, I don't.": the echo says which way
-    if echo is not None:
-        return word, not _NEGATIVE_ECHO.search(echo.group("particle"))
-    return word, word in _YES or word in _CONFIRM
-
-
-def after_particle(reply: str) -> str:
-    """The reply with its opening answer particle taken off ("No, I only have a daughter." -> "I only have a
-    daughter."); the reply itself when it opens with none."""
-    match = _opening(reply)
-    rest = reply[match.end():].strip() if match else reply.strip()
-    return rest[:1].upper() + rest[1:] if rest else rest
-
-
 # ------------------------------------------------------------------------------------------------ the question
 _LEAD = re.compile(r"^(?:(?:so|and|but|well|ok|okay|oh|hey|then|also|wait|hmm|really|sorry|um|haha|lol|hold on|"
                    r"ah|yes|yeah|no|cool|nice|wow|interesting)[,!.]?\s+)+", re.IGNORECASE)
@@ -387,7 +327,7 @@ def _bare_value(reply: str, need: str = "any") -> str | None:
     "It's red.", "I have three."): at most six words, no verb of its own once "it's" / "I have" is taken off, no
     question and no dodge ("I don't know"). None otherwise."""
     first = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
-    if not first or first.endswith("?") or _DODGE.search(first) or _opening(first) is not None:
+    if not first or first.endswith("?") or _DODGE.search(first) or grammar.answer_opening(first) is not None:
         return None
     value = _VALUE_LEAD.sub("", first.rstrip(".!,;~ ")).strip(" ,")
     if need in _VALUE_SUBJECT:
@@ -455,8 +395,8 @@ def read_answer(question_turn: str | None, reply: str) -> Reading | None:
         if clause is None:
             return None
         word, yes = opened
-        if clause.put_negatively and _ECHO.match(reply) is None and _ECHO.match(after_particle(reply)) is None:
-            if word not in _CONFIRM:
+        if clause.put_negatively and grammar.ECHO_ANSWER.match(reply) is None and grammar.ECHO_ANSWER.match(after_particle(reply)) is None:
+            if word not in grammar.CONFIRMATIONS:
                 return None  # "So you don't eat meat?" "Yes." could mean either
             yes = False  # "Right.": the negative as it was put
         statement = clause.affirmative if yes else clause.negative
@@ -488,7 +428,7 @@ def says_nothing(reply: str, reading: Reading | None = None) -> bool:
     dodge ("I don't know."), a greeting or backchannel, a question back, or an answer particle that no question
     gives a meaning ("Yes, I am." with nothing asked). The guard's policies prefer a consistent reply that answers
     over one that says nothing, so the guard does not teach the bot to dodge."""
-    from guard.text import asserts_nothing, sentences
+    from guard.language.text import asserts_nothing, sentences
 
     if reading is not None:
         return False
@@ -496,7 +436,7 @@ def says_nothing(reply: str, reading: Reading | None = None) -> bool:
         if asserts_nothing(sentence) or _SAYS_NOTHING.match(sentence):
             continue
         rest = after_particle(sentence)
-        if _opening(sentence) is not None and (not rest or _ECHO.fullmatch(rest) or _SAYS_NOTHING.match(rest)):
+        if grammar.answer_opening(sentence) is not None and (not rest or grammar.ECHO_ANSWER.fullmatch(rest) or _SAYS_NOTHING.match(rest)):
             continue  # "Yes.", "Yes, I am." with nothing asked, "No, I don't know."
         return False
     return True

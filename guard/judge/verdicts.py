@@ -1,6 +1,6 @@
 """What a detector decides and what the decision rests on: plain records, no model.
 
-``guard.detector`` produces them; the policies, the conversation's reports (``conversation``), the
+``guard.judge.detector`` produces them; the policies, the conversation's reports (``conversation``), the
 studio's database and the pages read them. They live apart from the detector so that reading a
 verdict (or a stored one) never loads torch or a checkpoint. Each is frozen: built once, when the
 detector has every score it rests on, and never changed after (its sequences are tuples).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.fact_sheet import FactClash
+from guard.language.fact_sheet import FactClash
 from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
 
@@ -29,7 +29,7 @@ class PairScore:
     premise: str
     hypothesis: str
     score: float
-    #: an answer read with its question (``guard.answers``): the statement the model compared in place of the words
+    #: an answer read with its question (``guard.language.answers``): the statement the model compared in place of the words
     #: above ("Yes, I am." read as "I am a teacher."); "" when the words themselves were compared. ``premise`` and
     #: ``hypothesis`` always quote the turn's own words.
     premise_reading: str = ""
@@ -106,16 +106,16 @@ class VerdictDetails:
     intra_threshold: float | None = None
     own_question_threshold: float | None = None
     prefilter_k: int | None = None
-    #: the judged turn read with the other speaker's question (``guard.answers.read_answer``): the statement it makes
+    #: the judged turn read with the other speaker's question (``guard.language.answers.read_answer``): the statement it makes
     #: and the question's kind; "" when it is no short answer read here
     answer_reading: str = ""
     answer_kind: str = ""
     #: the turn claims nothing about its speaker ("I don't know.", "Yes." with nothing asked): the policies prefer a
-    #: consistent reply that answers (``guard.answers.says_nothing``)
+    #: consistent reply that answers (``guard.language.answers.says_nothing``)
     says_nothing: bool = False
     #: evidence against earlier turns that themselves contradicted the persona, set aside (``PersonaSide``)
     persona_sides: tuple[PersonaSide, ...] = ()
-    #: the fact sheet's clashes (``guard.fact_sheet``): a single-valued fact the bot stated given another value
+    #: the fact sheet's clashes (``guard.language.fact_sheet``): a single-valued fact the bot stated given another value
     fact_clashes: tuple[FactClash, ...] = ()
     #: the score a clash gives (the fact check's measured precision), None when the check did not run
     fact_confidence: float | None = None
