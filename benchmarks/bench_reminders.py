@@ -86,8 +86,8 @@ def reminded_bot(bot, way: str):
             said = [*history[:-1], Turn(history[-1].turn_id, "bot", fact), history[-1]]
             return bot.generate(said, num_candidates, decoding, persona)
 
-        def reading(self, history, persona=()):
-            return bot.reading(history, persona)
+        def prompt_coverage(self, history, persona=()):
+            return bot.prompt_coverage(history, persona)
 
     return Reminded()
 

@@ -210,7 +210,7 @@ def check_history(history: Sequence[Turn]) -> list[Turn]:
 
 
 @dataclass(frozen=True)
-class PromptReading:
+class PromptCoverage:
     """What a bot's prompt held of the conversation for its reply to the last turn: whether the last turn was cut to
     fit its token budget (its end kept), and how many earlier turns were left out (``LocalTransformersBot.reading``).
 
@@ -275,7 +275,7 @@ class Bot(ABC):
         ``continues_openings`` is true can; the others raise ``BotError``."""
         raise BotError(f"{self.name} cannot continue a reply opened for it; restate the facts in its persona instead")
 
-    def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading | None:
+    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptCoverage | None:
         """What the bot's prompt holds of ``history`` when it answers its last turn; None when the bot reads it
         whole (a script) or cannot tell (a remote server fits the prompt itself)."""
         return None

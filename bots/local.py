@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import embedded
-from bots.base import Bot, BotError, Candidate, DecodingConfig, PromptReading, check_history, first_line
+from bots.base import Bot, BotError, Candidate, DecodingConfig, PromptCoverage, check_history, first_line
 from bots.candidates import common_prefix_length
 from bots.engines import (
     CT2_ENGINE,
@@ -197,12 +197,12 @@ class LocalTransformersBot(Bot):
         when it alone is longer than the budget (``fit_prompt``, once per conversation state: ``fitted``)."""
         return self.fitted(history, persona).ids
 
-    def reading(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptReading:
+    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptCoverage:
         """What the prompt for a reply to ``history`` holds of it: how much of the last turn, how many earlier turns."""
         history = list(history)
         fit = self.fitted(history, persona)
         last = history[-1].text if history else ""
-        return PromptReading(budget=self.max_prompt_tokens, last_chars=len(last),
+        return PromptCoverage(budget=self.max_prompt_tokens, last_chars=len(last),
                              last_chars_read=len(last) if fit.last_text == last else len(fit.last_text),
                              earlier=max(len(history) - 1, 0), earlier_read=max(len(history) - 1 - fit.start, 0))
 

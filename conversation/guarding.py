@@ -22,12 +22,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from bots.base import Bot
 from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.config import JudgeSettings
+from guard.judge.pipeline import Guard
 from guard.judge.reminders import (
     CandidateOrigin,
     Reminder,
@@ -36,13 +36,10 @@ from guard.judge.reminders import (
     plan_reminder,
     restated_persona,
 )
-from guard.judge.report import BotTurnReport, TurnContext, Withheld, decide, rejudged
+from guard.judge.report import BotTurnReport, TurnContext, Withheld, rejudged
 from guard.judge.verdicts import Verdict
 from guard.records import Candidate, Turn
 from guard.vocabulary import GuardMode
-
-if TYPE_CHECKING:  # loads torch
-    from guard.judge.pipeline import Guard
 
 
 @dataclass
@@ -126,8 +123,8 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
-    reading = bot.reading(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
-    note = reading.note("Your message") if reading is not None and reading.cut else ""
+    coverage = bot.prompt_coverage(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
+    note = coverage.note("Your message") if coverage is not None and coverage.cut else ""
     step("candidates", candidates=_masked(screen, candidates))
     context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note,
                           timings={"generate_s": round(time.perf_counter() - started, 4)})
@@ -144,16 +141,12 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
 
 def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSettings:
-    """The chat's settings as the guard judges with them, resolved once against its checkpoint (no guard: the mode
-    off, nothing to resolve against)."""
-    if guard is None:
-        if settings.mode != GuardMode.OFF:
-            raise ValueError(f"guard mode {settings.mode} needs a detector; choose one, or turn the guard off")
-        return JudgeSettings.resolve(None, mode=GuardMode.OFF, threshold=settings.threshold,
-                                     fallback=settings.fallback)
-    return guard.settings(mode=settings.mode, threshold=settings.threshold, prefilter=settings.prefilter,
-                          penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
-                          repair_fallback=settings.repair_fallback)
+    """The chat's settings as the guard judges with them, resolved once against its checkpoint (no guard: the guard
+    that is off, ``Guard.off``, which refuses any mode but off when it judges). τ is the guard's own unless the user
+    moved it (``settings.threshold`` None: the checkpoint's calibrated value, unrounded)."""
+    return (guard or Guard.off()).settings(mode=settings.mode, threshold=settings.threshold,
+                                           prefilter=settings.prefilter, penalty_lambda=settings.penalty_lambda,
+                                           fallback=settings.fallback, repair_fallback=settings.repair_fallback)
 
 
 def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, judge_settings: JudgeSettings,
@@ -227,18 +220,18 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
 def _guard(history: list[Turn], persona: Sequence[str], candidates: list[Candidate], guard: Guard | None,
            settings: JudgeSettings, context: TurnContext, step: Callable[..., None] | None = None,
            first_index: int = 0) -> BotTurnReport:
-    """The guard's report on the candidates (judged against the history and persona unless the mode is off)."""
-    if guard is None:
-        report, _ = decide(candidates, None, settings, detector="", persona=persona, context=context)
-    else:
-        if step and settings.mode != GuardMode.OFF:
-            step("judging", candidates=[c for i, c in enumerate(candidates)
-                                        if i >= first_index and i not in context.withheld])
-        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=settings, context=context)
-        if step and settings.mode != GuardMode.OFF:
-            for cand in report.candidates[first_index:]:
-                if cand.withheld is None:
-                    step("verdict", index=cand.index, verdict=cand.verdict)
+    """The guard's report on the candidates (judged against the history and persona unless the mode is off; no guard:
+    the guard that is off, ``Guard.off``, through the same way in)."""
+    judging = settings.mode != GuardMode.OFF
+    if step and judging:
+        step("judging", candidates=[c for i, c in enumerate(candidates)
+                                    if i >= first_index and i not in context.withheld])
+    report = (guard or Guard.off()).judge(history, candidates, speaker=BOT, persona=persona, settings=settings,
+                                          context=context)
+    if step and judging:
+        for cand in report.candidates[first_index:]:
+            if cand.withheld is None:
+                step("verdict", index=cand.index, verdict=cand.verdict)
     if step:
         step("chosen", report=report)
     return report

@@ -16,6 +16,7 @@ from bots.base import DEFAULT_PRESET, PRESETS, DecodingConfig
 from guard.eval.datasets import decode_record
 from guard.judge.policies import REPAIR_FALLBACKS
 from guard.judge.report import BotTurnReport
+from guard.language.fact_sheet import FactSheet
 from guard.records import Turn
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
@@ -124,6 +125,17 @@ class Conversation:
     def awaiting_reply(self) -> bool:
         """The last turn is the user's: a reply failed or is pending (the page offers a retry)."""
         return bool(self.turns) and self.turns[-1].agent_id == USER
+
+    def fact_sheet(self) -> FactSheet | None:
+        """What the bot has said about itself, as the guard read it: the last judged bot turn's sheet
+        (``BotTurnReport.sheet``: the persona it was judged with and every reply sent up to it); before any reply,
+        the persona's facts; None when the last bot turn's guard read no facts (the guard off, or its fact check off)."""
+        for turn in reversed(self.turns):
+            if turn.agent_id == BOT and turn.report is not None:
+                return turn.report.sheet
+        from guard.language.fact_sheet import sheet_of
+
+        return sheet_of((), self.persona, BOT)
 
     def history(self, before: int | None = None) -> list[ChatTurn]:
         """The turns (those before turn id ``before``, if given); each is a ``guard.records.Turn``."""

@@ -15,8 +15,9 @@ from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
 from ui import chat_session, chat_sidebar, navigation, profiling, suggestions
 from ui.annotations import annotation_box
+from ui.app_defaults import shown_threshold
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
-from ui.render import escape_markdown, turn_html
+from ui.render import escape_markdown, tau_words, turn_html
 from ui.sheet_widgets import chat_sheet
 from ui.startup import warm_up_status
 from ui.transcript import transcript_marks
@@ -40,7 +41,7 @@ conversation.persona = list(settings.persona)  # the persona applies from the ne
 
 st.title("Guarded chat")
 st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {settings.mode} · detector: "
-                           f"{settings.detector}, flags from τ = {settings.threshold:.4f}"),
+                           f"{settings.detector}, flags from τ = {tau_words(shown_threshold(settings))}"),
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
 # the bot's fact sheet, above the transcript: its place first, filled once the turn is in, so reading it never delays
@@ -211,7 +212,7 @@ else:
 # ---------------------------------------------------------------- after the transcript
 with sheet_slot:
     chat_sheet(conversation, settings)
-show_turn_chart(conversation, settings.threshold)
+show_turn_chart(conversation, shown_threshold(settings))
 rejudged = rejudge_controls(conversation, settings, lambda: get_guard(settings.detector, kept=KEPT))
 if rejudged is not None:
     st.session_state[chat_session.CONVERSATION_KEY] = rejudged

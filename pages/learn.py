@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from guard.config import FALLBACK_THRESHOLD
 from guard.eval.dialogue_text import parse_dialogue_text
 from guard.eval.examples import BY_KEY, CLASS_EXAMPLES, EXAMPLES, judge_examples
 from guard.language.fact_sheet import Relation
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation
-from ui.app_defaults import current_settings
+from ui.app_defaults import current_settings, shown_threshold
 from ui.fact_sheet import FACT_ICON, clash_words
 from ui.models import get_guard
 from ui.render import escape_markdown, evidence_marks, turn_html
@@ -31,12 +32,13 @@ from ui.widgets import (
 navigation.only_in_the_app(navigation.LEARN)  # run alone by Streamlit: the app is offered instead
 
 settings = current_settings()
-detector_name, threshold = settings.detector, settings.threshold
+detector_name, threshold = settings.detector, settings.threshold  # None: the detector's own τ
+shown_tau = shown_threshold(settings) or FALLBACK_THRESHOLD
 
 st.title("Learn: contradictions in dialogue")
 st.caption(escape_markdown(
     f"Every example below is checked live by the app's contradiction detector ('{detector_name}'), a small program "
-    f"trained on an ordinary computer. It calls something a contradiction when it is at least {threshold * 100:.0f}% "
+    f"trained on an ordinary computer. It calls something a contradiction when it is at least {shown_tau * 100:.0f}% "
     "sure: that is its line, and the sidebar's threshold slider moves it. Where the detector gets an example wrong, "
     "that is part of the lesson."))
 
@@ -93,8 +95,8 @@ def fact_example(guard, settings) -> None:
                         persona=list(FACT_PERSONA))
     with st.container(border=True):
         st.markdown("**Two dogs, or twelve?**  \n*Written for this page, after a reply a small chatbot really sent*")
-        verdict = guard.verdict_on_dialogue(dialogue, settings) if guard is not None and settings is not None \
-            else None
+        report = guard.judge_dialogue(dialogue, settings) if guard is not None and settings is not None else None
+        verdict = None if report is None else report.candidates[0].verdict
         marks = evidence_marks(verdict.evidence, dialogue.last.turn_id, plain=True).persona if verdict else {}
         st.html('<div class="cg-persona"><b>The bot\'s description of itself</b>' + "".join(
             turn_html("Bot", line, marks.get(i, ()), turn_id=i, source=PremiseSource.PERSONA)
@@ -104,7 +106,7 @@ def fact_example(guard, settings) -> None:
             return
         st.markdown(plain_verdict_line(verdict, Category.HISTORY))
         st.markdown("**The fact sheet** before the last turn:")
-        dialogue_sheet(dialogue, verdict, plain=True)
+        dialogue_sheet(dialogue, verdict, report.sheet, plain=True)
         caught = verdict.contradiction and any(c.relation == Relation.COUNT for c in verdict.details.fact_clashes)
         st.markdown(":green[**✔ right**: the fact sheet catches it: 2 dogs and 12 dogs cannot both be true]" if caught
                     else ":red[**✘ wrong**: the fact sheet does not catch it here]")

@@ -9,14 +9,14 @@ from guard.eval import probes
 from guard.eval.chitchat import a2t_pool as chitchat_a2t_pool
 from guard.eval.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.eval.examples import BY_KEY, EXAMPLES
-from guard.judge.policies import deciding_score, score_and_threshold
+from guard.judge.wording import score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import navigation
-from ui.app_defaults import current_settings
+from ui.app_defaults import current_settings, shown_threshold
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
-from ui.render import escape_markdown
+from ui.render import escape_markdown, tau_words
 from ui.sheet_widgets import dialogue_sheet
 from ui.verdict_checks import every_check_note, show_category_checks
 from ui.widgets import (
@@ -33,7 +33,7 @@ from ui.widgets import (
 navigation.only_in_the_app(navigation.PLAYGROUND)  # run alone by Streamlit: the app is offered instead
 
 settings = current_settings()
-detector_name, threshold = settings.detector, settings.threshold
+detector_name, threshold = settings.detector, settings.threshold  # None: the detector's own τ
 state = st.session_state
 state.setdefault("pg_example", EXAMPLES[0].key)
 state.setdefault("pg_text", BY_KEY[state["pg_example"]].text)
@@ -58,7 +58,8 @@ def load_example() -> None:
 
 
 st.title("Probe playground")
-st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {threshold:.4f} (the threshold τ; change both in "
+st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {tau_words(shown_threshold(settings))} (the "
+                           "threshold τ; change both in "
                            "the sidebar)"))
 
 left, right = st.columns([3, 2])
@@ -117,8 +118,10 @@ def analyse(dialogue: Dialogue) -> dict | None:
     """Both methods on the dialogue, or None if the detector did not load (its error is shown above)."""
     if methods is None:
         return None
+    reports = {m: guard.judge_dialogue(dialogue, settings) for m, settings in methods.items()}
     return {"text": dialogue_to_text(dialogue), "dialogue": dialogue,
-            **{m: guard.verdict_on_dialogue(dialogue, settings) for m, settings in methods.items()}}
+            "sheet": reports[Method.STRUCTURED].sheet,  # the structured guard's reading of the speaker's facts
+            **{m: report.candidates[0].verdict for m, report in reports.items()}}
 
 
 def apply(kind: str, dialogue: Dialogue, before: dict) -> None:
@@ -215,8 +218,8 @@ if result is not None:
                       "it gives one of these facts another value.\n\nTechnical: guard.language.fact_sheet (DNLI's relation "
                       "and value triples, read with spaCy and WordNet); the fact check scores a clash at its measured "
                       "precision.")
-    dialogue_sheet(dialogue, structured)
+    dialogue_sheet(dialogue, structured, result.get("sheet"))
     st.subheader("Pair scores: judged sentences × earlier ones (one turn at a time)")
-    shown, _ = score_and_threshold(*deciding_score(structured))
+    shown, _ = score_and_threshold(*structured.deciding)
     heatmap(structured.pair_scores, structured.details.threshold,
             title=f"{category_name(structured.category)} · p = {shown}")

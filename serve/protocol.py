@@ -22,6 +22,7 @@ from conversation.records import BOT, USER, ChatSettings, ChatTurn
 from guard.judge.policies import REPAIR_FALLBACKS
 from guard.judge.report import BotTurnReport
 from guard.judge.verdicts import PairScore
+from guard.judge.wording import summary
 from guard.records import Turn
 from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
@@ -343,7 +344,7 @@ def guard_field(report: BotTurnReport, request: ChatRequest) -> dict:
     ``evidence_message_indices`` lists, per candidate, the messages its evidence points at."""
     return {
         # nobody signs in here: the classroom filter's withheld candidates go out masked, as to a student
-        "report": for_students(report.to_json()), "status": report.status, "summary": report.summary(),
+        "report": for_students(report.to_json()), "status": report.status, "summary": summary(report),
         "message_indices": {"turns": list(request.turn_messages), "persona": list(request.persona_messages)},
         "evidence_message_indices": [sorted({i for i in (_message_index(p, request) for p in c.evidence)
                                              if i is not None}) for c in report.candidates],

@@ -7,8 +7,8 @@ from fake_nli import ScriptedScorer
 from judging import detect
 
 from guard.language.answers import resolve
+from guard.language.exchange import asks_back, is_short_reply
 from guard.language.grammar import particle
-from guard.language.reading import asks_back, is_short_reply
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, PremiseSource
 

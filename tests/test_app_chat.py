@@ -136,7 +136,7 @@ def test_a_message_longer_than_the_bots_prompt_says_what_the_bot_read(monkeypatc
     long = " ".join(f"word{k} i like dogs and cats." for k in range(100))
     say(at, long)
     report = at.session_state["chat::conversation"].turns[3].report
-    read = bot.reading(at.session_state["chat::conversation"].turns[:3], ())
+    read = bot.prompt_coverage(at.session_state["chat::conversation"].turns[:3], ())
     assert read.cut and report.prompt_note == read.note("Your message")
     assert f"it read only the last {read.last_chars_read:,} of its {len(long):,} characters" in report.prompt_note
     assert any(c.value.startswith("✂️ Your message was too long") and "read only the last" in c.value
@@ -298,7 +298,7 @@ def test_per_turn_chart_and_rejudge_at_a_new_threshold(monkeypatch, tmp_path, fl
     before = at.session_state["chat::conversation"]
     assert all(c.contradicts for c in before.turns[3].report.candidates)  # τ = 0.1 flags everything
     # the sidebar's τ (its slider is app.py's, which AppTest does not list after a page's own reruns)
-    at.session_state["chat::threshold"] = 0.9
+    at.session_state["chat_view::tau"] = 0.9
     at.run()
     [button] = [b for b in at.button if b.label.startswith("Re-judge the conversation")]
     assert "τ = 0.9000" in button.label
@@ -346,7 +346,7 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
     captions = [c.value for c in at.sidebar.caption if "default line" in c.value]
     assert captions == ["At this detector's default line, about 5% of consistent conversations are flagged by "
                         "mistake; it catches 49% of the real contradictions it was set on."]
-    slider = at.select_slider(key="chat::threshold")
+    slider = at.select_slider(key="chat_view::tau")
     assert slider.label == "How sure the detector must be to flag"
     assert slider.help.endswith("Operating point: false alarms ≤ 5% of consistent dialogues (τ = 0.9000; catches 49% "
                                 "of DECODE dev contradiction dialogues).")
@@ -364,7 +364,7 @@ def test_sidebar_says_which_operating_point_is_in_use(monkeypatch, tmp_path, fla
 def test_sidebar_says_when_a_detector_has_no_recorded_operating_point(monkeypatch, tmp_path, flagging_detector):
     at = _app(monkeypatch, tmp_path, str(flagging_detector))
     assert any(c.value == "This detector's default line was not set by a measured rule." for c in at.sidebar.caption)
-    assert "Operating point: not recorded" in at.select_slider(key="chat::threshold").help
+    assert "Operating point: not recorded" in at.select_slider(key="chat_view::tau").help
 
 
 def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch, tmp_path, flagging_detector):

@@ -17,6 +17,7 @@ from guard.eval.dialogue_text import DialogueTextError, dialogue_to_text, parse_
 from guard.eval.examples import EXAMPLES
 from guard.judge.report import BotTurnReport, TurnStatus
 from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
+from guard.judge.wording import summary
 from guard.records import Turn
 from guard.vocabulary import Category, Method, PremiseSource
 from ui.render import Mark, escape_markdown, evidence_marks, highlight_html, locate
@@ -173,8 +174,7 @@ def test_rerank_sends_the_consistent_candidate_and_records_why():
     report = turn.report
     assert [c.contradicts for c in report.candidates] == [True, False]
     assert report.chosen_index == 1 and not report.used_fallback
-    assert "rejected" in report.candidates[0].reason
-    assert "rejected as contradicting" in report.summary()
+    assert report.status == TurnStatus.GUARDED and report.sent == turn.text  # a contradiction kept out
     # the detector saw the bot's history as Turns with the conversation's ids
     history, candidates, speaker, _ = detector.calls[-1]
     assert [t.turn_id for t in history] == [0, 1, 2] and speaker == BOT
@@ -192,7 +192,7 @@ def test_rerank_sends_the_consistent_candidate_and_records_why():
 def test_flag_sends_the_contradiction_and_marks_its_clause():
     conv, turn, _ = _two_turns("flag")
     assert turn.text == "I have never had a pet."
-    assert turn.report.summary().startswith("flagged")
+    assert turn.report.reply_flagged and turn.report.status == TurnStatus.FLAGGED
     marks = transcript_marks(conv)
     assert "the reply" in marks.turns[1][0].label
     assert [m.kind for m in marks.turns[3]] == ["clause"]
@@ -206,7 +206,7 @@ def test_block_falls_back_when_every_candidate_contradicts():
     turn = conv.append(guarded_reply(conv, bot, FakeGuard(FlagFirstDetector()),
                                      ChatSettings(guard_mode="block", remind=False)))
     assert turn.report.used_fallback and turn.report.chosen_index is None
-    assert turn.text != "I never sleep." and "blocked" in turn.report.summary()
+    assert turn.text == turn.report.settings.fallback and turn.report.status == TurnStatus.GUARDED
 
 
 def test_off_mode_never_calls_the_detector():
@@ -307,8 +307,8 @@ def _chat(mode: str, script: dict, detector=None, turns: int = 2) -> Conversatio
 
 def test_flag_mode_caption_rejects_nothing():
     report = _chat("flag", CLEAN_FIRST).turns[3].report
-    assert report.chosen_index == 0 and report.candidates[1].contradicts
-    assert "rejected" not in report.summary() and "#2 would have contradicted" in report.summary()
+    assert report.chosen_index == 0 and report.candidates[1].contradicts and not report.candidates[1].chosen
+    assert report.sent == report.candidates[0].text and not report.used_fallback
     assert report.status == TurnStatus.CONSISTENT  # the sent reply is clean: no warning icon
 
 
@@ -324,8 +324,8 @@ def test_a_self_contradicting_reply_is_captioned_as_such():
     cand = candidate(0, "I have two cats, but I have no pets.", -0.1, 0.9, True, Category.INTRA, True, "",
                            evidence=[PairScore(INTRA, 1, "I have two cats", "I have no pets", 0.9)])
     report = BotTurnReport(JudgeSettings.resolve(mode="flag", threshold=0.5), "test", 0, False, (cand,))
-    assert "the sent reply contradicts itself (p=0.90)" in report.summary()
-    assert "earlier turns" not in report.summary()
+    assert "the sent reply contradicts itself (p=0.90)" in summary(report)
+    assert "earlier turns" not in summary(report)
 
 
 def test_one_badge_per_contradicted_sentence():
@@ -370,7 +370,7 @@ def test_rejudge_says_when_the_policy_would_send_another_candidate():
     assert report.chosen_index == 1 and report.candidates[1].chosen
     assert report.rejudge_note == "re-judged by strict at τ = 0.90, rerank"
     assert (report.would_send, report.would_fallback) == (0, False)
-    assert report.summary().endswith("at τ = 0.90 the guard would now send candidate #1, which does not contradict")
+    assert summary(report).endswith("at τ = 0.90 the guard would now send candidate #1, which does not contradict")
     with pytest.raises(ValueError, match="off"):
         rejudge(conv, FakeGuard(NeverFlags()), ChatSettings(guard_mode="off"))
 
@@ -404,26 +404,26 @@ def test_rejudged_captions_agree_with_each_other():
     saying the guard would now send #2: one line says both what was sent and what would be sent now."""
     conv = _chat("rerank", SCRIPT, detector=FlagsAll())
     sent = conv.turns[3].report
-    assert sent.chosen_index == 0 and sent.summary().startswith("flagged: every candidate contradicts")
+    assert sent.chosen_index == 0 and summary(sent).startswith("flagged: every candidate contradicts")
     again = rejudge(conv, FakeGuard(FlagsNever()), ChatSettings(guard_mode="rerank", threshold=0.5, detector="fake"))
     report = again.turns[3].report
     assert report.chosen_index == 0 and report.would_send == 1
-    summary = report.summary()
-    assert "every candidate contradicts" not in summary
-    assert summary == ("flagged: the sent reply contradicts turn 1 (p=0.95); at τ = 0.50 the guard would now send "
+    said = summary(report)
+    assert "every candidate contradicts" not in said
+    assert said == ("flagged: the sent reply contradicts turn 1 (p=0.95); at τ = 0.50 the guard would now send "
                        "candidate #2, which does not contradict")
     assert "would now send" not in report.rejudge_note  # the note says who judged, once
     # the other way: judged again in block mode where every candidate contradicts, the safe reply would go out
     blocked = rejudge(_chat("rerank", CLEAN_FIRST), FakeGuard(FlagsAll()),
                       ChatSettings(guard_mode="block", threshold=0.2, detector="fake")).turns[3].report
-    assert blocked.would_fallback and blocked.summary().endswith(
+    assert blocked.would_fallback and summary(blocked).endswith(
         "at τ = 0.20 every candidate contradicts: the guard would now send the safe reply")
     # a turn the safe reply answered, judged again where a candidate is clean
     safe = _chat("block", {"replies": [["I never sleep."], ["I never sleep.", "I sleep well."]]}, detector=FlagsAll())
     unblocked = rejudge(safe, FakeGuard(FlagsNever()), ChatSettings(guard_mode="block", threshold=0.5)).turns[3].report
     assert unblocked.used_fallback and unblocked.would_send == 1
-    assert unblocked.summary().startswith("blocked: the safe reply was sent (every candidate contradicted when")
-    assert "all 2 candidates contradict" not in unblocked.summary()
+    assert summary(unblocked).startswith("blocked: the safe reply was sent (every candidate contradicted when")
+    assert "all 2 candidates contradict" not in summary(unblocked)
 
 
 def test_rejudging_moves_the_chart_to_the_reply_the_guard_would_now_send():

@@ -216,7 +216,7 @@ def test_prompt_keeps_exactly_the_newest_turns_that_fit(llama_dir):
         if fitting:
             assert bot.prompt_ids(history, ()) == bot.encode_prompt(history[fitting[0]:], ()), budget
         else:  # the last turn alone is too long: it stays, cut to its end within the budget
-            assert len(bot.prompt_ids(history, ())) <= budget and bot.reading(history, ()).cut, budget
+            assert len(bot.prompt_ids(history, ())) <= budget and bot.prompt_coverage(history, ()).cut, budget
 
 
 def test_a_message_longer_than_the_budget_is_cut_to_its_end_and_the_bot_says_so(llama_dir):
@@ -234,7 +234,7 @@ def test_a_message_longer_than_the_budget_is_cut_to_its_end_and_the_bot_says_so(
     assert "Your persona: i am a teacher" in prompt and prompt.endswith("<|im_start|>assistant\n")
     kept = prompt.split("<|im_start|>user\n")[-1].split("<|im_end|>")[0]
     assert kept.startswith("… ") and long.endswith(" " + kept[2:]) and len(kept) < len(long)  # whole words
-    reading = bot.reading(history, ["i am a teacher"])
+    reading = bot.prompt_coverage(history, ["i am a teacher"])
     assert reading.cut and reading.last_chars == len(long) and reading.last_chars_read == len(kept) - 2
     assert (reading.earlier, reading.earlier_read) == (2, 0)
     note = reading.note("Your message")
@@ -242,12 +242,12 @@ def test_a_message_longer_than_the_budget_is_cut_to_its_end_and_the_bot_says_so(
                     f"{len(long):,} characters (its prompt holds {bot.max_prompt_tokens:,} tokens), and none of the "
                     "conversation before it.")
     # a message that fits is read whole, and there is nothing to say
-    short = bot.reading(HISTORY, ())
+    short = bot.prompt_coverage(HISTORY, ())
     assert not short.cut and short.note() == "" and short.earlier_read == 2
     # the causal bot keeps its preamble and the message's end as well
     causal = TranscriptBot.from_pretrained(llama_dir)
     causal.max_prompt_tokens = len(causal.encode_prompt([Turn(2, "user", "")], ())) + 80
-    assert len(causal.prompt_ids(history, ())) <= causal.max_prompt_tokens and causal.reading(history, ()).cut
+    assert len(causal.prompt_ids(history, ())) <= causal.max_prompt_tokens and causal.prompt_coverage(history, ()).cut
     assert causal.tokenizer.decode(causal.prompt_ids(history, ())).startswith(
         causal.tokenizer.decode(causal.encode_prompt([], ()))[:40])  # the preamble stays
 

@@ -179,19 +179,23 @@ SPLIT_ZIP = """
         def slow_extract(self, path=None, *args, **kwargs):
             real(self, path, *args, **kwargs)
             (flags / "first-building").touch()
+            deadline = time.time() + {wait}
             while not (flags / "second-asking").exists():
+                assert time.time() < deadline, "the second process never asked"
                 time.sleep(0.02)
             time.sleep(0.5)
 
         zipfile.ZipFile.extractall = slow_extract
     else:
+        deadline = time.time() + {wait}
         while not (flags / "first-building").exists():
+            assert time.time() < deadline, "the first process never started building"
             time.sleep(0.02)
         (flags / "second-asking").touch()
     pieces = sorted(Path(os.environ["PIECES"]).glob("model.zip.*"))
     target = embedded.unpack_split_zip(pieces, Path(os.environ["TARGET"]), must_hold="model.safetensors")
     print(len((target / "model.safetensors").read_bytes()), (target / "config.json").read_text())
-"""
+""".replace("{wait}", str(WAIT_S))
 
 
 def test_two_processes_unpacking_a_split_zip_both_get_it_whole(tmp_path):

@@ -119,16 +119,6 @@ def test_a_stored_value_the_sidebar_cannot_show_leaves_its_control_as_it_was():
     assert restored.preset == changed_settings().preset  # the rest is restored
 
 
-def test_no_settings_are_kept_under_the_old_per_widget_keys():
-    """Before issue 24 the sidebar copied its widgets into 'kept' keys (a second copy of each setting); the settings
-    now live under chat::<field> only."""
-    old_key = re.compile(r"kept" + r"::")
-    code = [p for p in REPO.rglob("*.py") if not ({".venv", ".git", "node_modules"} & set(p.parts))]
-    assert len(code) > 50
-    users = [str(p.relative_to(REPO)) for p in code if old_key.search(p.read_text(encoding="utf-8"))]
-    assert not users, users
-
-
 @pytest.mark.parametrize("name", ChatSettings.field_names())
 def test_each_field_has_a_session_state_key(name):
     assert chat_state.key(name) == f"chat::{name}"

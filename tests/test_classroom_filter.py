@@ -16,6 +16,7 @@ from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.config import DEFAULT_SAFE_REPLY
 from guard.judge.report import BotTurnReport
 from guard.judge.verdicts import Verdict, VerdictDetails
+from guard.judge.wording import summary
 from guard.vocabulary import Category, GuardMode, Method
 
 CLEAN = Verdict(False, 0.1, Category.NONE, (), (), VerdictDetails(Method.STRUCTURED, turn_id=1, threshold=0.9,
@@ -98,7 +99,7 @@ def test_a_flagged_candidate_is_never_sent_and_keeps_its_place(screen, mode):
     assert held.index == 0 and not held.chosen and held.verdict is None and held.text.startswith("I love my petfuck")
     assert held.withheld.words == ("petfuck",) and held.withheld.masked == "I love my ****, he is cute."
     assert held.shown_text() == held.withheld.masked and held.shown_text(original=True) == held.text
-    assert "#1 withheld by the classroom filter" in report.summary()
+    assert "#1 withheld by the classroom filter" in summary(report)
     # every text a step carries (what the live view draws) is masked
     shown = [c.text for s in steps for c in s.candidates] + [t for s in steps for t in s.written]
     assert shown and not [t for t in shown if "petfuck" in t]
@@ -117,7 +118,7 @@ def test_every_candidate_flagged_sends_the_safe_reply(screen):
     report = turn.report
     assert turn.text == DEFAULT_SAFE_REPLY and report.used_fallback and report.chosen_index is None
     assert all(c.withheld for c in report.candidates)
-    assert report.summary().startswith("withheld: every candidate held words the classroom filter masks")
+    assert summary(report).startswith("withheld: every candidate held words the classroom filter masks")
     _, turn, _ = _turn(["Fuck off."], GuardMode.FLAG, screen, fallback="Let's talk about something else.")
     assert turn.text == "Let's talk about something else."
 

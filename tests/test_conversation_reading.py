@@ -16,8 +16,8 @@ from guard.judge.pipeline import Guard
 from guard.judge.reminders import CandidateOrigin, ReminderMethod, opening_for, plan_reminder
 from guard.judge.verdicts import PairScore
 from guard.language.answers import QuestionKind, read_answer, says_nothing
+from guard.language.exchange import denial_support
 from guard.language.grammar import affirmative
-from guard.language.reading import denial_support
 from guard.records import Dialogue, Turn
 from guard.vocabulary import GuardMode, PremiseSource
 

@@ -130,7 +130,7 @@ def test_clause_pairs_need_the_stricter_intra_threshold():
     assert (strict.contradiction, strict.category, strict.evidence) == (False, "none", ())
     assert strict.score < 0.5 and strict.details.intra.score == pytest.approx(0.9)  # kept for the evidence view
     # "I never drink it" is a denial: its clash is capped by how far "I hate tea" agrees with "I drink it." (here:
-    # entirely, so the cap leaves the score alone; guard.language.reading.denial_support)
+    # entirely, so the cap leaves the score alone; guard.language.exchange.denial_support)
     blatant = ScriptedScorer({clauses: (0.01, 0.01, 0.98), (clauses[0], "I drink it."): (0.98, 0.01, 0.01)})
     verdict = detect(blatant, _dialogue(candidate), threshold=0.5, intra_threshold=0.95)
     assert (verdict.contradiction, verdict.category, verdict.score) == (True, "intra", pytest.approx(0.98))

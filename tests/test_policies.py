@@ -1,13 +1,12 @@
-"""Policies: which candidate is sent under each mode, with the DNLI penalty arithmetic."""
+"""Policies: which candidate is sent under each mode and why (``Why`` records, compared by field), with the DNLI
+penalty arithmetic. What the reasons say in words is tests/test_wording.py's."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pytest
 from judging import guard_over, verdicts_of
 
-from guard.judge.policies import DEFAULT_SAFE_REPLY, MODES, choose, deciding_score, describe_verdict
+from guard.judge.policies import DEFAULT_SAFE_REPLY, MODES, WhyKind, choose
 from guard.judge.verdicts import IntraCheck, PairScore, Verdict, VerdictDetails
 from guard.models.nli import NLIScorer
 from guard.records import Candidate, Turn
@@ -30,18 +29,18 @@ def test_off_and_flag_keep_the_generators_best_and_flag_annotates():
     off = choose(CANDIDATES, verdicts, "off")
     flag = choose(CANDIDATES, verdicts, "flag")
     assert off.chosen_index == flag.chosen_index == 0 and not flag.used_fallback
-    assert "FLAGGED" in flag.reasons[0] and "turn 2" in flag.reasons[0]
-    assert "FLAGGED" not in flag.reasons[1] and "FLAGGED" not in off.reasons[0]
+    assert [w.kind for w in flag.whys] == [WhyKind.BEST, WhyKind.LOWER, WhyKind.LOWER]
+    assert [w.flagged for w in flag.whys] == [True, False, False] and not any(w.flagged for w in off.whys)
     assert choose(CANDIDATES, [], "off").reply == "I have no pets."  # off needs no verdicts
 
 
 def test_rerank_takes_the_best_clean_candidate_and_keeps_best_when_all_contradict():
     decision = choose(CANDIDATES, [_verdict(0.9), _verdict(0.7), _verdict(0.1)], "rerank")
     assert (decision.chosen_index, decision.reply) == (2, "Dogs are fun.")
-    assert decision.reasons[0].startswith("rejected") and decision.reasons[2].startswith("chosen")
+    assert [w.kind for w in decision.whys] == [WhyKind.REJECTED, WhyKind.REJECTED, WhyKind.FAVOURITE]
     all_bad = choose(CANDIDATES, [_verdict(0.9)] * 3, "rerank")
     assert all_bad.chosen_index == 0 and not all_bad.used_fallback
-    assert "every candidate contradicts" in all_bad.reasons[0]
+    assert [w.kind for w in all_bad.whys] == [WhyKind.KEPT_FLAGGED, WhyKind.REJECTED, WhyKind.REJECTED]
 
 
 def test_block_sends_the_safe_reply_only_when_every_candidate_contradicts():
@@ -66,41 +65,21 @@ def test_penalty_is_welleck_eq1():
     # a certain contradiction with lambda 1 drops the top candidate to the k-th place (ties go first-listed)
     certain = choose(CANDIDATES, [_verdict(1.0), _verdict(0.0), _verdict(0.0)], "penalty")
     assert certain.adjusted_scores[0] == pytest.approx(-1.3)
-    assert "penalty 0.720" in decision.reasons[0]
+    top = decision.whys[0]
+    assert top.kind == WhyKind.PENALTY_LOWER and top.score - top.adjusted == pytest.approx(0.72)
+    assert (top.penalty_lambda, top.gap, top.contradiction) == pytest.approx((1.0, 0.8, 0.9))
 
 
-def test_reasons_name_the_premise_the_way_people_read_it():
-    assert "contradicts turn 2" in describe_verdict(_verdict(0.9))
-    persona = describe_verdict(_verdict(0.9, turn_id=1, source=PremiseSource.PERSONA))
-    assert "contradicts persona line 2" in persona and "(threshold 0.50)" in persona
-    role = describe_verdict(_verdict(0.9, category=Category.ROLE, turn_id=0))
-    assert role.startswith("role confusion") and "turn 0" in role
-    intra = describe_verdict(_verdict(0.9, category=Category.INTRA, turn_id=3, source=PremiseSource.INTRA))
-    assert intra.startswith("contradicts itself") and '"I have two dogs." vs "I have no pets."' in intra
-    assert describe_verdict(_verdict(0.2)).startswith("no contradiction found")
-
-
-def test_the_reason_quotes_the_score_of_the_check_that_decided():
+def test_the_deciding_score_is_the_check_that_decided():
     """Issue 32: a candidate whose clauses clash at 0.878 (the intra check, threshold 0.71) and which scores 0.93
-    against an earlier turn (under τ 0.95) contradicts itself with probability 0.878, not 0.93; a history pair that
-    reaches τ as well is named with its own score."""
+    against an earlier turn (under τ 0.95) is decided by the intra check: its own score and line."""
     clash = PairScore(PremiseSource.INTRA, 7, "I have no pets", "my cat sleeps a lot.", 0.878)
     details = VerdictDetails(Method.STRUCTURED, turn_id=7, threshold=0.95, n_pairs=4, history_score=0.93,
                              intra=IntraCheck(("I have no pets", "my cat sleeps a lot."), (clash,), 0.878, 0.71))
-    verdict = Verdict(True, 0.93, Category.INTRA, (clash,), (), details)
-    assert deciding_score(verdict) == (0.878, 0.71)
-    why = describe_verdict(verdict)
-    assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
-    assert "0.93" not in why
-    persona = PairScore(PremiseSource.PERSONA, 1, "I have a cat.", "I have no pets", 0.97)
-    details = replace(details, history_score=0.97)
-    both = Verdict(True, 0.97, Category.INTRA, (clash, persona), (persona,), details)
-    why = describe_verdict(both)
-    assert why.startswith("contradicts itself with probability 0.88 (threshold 0.71)"), why
-    assert 'also contradicts persona line 2 ("I have a cat.") with probability 0.97 (threshold 0.95)' in why, why
-    # a history contradiction quotes its strongest pair, as before
-    assert deciding_score(_verdict(0.9)) == (0.9, 0.5)
-    assert deciding_score(_verdict(0.2)) == (0.2, 0.5)
+    assert Verdict(True, 0.93, Category.INTRA, (clash,), (), details).deciding == (0.878, 0.71)
+    # a history contradiction quotes its strongest pair; no contradiction, the highest score against τ
+    assert _verdict(0.9).deciding == (0.9, 0.5)
+    assert _verdict(0.2).deciding == (0.2, 0.5)
 
 
 def test_bad_input_is_refused_with_a_clear_message():
@@ -121,16 +100,4 @@ def test_policies_run_on_real_detector_verdicts(tiny_nli_model_dir):
     verdicts = verdicts_of(guard, settings, history, [c.text for c in CANDIDATES])
     assert all(v.contradiction for v in verdicts)  # a threshold this low flags everything
     decision = choose(CANDIDATES, verdicts, "block")
-    assert decision.used_fallback and len(decision.reasons) == 3
-    assert all("probability" in r for r in decision.reasons)
-
-
-@pytest.mark.parametrize("score, threshold, shown", [
-    (0.9403, 0.9361, ("0.940", "0.936")), (0.9409, 0.9401, ("0.941", "0.940")), (0.93, 0.95, ("0.93", "0.95")),
-    (0.9306, 0.9315, ("0.9306", "0.9315")), (0.94000004, 0.94, ("0.9400", "0.9400")),
-])
-def test_a_score_and_its_threshold_never_print_as_the_same_number_unless_they_are(score, threshold, shown):
-    """Issue 45: a flag read "probability 0.94 (threshold 0.94)"."""
-    from guard.judge.policies import score_and_threshold
-
-    assert score_and_threshold(score, threshold) == shown
+    assert decision.used_fallback and [w.kind for w in decision.whys] == [WhyKind.REJECTED_ALL] * 3

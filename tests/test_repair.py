@@ -12,9 +12,11 @@ from bots.scripted import ScriptedBot
 from conversation.guarding import guarded_reply
 from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.judge.jsonform import jsonable
-from guard.judge.policies import DEFAULT_SAFE_REPLY, choose, plan_repair, still_answers
+from guard.judge.policies import DEFAULT_SAFE_REPLY, WhyKind, choose
+from guard.judge.repair import Declined, DeclinedKind, plan_repair, still_answers
 from guard.judge.report import BotTurnReport, TurnStatus
 from guard.judge.verdicts import PairScore, Verdict, VerdictDetails
+from guard.judge.wording import summary
 from guard.records import Candidate
 from guard.vocabulary import Category, GuardMode, Method, PremiseSource
 
@@ -47,10 +49,10 @@ def test_the_one_contradicting_sentence_is_removed_and_the_rest_sent():
     assert (decision.chosen_index, decision.reply, decision.used_fallback) == (0, "I love hiking on weekends.", False)
     repair = decision.repair
     assert repair.index == 0 and repair.removed == "I don't have any pets." and repair.reply == decision.reply
-    assert repair.why.startswith('contradicts turn 1 ("I have two dogs, Max and Bella.") with probability 0.97')
-    assert decision.reasons[0].startswith('chosen and repaired: "I don\'t have any pets." removed')
-    assert decision.reasons[1].startswith("not chosen: the generator's best (-0.300) could be repaired")
-    assert decision.decided_by is None and decision.repair_declined == ""
+    assert repair.evidence == _verdict("I don't have any pets.").evidence
+    assert [w.kind for w in decision.whys] == [WhyKind.REPAIRED, WhyKind.REPAIR_WON, WhyKind.REPAIR_WON]
+    assert decision.whys[0].removed == "I don't have any pets." and decision.whys[1].best_score == -0.3
+    assert decision.decided_by is None and decision.repair_declined is None
 
 
 def test_a_clause_or_a_cleaned_copy_points_at_its_sentence_and_every_copy_goes():
@@ -63,18 +65,18 @@ def test_a_clause_or_a_cleaned_copy_points_at_its_sentence_and_every_copy_goes()
 
 
 @pytest.mark.parametrize("text, hypotheses, more, why", [
-    ("I don't have any pets.", ("I don't have any pets.",), (), "the contradicting sentence is the whole reply"),
-    ("I don't have any pets. Do you?", ("I don't have any pets.",), (), 'what would remain ("Do you?") only asks'),
-    ("I have no dogs. Haha!", ("I have no dogs.",), (), "only asks or greets"),
+    ("I don't have any pets.", ("I don't have any pets.",), (), Declined(DeclinedKind.WHOLE_REPLY)),
+    ("I don't have any pets. Do you?", ("I don't have any pets.",), (),
+     Declined(DeclinedKind.NOTHING_ANSWERS, "Do you?")),
+    ("I have no dogs. Haha!", ("I have no dogs.",), (), Declined(DeclinedKind.NOTHING_ANSWERS, "Haha!")),
     ("I have no dogs. I never had a cat. I like tea.", ("I have no dogs.", "I never had a cat."), (),
-     "the contradiction runs through 2 sentences, not one"),
+     Declined(DeclinedKind.SEVERAL_SENTENCES, "2")),
     ("I have no dogs. I never had a pet. I like tea.", ("I have no dogs.",), ("I never had a pet.",),
-     "runs through 2 sentences"),
-    ("I like tea.", ("I have cats.",), (), '"I have cats." is not a sentence of the reply'),
+     Declined(DeclinedKind.SEVERAL_SENTENCES, "2")),
+    ("I like tea.", ("I have cats.",), (), Declined(DeclinedKind.NOT_A_SENTENCE, "I have cats.")),
 ])
 def test_what_cannot_be_repaired_says_why(text, hypotheses, more, why):
-    repair, declined = plan_repair(0, text, _verdict(*hypotheses, more=more))
-    assert repair is None and why in declined
+    assert plan_repair(0, text, _verdict(*hypotheses, more=more)) == (None, why)
 
 
 def test_without_a_repair_the_fallback_policy_decides_and_the_reason_says_why():
@@ -82,17 +84,18 @@ def test_without_a_repair_the_fallback_policy_decides_and_the_reason_says_why():
     cannot = [Candidate("I don't have any pets. Do you?", -0.3), *CANDIDATES[1:]]
     rerank = choose(cannot, verdicts, GuardMode.REPAIR)
     assert (rerank.chosen_index, rerank.repair, rerank.decided_by) == (1, None, GuardMode.RERANK)
-    assert rerank.reasons[0].startswith('not repaired (what would remain ("Do you?") only asks or greets, it does '
-                                        "not answer), so rerank decided: rejected")
+    assert rerank.repair_declined == Declined(DeclinedKind.NOTHING_ANSWERS, "Do you?")
+    assert (rerank.whys[0].kind, rerank.whys[0].declined, rerank.whys[0].decided_by) == (
+        WhyKind.REJECTED, rerank.repair_declined, GuardMode.RERANK)
     every = [_verdict("I don't have any pets."), _verdict("No, my two dogs are plenty for me."),
              _verdict("Maybe a cat one day!")]
     single = [Candidate("I don't have any pets.", -0.3), *CANDIDATES[1:]]
     assert choose(single, every, GuardMode.REPAIR, repair_fallback=GuardMode.BLOCK).reply == DEFAULT_SAFE_REPLY
     penalty = choose(single, every, GuardMode.REPAIR, repair_fallback=GuardMode.PENALTY)
-    assert penalty.decided_by == GuardMode.PENALTY and "adjusted score" in penalty.reasons[0]
+    assert penalty.decided_by == GuardMode.PENALTY and penalty.whys[0].kind == WhyKind.PENALTY_BEST
     # a clean generator's best is sent as it is, as re-rank would
     clean = choose(CANDIDATES, [CLEAN, verdicts[0], CLEAN], GuardMode.REPAIR)
-    assert (clean.chosen_index, clean.reply, clean.repair_declined) == (0, CANDIDATES[0].text, "")
+    assert (clean.chosen_index, clean.reply, clean.repair_declined) == (0, CANDIDATES[0].text, None)
     with pytest.raises(ValueError, match="repair_fallback must be one of rerank, penalty, block"):
         choose(CANDIDATES, verdicts, GuardMode.REPAIR, repair_fallback=GuardMode.FLAG)
 
@@ -137,7 +140,7 @@ def test_the_turn_records_the_repair_and_the_sent_reply_is_not_flagged():
     assert report.repair.removed == "I have no pets." and report.repair.evidence[0].premise == EARLIER
     assert report.candidates[1].repair is None
     assert not report.reply_flagged and report.status == TurnStatus.GUARDED
-    assert report.summary() == ('repaired: candidate #1 contradicts turn 1 (p=0.97) in "I have no pets."; that '
+    assert summary(report) == ('repaired: candidate #1 contradicts turn 1 (p=0.97) in "I have no pets."; that '
                                 "sentence was removed and the rest sent")
     assert turn.settings.guard_mode == GuardMode.REPAIR and turn.settings.repair_fallback == GuardMode.RERANK
     record = conversation.to_decode_record()
@@ -181,7 +184,7 @@ def test_a_declined_repair_is_worded_as_the_policy_that_decided_with_the_reason(
     report = turn.report
     assert turn.text == "Max is a beagle." and not report.repaired and report.decided_by == GuardMode.BLOCK
     assert turn.settings.repair_fallback == GuardMode.BLOCK
-    assert report.summary() == ('block: candidate #1 rejected as contradicting; #2 sent (not repaired: what would '
+    assert summary(report) == ('block: candidate #1 rejected as contradicting; #2 sent (not repaired: what would '
                                 'remain ("Do you?") only asks or greets, it does not answer)')
     assert report.status == TurnStatus.GUARDED and not report.reply_flagged
 
@@ -220,18 +223,23 @@ def test_the_candidate_panel_pieces_show_the_repair():
 
 
 def test_the_live_view_announces_the_repair_and_a_declined_one():
+    from guard.config import JudgeSettings
+    from guard.judge.pipeline import decide
     from ui.turn_widgets import _choice_line
 
-    decision = choose(CANDIDATES, [_verdict("I don't have any pets."), CLEAN, CLEAN], GuardMode.REPAIR)
-    assert _choice_line(decision, GuardMode.REPAIR) == \
+    def report(candidates, verdicts, mode):
+        return decide(candidates, verdicts, JudgeSettings.resolve(None, mode=mode), detector="fake")[0]
+
+    repaired = report(CANDIDATES, [_verdict("I don't have any pets."), CLEAN, CLEAN], GuardMode.REPAIR)
+    assert _choice_line(repaired, GuardMode.REPAIR) == \
         "**repair** sends candidate #1 without “I don't have any pets\\.”: “I love hiking on weekends\\.”"
     cannot = [Candidate("I have no pets. *Do* you?", -0.3), *CANDIDATES[1:]]
-    declined = choose(cannot, [_verdict("I have no pets."), CLEAN, CLEAN], GuardMode.REPAIR)
+    declined = report(cannot, [_verdict("I have no pets."), CLEAN, CLEAN], GuardMode.REPAIR)
     line = _choice_line(declined, GuardMode.REPAIR)
     assert line.startswith("**repair** could not repair the bot's favourite reply (what would remain")
     assert line.endswith("so **rerank** sends candidate #2")
     assert "\\*Do\\* you?" in line and "*Do*" not in line  # the bot's text is escaped
-    assert _choice_line(choose(CANDIDATES, [CLEAN] * 3, GuardMode.RERANK), GuardMode.RERANK) == \
+    assert _choice_line(report(CANDIDATES, [CLEAN] * 3, GuardMode.RERANK), GuardMode.RERANK) == \
         "**rerank** sends candidate #1"
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-RUNTIME = ["guard.judge.detector", "guard.language.reading", "guard.judge.planning", "guard.models.pair_cache",
+RUNTIME = ["guard.judge.detector", "guard.language.exchange", "guard.judge.planning", "guard.models.pair_cache",
            "guard.judge.building", "guard.judge.pipeline", "guard.models.nli", "guard.models.loading",
            "guard.judge.policies", "guard.eval.probes", "guard.language.perturb"]
 

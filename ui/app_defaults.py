@@ -50,15 +50,11 @@ def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     env = dict(zip(ENVIRONMENT, environment))
     preset_name = env["GUARD_APP_PRESET"] or DEFAULT_PRESET
     detector = env["GUARD_APP_DETECTOR"] or "embedded"
-    try:
-        threshold = calibrated_threshold(detector)
-    except LOAD_ERRORS:
-        threshold = None  # no usable config: the sidebar says why; nobody chose a τ to put in its place
     decoding = PRESETS.get(preset_name) or {}
     bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] else "embedded")
     return ChatSettings(
         bot=bot, preset=preset_name, decoding=decoding, guard_mode=env["GUARD_APP_MODE"] or "rerank",
-        detector=detector, threshold=threshold, num_candidates=int(env["GUARD_APP_CANDIDATES"] or 4),
+        detector=detector, threshold=None, num_candidates=int(env["GUARD_APP_CANDIDATES"] or 4),
         persona=_default_persona(bot), remind=env["GUARD_APP_REMIND"] != "0")
 
 
@@ -82,6 +78,18 @@ def calibrated_threshold(name: str) -> float:
     from guard.models.registry import read_config
 
     return JudgeSettings.resolve(read_config(name)).threshold
+
+
+def shown_threshold(settings: ChatSettings) -> float | None:
+    """The τ a page says the guard judges with: the one the user moved the slider to, else the detector's own
+    calibrated τ, unrounded (None: its config is unusable, and the sidebar says why). Only for showing: the settings
+    carry None when the user moved nothing, so the guard judges with its own value (``guard.judge.pipeline.Guard``)."""
+    if settings.threshold is not None:
+        return settings.threshold
+    try:
+        return calibrated_threshold(settings.detector or "embedded")
+    except LOAD_ERRORS:
+        return None
 
 
 def current_settings() -> ChatSettings:

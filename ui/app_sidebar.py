@@ -8,7 +8,7 @@ import streamlit as st
 from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, JudgeSettings, OperatingPoint
 from guard.models.registry import read_config
 from ui import chat_state
-from ui.app_defaults import calibrated_threshold, defaults
+from ui.app_defaults import defaults
 from ui.errors import LOAD_ERRORS, short_error, show_error
 
 #: set while the run that refilled an empty detector box is repeated
@@ -29,16 +29,16 @@ def presentation_toggle() -> bool:
 
 
 def _detector_changed() -> None:
-    """A new detector name: τ goes to that detector's calibrated value (another detector's τ means nothing)."""
-    name = (st.session_state.get(chat_state.key("detector")) or "").strip() or "embedded"
-    try:
-        st.session_state[chat_state.key("threshold")] = calibrated_threshold(name)
-    except LOAD_ERRORS:
-        pass  # the sidebar says why under the box
+    """A new detector name: τ goes back to that detector's own calibrated value (another detector's τ means
+    nothing): the settings carry none, the slider shows the new detector's."""
+    st.session_state[chat_state.key("threshold")] = None
+    st.session_state.pop(chat_state.TAU_SLIDER_KEY, None)
 
 
 def sidebar_detector_settings() -> tuple[str, float]:
-    """Detector name and threshold, shared by every page (rendered by app.py before the page)."""
+    """Detector name and threshold, shared by every page (rendered by app.py before the page). The settings get a
+    threshold only when the user moves the slider off the detector's calibrated τ; otherwise None, and the guard
+    judges with its own value, unrounded."""
     app_defaults = defaults()
     # the values a visit to another page made Streamlit forget (the chat sidebar's persona, mode...) come back before
     # the defaults fill what is missing: app.py runs before every page
@@ -73,9 +73,10 @@ def sidebar_detector_settings() -> tuple[str, float]:
         config = None
     default = FALLBACK_THRESHOLD if config is None else JudgeSettings.resolve(config).threshold
     low, high = chat_state.THRESHOLD_RANGE
-    tau_key = chat_state.key("threshold")
+    tau_key, chosen_key = chat_state.TAU_SLIDER_KEY, chat_state.key("threshold")
+    chosen = st.session_state.get(chosen_key)
     if st.session_state.get(tau_key) is None or not low <= float(st.session_state[tau_key]) <= high:
-        st.session_state[tau_key] = round(default, 4)
+        st.session_state[tau_key] = round(float(chosen if chosen is not None else default), 4)
     st.session_state[tau_key] = round(float(st.session_state[tau_key]), 4)
     point = None if config is None else config.operating_point
     threshold = st.sidebar.select_slider(
@@ -87,7 +88,9 @@ def sidebar_detector_settings() -> tuple[str, float]:
              + operating_point_caption(point, float(st.session_state[tau_key])),
     )
     st.sidebar.caption(plain_operating_point(point, float(threshold)))
-    return name, float(threshold)
+    moved = abs(float(threshold) - round(default, 4)) > 1e-9
+    st.session_state[chosen_key] = float(threshold) if moved else None
+    return name, float(threshold) if moved else default
 
 
 def plain_operating_point(point: OperatingPoint | None, threshold: float) -> str:

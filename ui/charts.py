@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from guard.judge.policies import score_and_threshold
+from guard.judge.wording import score_and_threshold
 
 #: Vega-Lite's renderer: SVG keeps each mark a DOM element (Streamlit picks canvas only for big data).
 SVG = {"embedOptions": {"renderer": "svg"}}

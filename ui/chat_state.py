@@ -21,6 +21,9 @@ from guard.vocabulary import GUARD_MODES, GuardMode
 PREFIX = "chat::"
 #: the chat page's view preferences (not settings of a turn), kept across pages like the settings
 VIEW_PREFIX = "chat_view::"
+#: the threshold slider's own key: it always shows a value, while the settings' ``threshold`` stays None until the
+#: user moves it away from the detector's calibrated τ (the guard then judges with its own, unrounded)
+TAU_SLIDER_KEY = VIEW_PREFIX + "tau"
 THRESHOLD_RANGE = (0.05, 0.99)
 #: the τ slider's grid (arrow keys move by one stop); a calibrated τ off the grid is offered as well
 TAU_STEP = 0.01
@@ -106,6 +109,7 @@ def write_settings(settings: ChatSettings, state: MutableMapping, only_offered: 
         if only_offered and not _offered(f.name, value):
             continue
         state[key(f.name)] = TO_STATE.get(f.name, lambda v: v)(value)
+    state.pop(TAU_SLIDER_KEY, None)  # the slider shows the settings' τ (or the detector's) again
 
 
 def read_settings(state: MutableMapping, defaults: ChatSettings) -> ChatSettings:

@@ -23,9 +23,8 @@ FACT_ICON = ":material/fact_check:"
 
 def fact_about(fact: Fact) -> str:
     """What a fact is about, as the sheet's first column says it: "job", "dogs", "lives in", "never", "eats"."""
-    if fact.relation == Relation.COUNT:  # "dogs 2": the counted thing, as the guard writes it (its plural)
-        value = "some" if fact.vague else fact.value
-        return fact.shown[: -len(value) - 1] if fact.shown.endswith(" " + value) else fact.thing
+    if fact.relation == Relation.COUNT:  # "dogs 2": the counted thing, as the guard names it (its plural)
+        return fact.counted
     if fact.relation == Relation.DOES:
         return "does" if fact.holds else "never"
     if fact.relation == Relation.DIET and fact.value == "eats":

@@ -198,3 +198,9 @@ def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "
         marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} ({sure})" if plain
                                         else f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
     return marks
+
+
+def tau_words(threshold: float | None) -> str:
+    """A threshold τ as a caption says it: to the four places calibrations are kept, or "unknown" when the detector's
+    config is unusable (the sidebar says why)."""
+    return "unknown (see the sidebar)" if threshold is None else f"{threshold:.4f}"

@@ -10,7 +10,7 @@ import streamlit as st
 from conversation.records import BOT, ChatSettings, Conversation
 from embedded import MissingAssetError
 from guard.judge.verdicts import Verdict
-from guard.language.fact_sheet import FactSheet, sheet_of
+from guard.language.fact_sheet import FactSheet
 from guard.language.grammar import PAST, PRESENT
 from guard.records import Dialogue
 from guard.vocabulary import PremiseSource
@@ -65,9 +65,12 @@ def chat_sheet(conversation: Conversation, settings: ChatSettings) -> None:
                        "the next message.")
             return
         try:
-            sheet = sheet_of(conversation.turns, conversation.persona, BOT)
+            sheet = conversation.fact_sheet()  # the guard's reading, carried by the last turn's report
         except MissingAssetError as exc:
             st.caption(escape_markdown(f"The sheet cannot be read here: {str(exc).splitlines()[0][:200]}"))
+            return
+        if sheet is None:
+            st.caption("The guard read no facts for the last reply (it was off, or its detector's fact check is off).")
             return
         rows = sheet_rows(sheet, [*report_clashes(conversation.turns), *sent_turn_clashes(sheet, bot_turns)])
         if rows:
@@ -94,11 +97,15 @@ def _chat_checks(settings: ChatSettings):
         return None
 
 
-def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, plain: bool = False) -> FactSheet:
-    """A judged dialogue's sheet: what the last turn's speaker said about themselves before it (and its persona), the
-    last turn's clashes (its verdict's, when the fact check ran) marked on the facts; then each clash in words."""
+def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, whole: FactSheet | None,
+                   plain: bool = False) -> FactSheet | None:
+    """A judged dialogue's sheet (``whole``: the guard's reading with the last turn said, ``Guard.judge_dialogue``;
+    None: the guard read no facts): what the last turn's speaker said about themselves before it (and its persona),
+    the last turn's clashes (its verdict's) marked on the facts; then each clash in words."""
     last = dialogue.last
-    whole = sheet_of(dialogue.turns, dialogue.persona, last.agent_id)  # each turn read with the question before it
+    if whole is None:
+        st.caption("The guard read no facts for this dialogue (its detector's fact check is off).")
+        return None
     judged = [f for f in whole.facts if f.source == PremiseSource.HISTORY and f.turn_id == last.turn_id]
     sheet = FactSheet(tuple(f for f in whole.facts if f not in judged))
     clashes = tuple(verdict.details.fact_clashes) if verdict is not None else ()

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from conversation.records import BOT, Conversation
-from guard.judge.policies import score_and_threshold
 from guard.judge.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.judge.verdicts import PairScore
+from guard.judge.wording import score_and_threshold
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 from ui.fact_sheet import candidate_clashes, clash_words
 from ui.render import DialogueMarks, Mark, turn_html
@@ -114,7 +114,7 @@ def candidate_marks(cand: CandidateReport, report: BotTurnReport | None = None) 
 class TurnScore:
     """One point of the per-turn chart: a bot turn's reply, sent or not, at the score of the check that decided its
     verdict, and the line that check compared it with (the one number the candidate table and the "why" text quote
-    too; ``guard.judge.policies.deciding_score``)."""
+    too; ``Verdict.deciding``)."""
 
     turn: int
     series: str  # ui.charts.SENT, NOT_SENT or WOULD_SEND

@@ -10,13 +10,14 @@ import streamlit as st
 
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
-from guard.judge.policies import deciding_score, score_and_threshold
-from guard.judge.report import BotTurnReport, CandidateReport, reminder_phrase
+from guard.judge.report import BotTurnReport, CandidateReport
+from guard.judge.wording import reminder_phrase, score_and_threshold, summary
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui import ownership, profiling
+from ui.app_defaults import shown_threshold
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
-from ui.render import escape_markdown, turn_html
+from ui.render import escape_markdown, tau_words, turn_html
 from ui.sheet_widgets import show_candidate_clashes
 from ui.transcript import (
     STATUS_ICONS,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # loads torch
 def turn_caption(report: BotTurnReport) -> None:
     """What the guard did this turn, one line with its icon (⚠️ only when the sent reply is flagged)."""
     icon = STATUS_ICONS[report.status]
-    st.caption((icon + " " if icon else "") + escape_markdown(report.summary()))
+    st.caption((icon + " " if icon else "") + escape_markdown(summary(report)))
     if report.prompt_note:
         st.caption("✂️ " + escape_markdown(report.prompt_note))
     if report.rejudge_note:
@@ -108,12 +109,15 @@ def show_repair(cand: CandidateReport) -> None:
             f"{turn_html(BOT, repair.reply)}</div>")
 
 
-def show_turn_chart(conversation: Conversation, threshold: float) -> None:
+def show_turn_chart(conversation: Conversation, threshold: float | None) -> None:
     """The highest contradiction score per bot turn, sent reply vs the candidates not sent, each turn against the τ it
-    was judged at (its report's); the caption says when that is not the sidebar's τ (``threshold``)."""
+    was judged at (its report's); the caption says when that is not the sidebar's τ (``threshold``; None: unknown, the
+    detector's config unusable, so each turn is drawn at its own τ only)."""
     rows = turn_scores(conversation)
     if not rows:
         return
+    if threshold is None:
+        threshold = rows[-1]["tau"]
     st.markdown("**Contradiction score per bot turn**")
     scale = PRESENTATION_SCALE if presentation_on() else 1.0
     st.altair_chart(turn_score_chart(rows, threshold, scale), width="stretch", height=round(TURN_CHART_HEIGHT * scale))
@@ -142,7 +146,8 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = f"Re-judge the conversation ({settings.detector}, τ = {settings.threshold:.4f}, {settings.mode})"
+    label = (f"Re-judge the conversation ({settings.detector}, τ = {tau_words(shown_threshold(settings))}, "
+             f"{settings.mode})")
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
         return None
@@ -158,7 +163,7 @@ def _verdict_line(index: int, text: str, step: GuardStep) -> str:
     verdict = step.verdict
     shown, limit = score_and_threshold(verdict.score, verdict.details.threshold)
     if verdict.contradiction:  # the check that decided, at its own threshold (the reason says the same number)
-        shown, limit = score_and_threshold(*deciding_score(verdict))
+        shown, limit = score_and_threshold(*verdict.deciding)
     quote = escape_markdown(text if len(text) <= 90 else text[:87] + "…")
     if not verdict.contradiction:
         return f"✅ #{index + 1} “{quote}” — p = {shown} < τ = {limit}: no contradiction"
@@ -244,7 +249,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
         if turn.report.prompt_note:  # a message longer than the bot's prompt: the bot read only its end
             status.write("✂️ " + escape_markdown(turn.report.prompt_note))
         total = sum(turn.report.timings.values())
-        status.update(label=f"{STATUS_ICONS[turn.report.status]} {turn.report.summary()} · {total:.1f} s".strip(),
+        status.update(label=f"{STATUS_ICONS[turn.report.status]} {summary(turn.report)} · {total:.1f} s".strip(),
                       state="complete", expanded=False)
     return turn
 

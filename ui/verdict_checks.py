@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from guard.judge.policies import score_and_threshold
 from guard.judge.verdicts import Verdict
+from guard.judge.wording import score_and_threshold
 from guard.vocabulary import Category, Check, GuardMode, describe_source
 from ui.render import escape_markdown
 from ui.widgets import percents, show_table

@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from guard.eval.examples import ExampleJudgement, agreement_line, judge_examples
-from guard.judge.policies import deciding_score, score_and_threshold
 from guard.judge.verdicts import PairScore, Verdict
+from guard.judge.wording import score_and_threshold
 from guard.records import Dialogue
 from guard.vocabulary import Category, PremiseSource, category_name, describe_source
 from ui.charts import pair_heatmap
@@ -55,7 +55,7 @@ def verdict_line(verdict: Verdict) -> str:
     the check that decided (an intra-sentence contradiction's clause pair, not a higher pair under τ)."""
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
-    shown, line = score_and_threshold(*deciding_score(verdict))  # the digits it needs beside its line
+    shown, line = score_and_threshold(*verdict.deciding)  # the digits it needs beside its line
     return f"{icon} **{escape_markdown(name)}** · p = {shown} (flags from {line})"
 
 
@@ -86,7 +86,7 @@ def plain_verdict_line(verdict: Verdict, expected: str | None = None) -> str:
     said earlier**, 98% sure · people say: **contradicts something said earlier**'."""
     tau = verdict.details.threshold
     if verdict.contradiction:
-        score, limit = deciding_score(verdict)
+        score, limit = verdict.deciding
         sure, line = percents(score, limit)
         said = f"⚠️ Detector: **{plain_category(verdict.category)}**, {sure} sure"
         if round(limit, 4) != round(tau, 4):

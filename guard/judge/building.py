@@ -29,7 +29,7 @@ ROLE_THRESHOLD = 0.5
 
 def contradiction(slot: Slot, probs: np.ndarray, layout) -> float:
     """A planned pair's contradiction score: the model's, capped for a denial by how far the other side agrees with
-    what the denial denies (``guard.language.reading.denial_support``: 1 - P(contradiction) of the pair with the denial
+    what the denial denies (``guard.language.exchange.denial_support``: 1 - P(contradiction) of the pair with the denial
     affirmed)."""
     score = float(probs[slot.row, layout.contradiction])
     if slot.support is None:

@@ -7,7 +7,7 @@
   ``pairing="utterance"`` keeps DECODE's whole-utterance pairs so the two can be compared.
 * ``unstructured`` (DECODE's baseline): the whole history with speaker markers against the candidate, one pair.
 
-A turn is read in the conversation (``guard.language.reading``, ``guard.language.answers``): a short answer ("Yes, I am." to "Aren't
+A turn is read in the conversation (``guard.language.exchange``, ``guard.language.answers``): a short answer ("Yes, I am." to "Aren't
 you a teacher?") is paired as the statement it makes with its question, its own words kept beside the reading.
 
 Judging runs in three stages, each in its module: plan every pair (``guard.judge.planning``), score them in one batch

@@ -22,9 +22,9 @@ from guard.config import JudgeSettings
 from guard.language import grammar
 from guard.language import text as textsplit
 from guard.language.answers import Reading, read_answer
+from guard.language.exchange import Unit, asked_back_turn, denial_support, question_before
 from guard.language.fact_sheet import FactClash, read_facts, sheet_of
 from guard.language.grammar import after_particle
-from guard.language.reading import Unit, asked_back_turn, denial_support, question_before
 from guard.models.pair_cache import embed
 from guard.records import Turn
 from guard.vocabulary import Check, Pairing, PremiseSource
@@ -47,7 +47,7 @@ class Premise:
 class Slot:
     """One planned pair: its premise, the two units, the pair's row in the scored batch and, when one side denies
     what the other does not, the row of the pair that asks whether the other side entails the denied statement
-    (``guard.language.reading.denial_support``)."""
+    (``guard.language.exchange.denial_support``)."""
 
     premise: Premise
     unit: Unit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from guard.config import FACT_LINE
 from guard.language.fact_sheet import FactClash
 from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
@@ -141,3 +142,33 @@ class Verdict:
     def evidence_persona_lines(self) -> list[int]:
         """0-based indices of the persona lines the evidence points at."""
         return sorted({p.turn_id for p in self.evidence if p.source == PremiseSource.PERSONA})
+
+    @property
+    def deciding(self) -> tuple[float, float]:
+        """The score of the check that decided this verdict and the threshold that check compared it with.
+
+        ``score`` is the highest of the checks that fired (or the history score when none did), so it can come from
+        another check than the one that named the category: a candidate whose two clauses clash at 0.72 (the
+        intra-sentence check, at its own threshold) may also score 0.99 against an earlier turn. What is said about
+        the decision quotes the deciding check's own number, the one of its evidence row: the intra check's best
+        clause pair for an intra-sentence contradiction, the pair against the turn that asked the user back for a
+        bot answering its own question, the fact sheet's confidence against its line when the sheet alone decided,
+        the strongest evidence pair for a history contradiction, and the highest pair at τ when nothing fired."""
+        tau = self.details.threshold
+        top = self.evidence[0] if self.evidence else None
+        if not self.contradiction:
+            return self.score, tau
+        if self.category == Category.INTRA:
+            intra = self.details.intra
+            if intra is not None:
+                return intra.score, intra.threshold
+            return (top.score if top is not None else self.score), tau
+        if top is None:
+            return self.score, tau
+        details = self.details
+        if details.fact_clashes and details.history_score < tau and details.fact_confidence is not None:
+            return details.fact_confidence, FACT_LINE  # the fact sheet decided: its confidence against its line
+        role = details.role
+        if self.category == Category.ROLE and role is not None and role.signal == "answers-own-question":
+            return top.score, role.role_threshold
+        return top.score, tau

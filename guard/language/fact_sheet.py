@@ -107,10 +107,15 @@ class Fact:
         return "persona" if self.source == PremiseSource.PERSONA else f"turn {self.turn_id}"
 
     @property
+    def counted(self) -> str:
+        """What a count counts, in the plural, as the sheet names it ("dogs" for "I have two dogs.")."""
+        return _plural(self.thing)
+
+    @property
     def shown(self) -> str:
         """The value as the sheet shows it: "dogs 2", "not a doctor", "job nurse"."""
         if self.relation == Relation.COUNT:
-            return f"{_plural(self.thing)} {'some' if self.vague else self.value}"
+            return f"{self.counted} {'some' if self.vague else self.value}"
         if self.relation == Relation.DOES:
             return self.thing if self.holds else f"never: {self.thing}"
         return self.value if self.holds else f"not {self.value}"

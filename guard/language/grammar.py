@@ -154,7 +154,7 @@ def affirmative(sentence: str) -> str | None:
 
     A denial contradicts only what entails its affirmation: "I'm not a teacher." does not contradict "I work as a
     nurse.", while "I don't have any pets." contradicts "I have two dogs." The detector asks the NLI model that
-    question (``guard.language.reading.denial_support``), because a model trained on negation-heavy contradictions reads
+    question (``guard.language.exchange.denial_support``), because a model trained on negation-heavy contradictions reads
     almost any denial against any statement as a clash."""
     if not _DENIAL_WORD.search(sentence):
         return None

@@ -114,7 +114,7 @@ def _schema_6(conn: Connection) -> None:
     """One settings record: a session's chat settings become one JSON value (``sessions.settings``,
     ``conversation.records.ChatSettings``'s fields), taken from the columns of their own, which go; every stored
     guard report takes today's shape (a candidate embeds its verdict instead of copying it field by field)."""
-    from guard.judge.report import upgrade_report_json
+    from guard.judge.report_versions import upgrade_report_json
 
     _add_column_if_missing(conn, "sessions", "settings", "JSON")
     present = _columns(conn, "sessions")

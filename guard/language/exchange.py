@@ -1,4 +1,4 @@
-"""Reading a turn in its conversation: who asked whom, what a short answer and a denial stand for, what a turn is
+"""A conversation's exchanges: who asked whom, what a short answer and a denial stand for, what a turn is
 paired as. No model here: the detector's planning (``guard.judge.planning``) reads turns through these.
 
 CDConv's triggers (Zheng et al. 2022) are read off the conversation: a bot that asked the user back ("I'm 25. And
