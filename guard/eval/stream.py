@@ -28,7 +28,7 @@ import numpy as np
 from guard.records import Dialogue, Turn
 from guard.vocabulary import Category
 
-STREAM_DIR = Path(__file__).resolve().parent / "data" / "bot_stream"
+STREAM_DIR = Path(__file__).resolve().parent.parent / "data" / "bot_stream"  # guard/data/bot_stream
 SAMPLE_FILE = STREAM_DIR / "sample.json"
 LABELS_FILE = STREAM_DIR / "labels.jsonl"
 #: the unlabelled conversations this dev set is drawn from, inside the shared data folder
