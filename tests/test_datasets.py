@@ -190,3 +190,13 @@ def test_shared_rgm_and_mutual_files_read_completely(shared_data: Path):
         assert len(mutual) == 886
         assert all(len(d.meta["options"]) == 4 and d.meta["answer"] in range(4) for d in mutual)
         assert all(d.turns and d.meta["option_speaker"] in ("m", "f") for d in mutual)
+
+
+def test_the_live_stream_labels_ship_with_the_guard():
+    """The ConvAI2 stream's sample and labels are committed beside the guard (guard/data/bot_stream), not in the shared
+    data: every label names a conversation of the sample, both halves are labelled."""
+    from guard.eval.stream import read_labels, read_sample
+
+    labels, sample = read_labels(), read_sample()
+    assert len(labels) > 1000 and {label.record_id for label in labels} <= set(sample.record_ids)
+    assert {label.split for label in labels} == {"calibration", "evaluation"}
