@@ -280,10 +280,10 @@ _VALUE_SUBJECT = {"number": re.compile(r"^(?:i have|i've got|i got|i own|we have
                   "name": re.compile(r"^(?:my name is|i'm|i am|call me)\s+", re.IGNORECASE)}
 _DODGE = re.compile(r"\b(?:know|sure|idea|remember|say|guess|depends|maybe|perhaps|secret|rather|wish|why|"
                     r"what|nothing|none of your)\b", re.IGNORECASE)
-_NUMBER_WORDS = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
-                 "a couple|a few|several|many|no|none")
-_HAS_NUMBER = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
+#: words that give an amount without a number word ("a few", "none")
+_AMOUNT_WORDS = ("a couple", "a few", "several", "many", "no", "none")
+#: a value that gives a number: digits, a number word (``grammar.NUMBER_WORDS``) or an amount word
+_HAS_NUMBER = re.compile(r"\b(?:\d+|" + "|".join((*grammar.NUMBER_WORDS, *_AMOUNT_WORDS)) + r")\b", re.IGNORECASE)
 _PREPOSITION = re.compile(r"^(?:in|at|on|near|by|from|outside|inside|downtown|around|close to|next to)\b",
                           re.IGNORECASE)
 

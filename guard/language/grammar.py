@@ -245,11 +245,18 @@ def time_of(clause: str, tense: bool = True) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ numbers
-_ONES = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                                     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-                                     "seventeen", "eighteen", "nineteen"))}
-_TENS = {w: 10 * i for i, w in enumerate(("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-                                          "ninety")) if w}
+#: the English number words and their values, the one table: read by ``number_value`` (and the answer reading's
+#: "does this value hold a number"), written by ``number_word`` (training templates, swapped counts)
+NUMBER_WORDS: dict[str, int] = {
+    **{w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                   "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                   "seventeen", "eighteen", "nineteen"))},
+    **{w: 10 * i for i, w in enumerate(("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
+                                       start=2)},
+    "hundred": 100}
+_ONES = {w: n for w, n in NUMBER_WORDS.items() if n < 20}
+_TENS = {w: n for w, n in NUMBER_WORDS.items() if 20 <= n < 100}
+_WORD_OF = {n: w for w, n in NUMBER_WORDS.items()}
 _NUMBER = re.compile(r"^(?:(?P<digits>\d{1,3})|(?P<words>[a-z]+(?:[- ][a-z]+)?))$")
 
 
@@ -271,6 +278,11 @@ def number_value(text: str) -> int | None:
     if parts[0] in _TENS and parts[1] in _ONES and 0 < _ONES[parts[1]] < 10:
         return _TENS[parts[0]] + _ONES[parts[1]]
     return None
+
+
+def number_word(value: int) -> str | None:
+    """The one English word for ``value`` (0-19, the tens, 100: 7 -> "seven", 40 -> "forty"), else None."""
+    return _WORD_OF.get(value)
 
 
 # ------------------------------------------------------------------------------------------------ kinds (WordNet)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 
 #: every value the frozen probe set uses (guard/data/probe_facts.jsonl's facts, their contradictions and twins):
@@ -71,8 +72,8 @@ COUNT_NOUNS = {"pet": ("dog", "hamster", "goldfish", "turtle", "snake", "lizard"
                        "ferret", "canary", "pony", "tortoise", "gerbil", "duck", "sheep", "cow"),
                "child": ("kid", "son", "daughter", "child"),
                "sibling": ("brother", "sister", "sibling")}
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve")
+#: counts up to this are sometimes written as words ("three dogs"), larger ones always in digits
+SPELLED_UP_TO = 12
 PLURALS = {"child": "children", "sheep": "sheep", "goldfish": "goldfish", "guinea pig": "guinea pigs",
            "canary": "canaries", "pony": "ponies", "kid": "kids"}
 FILLERS = ("", "", "Oh, ", "Well, ", "Haha, ", "Honestly, ", "To be honest, ", "Ah, ", "Hmm, ")
@@ -175,7 +176,7 @@ def plural(noun: str) -> str:
 
 
 def count_words(n: int, noun: str, rng: random.Random) -> str:
-    number = NUMBER_WORDS[n] if n < len(NUMBER_WORDS) and rng.random() < 0.6 else str(n)
+    number = number_word(n) if n <= SPELLED_UP_TO and rng.random() < 0.6 else str(n)
     return f"{number} {noun if n == 1 else plural(noun)}"
 
 

@@ -13,6 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 from guard.training.sources import ENTITIES
 
@@ -25,7 +26,8 @@ ATTRIBUTE_ANTONYMS: list[tuple[str, str]] = [
     ("early riser", "night owl"), ("morning person", "night person"),
 ]
 
-NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+#: counts up to this are written as words half the time ("two dogs"), larger ones always in digits
+SPELLED_UP_TO = 10
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def _article(noun: str) -> str:
 
 
 def _count(n: int, noun: str, rng: random.Random) -> str:
-    word = str(n) if rng.random() < 0.5 or n > 10 else NUMBER_WORDS[n - 1]
+    word = str(n) if rng.random() < 0.5 or n > SPELLED_UP_TO else number_word(n)
     return f"{word} {noun if n == 1 else _plural(noun)}"
 
 
