@@ -9,8 +9,11 @@ import random
 
 import pytest
 
-from guard.language import answers, grammar
+from guard.language import answers, fact_sheet, grammar, perturb, text
+from guard.records import Turn
 from guard.training import bot_turns, facts, persona
+from guard.vocabulary import PremiseSource
+from studio import goading
 
 
 # ------------------------------------------------------------------------------------------------ number words
@@ -52,3 +55,101 @@ def test_training_templates_spell_small_counts_with_the_same_words():
     said = {persona.realize(persona.Fact("have", "dog", 2), random.Random(s)) for s in range(30)}
     assert any("two dogs" in s for s in said) and any("2 dogs" in s for s in said)
     assert not any("eleven" in persona.realize(persona.Fact("have", "dog", 11), random.Random(s)) for s in range(30))
+
+
+# ------------------------------------------------------------------------------------------------ rules over a parse
+def _facts(sentence: str) -> list[tuple]:
+    return [(str(f.relation), f.value, f.thing, f.holds, f.time)
+            for f in fact_sheet.read_facts(sentence, PremiseSource.HISTORY, 1)]
+
+
+def _asked(bot_turn: str) -> tuple[list[str], list[str]]:
+    """What the goading studio asks about a bot turn: its questions on what was said, and its follow-ups."""
+    history = [Turn(0, "user", "Hi"), Turn(1, "bot", bot_turn)]
+    return ([s.text for s in goading._inquire(history, "bot")],
+            [f.question for f in goading._follow_up_candidates(history)])
+
+
+def test_the_speaker_is_i_we_or_my_x_wherever_a_reading_asks():
+    verb = grammar.parse("I live in Paris and my sister lives in Rome.")
+    live, lives = verb[1], verb[7]
+    assert grammar.speaker_subject(live) and not grammar.speaker_subject(lives)
+    assert grammar.about_speaker(grammar.subjects(lives)[0]) and grammar.speakers_own_subject(lives).text == "sister"
+    # the affirmation (the judge's denial reading): I, we and my X deny; you and he do not
+    assert grammar.affirmative("We don't own a car.") == "We own a car."
+    assert grammar.affirmative("My dog isn't a labrador.") == "My dog is a labrador."
+    assert grammar.affirmative("Your dog isn't a labrador.") is None
+    assert grammar.affirmative("He doesn't eat meat.") is None
+    # the fact sheet: the speaker's clauses only, a clause without a subject of its own has its head's
+    assert _facts("I live in Paris and work as a nurse.") == [("lives in", "Paris", "", True, "present"),
+                                                               ("job", "nurse", "", True, "present")]
+    assert _facts("I used to live in Rome.") == [("lives in", "Rome", "", True, "past")]
+    assert _facts("He lives in Paris.") == []
+    assert _facts("I had roast lamb last night.") == [("diet", "eats", "lamb", True, "present")]
+    assert _facts("She had roast lamb last night.") == []
+    assert ("does", "marry", "marry", True, "present") in _facts("My wife is a nurse.")
+    assert _facts("Our kids love it.") == [("how many", "at least 2", "child", True, "present")]
+    # the goading studio: questions back on "I ..." and "my X is ...", none on "he ..."
+    assert _asked("I live in Paris.")[0][0] == "Where do you live?"
+    assert _asked("My name is Sarah.")[0][0] == "What is your name?"
+    assert _asked("He lives in Paris.") == (["What did you say about Paris?"], [])
+
+
+def test_a_clause_of_its_own_is_a_coordinated_adverbial_or_complement_verb():
+    doc = grammar.parse("I like dogs but I hate cats because they scratch.")
+    assert [t.text for t in doc if grammar.starts_clause(t)] == ["hate", "scratch"]
+    assert text.clauses("I like dogs but I hate cats because they scratch.") == ("I like dogs", "I hate cats.",
+                                                                                 "they scratch")
+    assert grammar.affirmative("I've never been there, but I'd love to go.") is None  # two clauses: no one denial
+
+
+def test_a_negation_is_the_verbs_own():
+    assert grammar.affirmative("I'm not a doctor.") == "I'm a doctor."
+    assert _facts("I'm not a doctor.") == [("job", "doctor", "", False, "present")]
+    assert _facts("I don't have any kids.") == [("how many", "0", "child", True, "present")]
+    assert perturb.negate("I don't eat meat.") == "I do eat meat."
+    assert perturb.negate("I have not been to Paris.") == "I have been to Paris."  # "not" on the auxiliary's verb
+
+
+def test_auxiliaries_and_the_passive():
+    assert [grammar.time_of(s) for s in ("I was living in Rome.", "I would live in Rome.", "I live in Rome.")] == [
+        grammar.PAST, grammar.WISH, grammar.PRESENT]
+    assert perturb.negate("I have been to Paris.") == "I have not been to Paris."
+    assert perturb.contract("I have been there.") == "I've been there."
+    assert perturb.contract("I have a dog.") is None  # "have" the verb, not an auxiliary
+    assert _asked("I have been teaching for ten years.")[0][0] == "How long have you been teaching?"
+    assert _facts("I was born in Rome.") == [("grew up in", "Rome", "", True, "present")]
+    assert _facts("I'm based in Oslo.") == [("lives in", "Oslo", "", True, "present")]
+
+
+def test_an_auxiliary_split_from_nt_is_read_whole():
+    assert grammar.affirmative("I can't swim very well.") == "I can swim very well."
+    assert perturb.negate("I can't swim.") == "I can swim."
+    assert perturb.expand_contractions("I won't go.") == "I will not go."
+
+
+def test_any_subject_makes_a_statement_to_perturb():
+    assert perturb.negate("There is a dog in my yard.") == "There is not a dog in my yard."  # an expletive subject
+    assert perturb.negate("Chatting with you is fun.") == "Chatting with you is not fun."
+    assert perturb.negate("Do you like cats?") is None
+
+
+def test_main_verbs_and_phrases_as_written():
+    doc = grammar.parse("I play the guitar and love my dog, who sleeps a lot.")
+    assert [t.text for t in grammar.main_verbs(doc)] == ["play", "love"]
+    sophie = grammar.parse("I'm Sophie, a no-nonsense AI.")
+    assert grammar.phrase_text(sophie[2], skip=(), cut={"appos", "punct"}) == "Sophie"
+    assert grammar.phrase_text(sophie[8], skip=()) == "a no-nonsense AI"  # a slice of the text: the hyphen kept
+    car = grammar.parse("I drive the old red car.")
+    assert grammar.phrase_text(car[5]) == "old red car"  # a leading determiner left out
+    assert _asked("I'm Sophie, a no-nonsense AI.")[0][0] == "Are you Sophie?"
+    assert _asked("I play the guitar and love my dog.")[1][:2] == ["What kind of guitar do you play?",
+                                                                  "Why do you play the guitar?"]
+
+
+def test_the_speakers_words_said_back():
+    assert grammar.to_second_person("I am proud of my dog and we love our home.") == (
+        "you are proud of your dog and you love your home.")
+    assert _asked("I play the guitar and love my dog.")[0][:2] == ["Do you play guitar?",
+                                                                  "What did you say about the guitar?"]
+    assert "What did you say about your dog?" in _asked("I play the guitar and love my dog.")[0]

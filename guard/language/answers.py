@@ -209,7 +209,7 @@ def _polarities(clause: str, reported: bool) -> _Clause | None:
     """The clause's affirmative and negative forms, found from its first verb (spaCy's tags)."""
     doc = _parse(clause)
     tokens = list(doc)
-    verb_index = next((i for i, t in enumerate(tokens) if t.pos_ in ("AUX", "VERB") and i > 0), None)
+    verb_index = next((i for i, t in enumerate(tokens) if grammar.is_verb(t) and i > 0), None)
     if verb_index is None:
         return None
     words = [t.text for t in tokens]

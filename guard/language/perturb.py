@@ -26,13 +26,8 @@ import re
 
 from guard.language import grammar
 
-#: Dependency labels of a clause subject ("I like dogs", "Chatting is fun", "There is a dog").
-SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
-
 #: Negation words the negation perturbation knows how to remove; "never" becomes "always".
 _NEGATION_WORDS = frozenset({"not", "n't", "nt", "never"})
-#: What spaCy leaves of an auxiliary when it splits off "n't" ("ca|n't", "wo|n't", "sha|n't").
-_NT_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
 #: Auxiliary clitics whose negation reads better written out ("I'll" -> "I will not", not "I'll not");
 #: "'d" is "had" before a participle and "would" otherwise (``_before_participle``). Chat drops the apostrophe.
 _CLITIC_WORDS = {"'ll": "will", "ll": "will", "'ve": "have", "ve": "have", "'d": "would"}
@@ -94,8 +89,8 @@ def statement(doc):
     """
     for sent in doc.sents:
         root = sent.root
-        if root.pos_ in ("VERB", "AUX") and not sent.text.strip().endswith("?") \
-                and any(child.dep_ in SUBJECT_DEPS for child in root.children):
+        if grammar.is_verb(root) and not sent.text.strip().endswith("?") \
+                and any(child.dep_ in grammar.SUBJECT_DEPS for child in root.children):
             return sent
     return None
 
@@ -139,8 +134,8 @@ def _space_after(token) -> str:
 def _clause_negations(root) -> list:
     """The negation tokens of the main clause: "not" / "n't" / "never" on its root verb or on the root's
     auxiliaries, and an auxiliary spaCy left unsplit with its "n't" ("DON'T")."""
-    heads = [root] + [c for c in root.children if c.dep_ in ("aux", "auxpass")]
-    found = [c for h in heads for c in h.children if c.dep_ == "neg"] + [h for h in heads if _plain(h) in _POSITIVE_OF]
+    heads = [root, *grammar.auxiliaries(root)]
+    found = [c for h in heads for c in grammar.negations(h)] + [h for h in heads if _plain(h) in _POSITIVE_OF]
     return sorted(set(found), key=lambda t: t.i)
 
 
@@ -251,7 +246,7 @@ class Perturb:
             if word in ("n't", "nt") and before is not None:  # "don't" -> "do", "can't" -> "can"
                 if before.lower_ == "ai":
                     return None  # "ain't" stands for am / is / are / has / have: no single positive
-                stem = _NT_STEMS.get(before.lower_)
+                stem = grammar.NT_STEMS.get(before.lower_)
                 replacements[before.i] = (_match_case(stem, before.text) if stem else before.text) + n.whitespace_
             elif before is not None and not before.whitespace_:  # "cannot" -> "can" + the following space
                 replacements[before.i] = before.text + n.whitespace_
@@ -265,7 +260,7 @@ class Perturb:
         if sent is None or _clause_negations(sent.root):
             return None
         root = sent.root
-        auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+        auxiliaries = [c for c in grammar.auxiliaries(root) if c.i < root.i]
         if auxiliaries:  # "I have been to Paris" -> "I have not been to Paris"
             aux = min(auxiliaries, key=lambda t: t.i)
             if aux.lemma_.lower() not in _AUXILIARY_LEMMAS:
@@ -365,7 +360,7 @@ class Perturb:
             before = doc[token.i - 1] if token.i > 0 else None
             negation = word == "n't" or (word == "nt" and token.dep_ == "neg")
             if negation and before is not None and before.lower_ != "ai":
-                stem = _NT_STEMS.get(before.lower_, before.lower_)
+                stem = grammar.NT_STEMS.get(before.lower_, before.lower_)
                 if stem == "can":
                     replacements[before.i] = _match_case("cannot", before.text) + token.whitespace_
                     replacements[token.i] = ""
@@ -403,13 +398,13 @@ class Perturb:
                 continue
             if word not in _SUBJECT_CLITICS or token.pos_ != "AUX" or token.i == 0:
                 continue
-            if word in ("have", "has") and token.dep_ not in ("aux", "auxpass"):
+            if word in ("have", "has") and token.dep_ not in grammar.AUXILIARY_DEPS:
                 continue  # "I have a dog" keeps its verb
             if after is not None and after.lower_ == "not" and word in NEGATED_CONTRACTIONS:
                 continue  # the negation contracts instead ("I would not" -> "I wouldn't"; but "I'm not")
             clitic, subjects = _SUBJECT_CLITICS[word]
             subject = tokens[token.i - 1]
-            if subject.lower_ in subjects and subject.whitespace_ == " " and subject.dep_ in SUBJECT_DEPS:
+            if subject.lower_ in subjects and subject.whitespace_ == " " and subject.dep_ in grammar.SUBJECT_DEPS:
                 replacements[subject.i] = subject.text
                 replacements[token.i] = _match_case(clitic, token.text) + token.whitespace_
         return _rebuild(doc, replacements) if replacements else None
