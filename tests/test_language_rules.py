@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from guard.language import answers, fact_sheet, grammar, perturb, text
+from guard.language import answers, fact_sheet, forms, grammar, perturb, text
 from guard.records import Turn
 from guard.training import bot_turns, facts, persona
 from guard.vocabulary import PremiseSource
@@ -153,3 +153,30 @@ def test_the_speakers_words_said_back():
     assert _asked("I play the guitar and love my dog.")[0][:2] == ["Do you play guitar?",
                                                                   "What did you say about the guitar?"]
     assert "What did you say about your dog?" in _asked("I play the guitar and love my dog.")[0]
+
+
+# ------------------------------------------------------------------------------------------------ word forms
+def test_plurals_are_written_one_way():
+    assert [forms.plural(n) for n in ("dog", "fox", "puppy", "day", "child", "guinea pig")] == [
+        "dogs", "foxes", "puppies", "days", "children", "guinea pigs"]
+    assert [f.shown for f in fact_sheet.read_facts("I have two puppies and three kids.", PremiseSource.HISTORY,
+                                                   1)] == ["puppies 2", "children 3"]  # the judge's fact sheet
+    assert [facts.plural(n) for n in ("pony", "canary", "child", "kid")] == ["ponies", "canaries", "children", "kids"]
+    assert facts.plural("sheep") == "sheep"  # the fact builder's pets the same in the plural
+    said = {persona.realize(persona.Fact("not_have_any", "kid"), random.Random(s)) for s in range(10)}
+    assert "i have no kids." in said
+
+
+@pytest.mark.parametrize(("question", "reply", "statement"), [
+    ("Don't you have a dog?", "Yes.", "I have a dog."), ("Aren't you a teacher?", "Yes, I am.", "I am a teacher."),
+    ("Won't you come to the party?", "No.", "I will not come to the party."),
+    ("Hadn't you been to Paris?", "Yes.", "I had been to Paris.")])
+def test_a_negated_contraction_is_its_auxiliary_in_answers(question, reply, statement):
+    assert answers.resolve(question, reply) == statement
+
+
+def test_negated_contractions_are_written_and_undone_one_way():
+    assert forms.NEGATED_CONTRACTIONS["will"] == "won't" and forms.POSITIVE_OF["won't"] == "will"
+    assert perturb.contract("I do not like cats.") == "I don't like cats."
+    assert perturb.negate("She likes cats.", contract_do=True) == "She doesn't like cats."
+    assert perturb.negate("I DON'T LIKE CATS.") == "I DO LIKE CATS."  # one token spaCy did not split

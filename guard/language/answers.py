@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from guard.language import grammar
+from guard.language.forms import POSITIVE_OF
 from guard.language.grammar import SWAP_PERSON, after_particle, particle
 
 
@@ -89,9 +90,6 @@ _THIRD_PERSON_AUX = {"does": ("does", "does not"), "do": ("do", "do not"), "is":
                      "has": ("has", "has not"), "have": ("have", "have not"), "did": ("did", "did not"),
                      "can": ("can", "cannot"), "could": ("could", "could not"), "will": ("will", "will not"),
                      "would": ("would", "would not")}
-_CONTRACTED = {"don't": "do", "doesn't": "does", "didn't": "did", "aren't": "are", "isn't": "is", "wasn't": "was",
-               "weren't": "were", "haven't": "have", "hasn't": "has", "hadn't": "had", "can't": "can",
-               "couldn't": "could", "won't": "will", "wouldn't": "would", "shouldn't": "should"}
 #: the question's words as the answerer says them: "you" is the answerer, "me" the one who asked
 _PRONOUNS = {**SWAP_PERSON, "please": ""}  # a question to the bot in its own mouth
 #: words an affirmative answer drops ("Do you have any kids?" "Yes." -> "I have kids")
@@ -155,7 +153,7 @@ def _aux_first(question: str) -> _Clause | None:
         match = _AUX_NEG_CONTRACTED.match(question)
         if not match:
             return None
-        aux, subj, rest = _CONTRACTED[match.group("aux").lower()], match.group("subj"), match.group("rest")
+        aux, subj, rest = POSITIVE_OF[match.group("aux").lower()], match.group("subj"), match.group("rest")
         negative = True
     kind = QuestionKind.NEGATIVE if negative else QuestionKind.YES_NO
     said = _SAID.match(rest.strip())

@@ -24,6 +24,7 @@ from enum import StrEnum
 
 from embedded.once import BoundedCache
 from guard.language import grammar
+from guard.language.forms import plural
 from guard.vocabulary import PremiseSource
 
 
@@ -110,7 +111,7 @@ class Fact:
     def shown(self) -> str:
         """The value as the sheet shows it: "dogs 2", "not a doctor", "job nurse"."""
         if self.relation == Relation.COUNT:
-            return f"{_plural(self.thing)} {'some' if self.vague else self.value}"
+            return f"{plural(self.thing)} {'some' if self.vague else self.value}"
         if self.relation == Relation.DOES:
             return self.thing if self.holds else f"never: {self.thing}"
         return self.value if self.holds else f"not {self.value}"
@@ -542,12 +543,3 @@ def _noun_phrase(noun) -> str:
              and c.lower_ not in ("big", "good", "great", "little", "small", "real", "huge", "proud", "happy")]
     return " ".join([*(p.lower_ for p in parts), noun.lemma_.lower()])
 
-
-def _plural(noun: str) -> str:
-    if noun == "child":
-        return "children"
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"

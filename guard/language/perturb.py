@@ -25,6 +25,7 @@ import random
 import re
 
 from guard.language import grammar
+from guard.language.forms import NEGATED_CONTRACTIONS, POSITIVE_OF, indefinite_article
 
 #: Negation words the negation perturbation knows how to remove; "never" becomes "always".
 _NEGATION_WORDS = frozenset({"not", "n't", "nt", "never"})
@@ -38,15 +39,6 @@ _AUXILIARY_LEMMAS = frozenset({"be", "have", "do", "will", "would", "can", "coul
                                "might", "must"})
 #: Tags of a finite copula: "is", "am", "was" negate; "been", "being", "be" are not the clause's tense.
 _FINITE_TAGS = frozenset({"VBZ", "VBP", "VBD", "MD"})
-#: Auxiliaries with a contracted negation, and that form ("do not" -> "don't").
-NEGATED_CONTRACTIONS = {
-    "do": "don't", "does": "doesn't", "did": "didn't", "is": "isn't", "are": "aren't", "was": "wasn't",
-    "were": "weren't", "have": "haven't", "has": "hasn't", "had": "hadn't", "can": "can't", "will": "won't",
-    "could": "couldn't", "would": "wouldn't", "should": "shouldn't", "must": "mustn't", "need": "needn't",
-    "might": "mightn't",
-}
-#: A negated auxiliary spaCy kept as one token ("DON'T" in capitals) and its positive form.
-_POSITIVE_OF = {negated: aux for aux, negated in NEGATED_CONTRACTIONS.items()}
 #: Pronoun + auxiliary contractions: the auxiliary, its clitic, and the pronouns it attaches to.
 _SUBJECT_CLITICS: dict[str, tuple[str, frozenset[str]]] = {
     "am": ("'m", frozenset({"i"})),
@@ -100,16 +92,6 @@ def _plain(token) -> str:
     return token.lower_.replace("\u2019", "'")
 
 
-def indefinite_article(word: str) -> str:
-    """The indefinite article for ``word`` by its sound, in the common cases ("an hour", "a useful", "an unreal")."""
-    lower = word.lower()
-    if lower.startswith(("hour", "honest", "honor", "honour", "heir")):
-        return "an"
-    if lower.startswith(("uni", "use", "usu", "uti", "ura", "ure", "euro", "eu", "one", "once")):
-        return "a"
-    return "an" if lower[:1] in ("a", "e", "i", "o", "u") else "a"
-
-
 def _rebuild(doc, replacements: dict[int, str]) -> str:
     """``doc``'s text with token i replaced by ``replacements[i]`` (which carries its own trailing space)."""
     text = "".join(replacements.get(t.i, t.text_with_ws) for t in doc).strip()
@@ -135,7 +117,7 @@ def _clause_negations(root) -> list:
     """The negation tokens of the main clause: "not" / "n't" / "never" on its root verb or on the root's
     auxiliaries, and an auxiliary spaCy left unsplit with its "n't" ("DON'T")."""
     heads = [root, *grammar.auxiliaries(root)]
-    found = [c for h in heads for c in grammar.negations(h)] + [h for h in heads if _plain(h) in _POSITIVE_OF]
+    found = [c for h in heads for c in grammar.negations(h)] + [h for h in heads if _plain(h) in POSITIVE_OF]
     return sorted(set(found), key=lambda t: t.i)
 
 
@@ -229,15 +211,15 @@ class Perturb:
         """The first declarative sentence with its main-clause negation removed; None when it has none."""
         sent = statement(doc)
         negations = _clause_negations(sent.root) if sent is not None else []
-        if not negations or any(_plain(n) not in _NEGATION_WORDS and _plain(n) not in _POSITIVE_OF
+        if not negations or any(_plain(n) not in _NEGATION_WORDS and _plain(n) not in POSITIVE_OF
                                 for n in negations):
             return None
         replacements: dict[int, str] = {}
         for n in negations:
             word = _plain(n)
             before = doc[n.i - 1] if n.i > 0 else None
-            if word in _POSITIVE_OF:  # "DON'T" -> "DO"
-                replacements[n.i] = _match_case(_POSITIVE_OF[word], n.text) + n.whitespace_
+            if word in POSITIVE_OF:  # "DON'T" -> "DO"
+                replacements[n.i] = _match_case(POSITIVE_OF[word], n.text) + n.whitespace_
                 continue
             if word == "never":
                 replacements[n.i] = _match_case("always", n.text) + n.whitespace_

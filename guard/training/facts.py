@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from guard.language import forms
 from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 
@@ -74,8 +75,9 @@ COUNT_NOUNS = {"pet": ("dog", "hamster", "goldfish", "turtle", "snake", "lizard"
                "sibling": ("brother", "sister", "sibling")}
 #: counts up to this are sometimes written as words ("three dogs"), larger ones always in digits
 SPELLED_UP_TO = 12
-PLURALS = {"child": "children", "sheep": "sheep", "goldfish": "goldfish", "guinea pig": "guinea pigs",
-           "canary": "canaries", "pony": "ponies", "kid": "kids"}
+#: this builder's pets whose plural is the noun itself (``forms.plural`` writes the regular plural, as the persona
+#: recipe's shipped data and the fact sheet's table have it)
+SAME_IN_PLURAL = frozenset({"sheep", "goldfish"})
 FILLERS = ("", "", "Oh, ", "Well, ", "Haha, ", "Honestly, ", "To be honest, ", "Ah, ", "Hmm, ")
 TAILS = ("", "", " How about you?", " What about you?", " It keeps me busy.", " Life is good.",
          " I can't complain.", " Do you?")
@@ -168,11 +170,7 @@ def article(noun: str) -> str:
 
 
 def plural(noun: str) -> str:
-    if noun in PLURALS:
-        return PLURALS[noun]
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    return noun + "s"
+    return noun if noun in SAME_IN_PLURAL else forms.plural(noun)
 
 
 def count_words(n: int, noun: str, rng: random.Random) -> str:

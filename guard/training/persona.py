@@ -13,6 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from guard.language.forms import plural
 from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 from guard.training.sources import ENTITIES
@@ -40,21 +41,13 @@ class Fact:
     category: str = "other"
 
 
-def _plural(noun: str) -> str:
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
-
-
 def _article(noun: str) -> str:
     return ("an " if noun[0].lower() in "aeiou" else "a ") + noun
 
 
 def _count(n: int, noun: str, rng: random.Random) -> str:
     word = str(n) if rng.random() < 0.5 or n > SPELLED_UP_TO else number_word(n)
-    return f"{word} {noun if n == 1 else _plural(noun)}"
+    return f"{word} {noun if n == 1 else plural(noun)}"
 
 
 # Surface templates per relation: several phrasings of one triple give entailment pairs.
@@ -82,10 +75,10 @@ def realize(fact: Fact, rng: random.Random, extended: bool = False) -> str:
     elif r == "not_have":
         choices = [f"i do not have {_article(e)}.", f"i don't have {_article(e)}.",
                    f"i have never had {_article(e)}.", f"i don't own {_article(e)}."
-                   if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have no {_plural(e)}."]
+                   if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have no {plural(e)}."]
     elif r == "not_have_any":  # e is a super-type ("pet", "kid"): nothing of that kind at all
-        choices = [f"i don't have any {_plural(e)}.", f"i have no {_plural(e)}.", f"i've never had {_article(e)}.",
-                   f"i do not have any {_plural(e)}.", f"no {_plural(e)} for me, i have none."]
+        choices = [f"i don't have any {plural(e)}.", f"i have no {plural(e)}.", f"i've never had {_article(e)}.",
+                   f"i do not have any {plural(e)}.", f"no {plural(e)} for me, i have none."]
     elif r == "like":
         choices = [f"i like {e}.", f"i love {e}.", f"i really enjoy {e}.", f"{e} is one of my favorite things.",
                    f"i am a big fan of {e}."]
