@@ -516,7 +516,8 @@ def _count_fact(noun, fact) -> Fact | None:
         return None
     mine = grammar.owned_by_speaker(noun)
     verb = grammar.governing_verb(noun.head)
-    owning = verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be") and grammar.speakers_clause(verb)
+    owning = (verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be")
+              and grammar.speakers_clause(verb))
     if not (mine or owning):
         return None
     number = next((grammar.number_value(c.text) for c in noun.children if c.dep_ == "nummod"), None)

@@ -1,9 +1,9 @@
 """One place for the grammar the guard reads sentences with: one spaCy parse per text, kept across turns.
 
-Answers read with their question (``guard.language.answers``), the bot's fact sheet (``guard.language.fact_sheet``), the
-sentence and clause splitting of the intra check (``guard.language.text``), the perturbations (``guard.language.perturb``),
-the goading studio's questions (``studio.goading``) and the training-data builders (``guard.training``) all read
-sentences. Each rule they share is stated here once:
+Answers read with their question (``guard.language.answers``), the bot's fact sheet
+(``guard.language.fact_sheet``), the sentence and clause splitting of the intra check (``guard.language.text``), the
+perturbations (``guard.language.perturb``), the goading studio's questions (``studio.goading``) and the training-data
+builders (``guard.training``) all read sentences. Each rule they share is stated here once:
 
 * ``parse`` / ``parse_many``: the embedded spaCy pipeline (en_core_web_sm, without NER), each text parsed once and
   kept in one bounded cache (``embedded.once.BoundedCache``) across turns: a conversation's earlier turns are read
