@@ -180,3 +180,22 @@ def test_negated_contractions_are_written_and_undone_one_way():
     assert perturb.contract("I do not like cats.") == "I don't like cats."
     assert perturb.negate("She likes cats.", contract_do=True) == "She doesn't like cats."
     assert perturb.negate("I DON'T LIKE CATS.") == "I DO LIKE CATS."  # one token spaCy did not split
+
+
+@pytest.mark.parametrize(("word", "article"), [
+    ("useful", "a"), ("unreal", "an"), ("hour", "an"), ("apple", "an"), ("one", "a"), ("university", "a"),
+    ("dog", "a")])
+def test_the_article_goes_by_a_words_sound(word, article):
+    assert forms.indefinite_article(word) == article
+
+
+def test_every_writer_puts_the_same_article():
+    assert perturb.drop_modifier("I have a big old dog.", random.Random(1)) == "I have an old dog."  # perturbations
+    # the answer reading (the judge): a bare job named with its article
+    assert answers.resolve("What do you do for a living?", "Engineer.") == "I work as an engineer."
+    assert answers.resolve("What do you do for a living?", "University lecturer.") == "I work as a university lecturer."
+    # the training templates
+    assert {persona.realize(persona.Fact("have", "owl"), random.Random(s)) for s in range(5)} == {
+        "i have an owl.", "i've got an owl."}
+    assert "i have a unicorn." in {persona.realize(persona.Fact("have", "unicorn"), random.Random(s)) for s in range(5)}
+    assert "I'm a union organizer." in {facts.job_sentence("union organizer", random.Random(s)) for s in range(3)}

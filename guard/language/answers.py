@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from guard.language import grammar
-from guard.language.forms import POSITIVE_OF
+from guard.language.forms import POSITIVE_OF, with_article
 from guard.language.grammar import SWAP_PERSON, after_particle, particle
 
 
@@ -362,7 +362,7 @@ def _wh_statement(question: str, reply: str) -> str | None:
         place = re.sub(r"^from\s+", "", value, flags=re.IGNORECASE)
         at = value if _PREPOSITION.match(value) else f"in {value}"
         role = value if re.match(r"^(?:a|an|the)\s", value, re.IGNORECASE) or value[:1].isupper() and " " in value \
-            else f"{'an' if value[:1].lower() in 'aeiou' else 'a'} {value}"
+            else with_article(value)
         role = re.sub(r"^(?:A|An|The)\b", lambda m: m.group(0).lower(), role)
         rest = groups.pop("rest", "")
         text = template.format(v=value, place=place, at=at, role=role, rest=f" {rest}" if rest else "",

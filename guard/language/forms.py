@@ -38,6 +38,12 @@ def indefinite_article(word: str) -> str:
     return "an" if lower[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
+def with_article(phrase: str) -> str:
+    """The phrase after its indefinite article ("engineer" -> "an engineer", "university lecturer" -> "a university
+    lecturer")."""
+    return f"{indefinite_article(phrase)} {phrase}"
+
+
 #: auxiliaries with a contracted negation, and that form ("do not" -> "don't")
 NEGATED_CONTRACTIONS: dict[str, str] = {
     "do": "don't", "does": "doesn't", "did": "didn't", "is": "isn't", "are": "aren't", "was": "wasn't",
