@@ -199,3 +199,15 @@ def test_every_writer_puts_the_same_article():
         "i have an owl.", "i've got an owl."}
     assert "i have a unicorn." in {persona.realize(persona.Fact("have", "unicorn"), random.Random(s)) for s in range(5)}
     assert "I'm a union organizer." in {facts.job_sentence("union organizer", random.Random(s)) for s in range(3)}
+
+
+@pytest.mark.parametrize(("question", "statement"), [
+    ("So you like jazz?", "I do not like jazz."), ("So your dog likes cats?", "My dog does not like cats."),
+    ("So you played chess?", "I did not play chess.")])
+def test_do_support_goes_by_the_verbs_tense_in_answers(question, statement):
+    assert answers.resolve(question, "No.") == statement
+
+
+def test_do_support_goes_by_the_verbs_tense_in_perturbations():
+    assert [perturb.negate(s) for s in ("She likes cats.", "I liked it.", "They play chess.")] == [
+        "She does not like cats.", "I did not like it.", "They do not play chess."]

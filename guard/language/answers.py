@@ -107,6 +107,15 @@ _SUBJECT_YOU = (("you're", "I am"), ("youre", "I am"), ("you've", "I have"), ("y
                 ("you weren't", "I was not"), ("you", "I"), ("u", "I"))
 
 
+#: where a chat message's sentence ends, read off its punctuation (a short answer needs no parse to find its first)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _first_sentence(reply: str) -> str:
+    """The reply's first sentence ("Yes, I am. Are you?" -> "Yes, I am.")."""
+    return _SENTENCE_END.split(reply.strip(), maxsplit=1)[0].strip()
+
+
 def _words_swapped(text: str) -> str:
     """"you"/"your" turned round to "me"/"my" and back (the question's words as the answerer says them)."""
     return " ".join(filter(None, (_PRONOUNS.get(w.lower(), w) for w in text.split())))
@@ -115,7 +124,7 @@ def _words_swapped(text: str) -> str:
 def _last_question(turn: str) -> str | None:
     """The last question sentence of the other speaker's turn, without its leading interjections; a challenge
     that reports what the speaker said ("Oh, I thought you were allergic to cats though!") asks too."""
-    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", turn.strip()) if p.strip()]
+    pieces = [p.strip() for p in _SENTENCE_END.split(turn.strip()) if p.strip()]
     questions = [p for p in pieces[-2:] if p.endswith("?")]
     if not questions and pieces and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
         questions = [pieces[-1]]
@@ -233,7 +242,8 @@ def _polarities(clause: str, reported: bool) -> _Clause | None:
                                                                                        "were", "'m", "'re"):
         negative = words[:verb_index + 1] + ["not"] + words[verb_index + 1:]
     else:
-        support = "did" if verb.tag_ == "VBD" else ("does" if third and verb.tag_ == "VBZ" else "do")
+        # the verb's do-support; a first-person subject takes "do" whatever the tag ("I likes" is still "I do not")
+        support = "do" if verb.tag_ == "VBZ" and not third else grammar.DO_SUPPORT.get(verb.tag_, "do")
         negative = words[:verb_index] + [support, "not", verb.lemma_] + words[verb_index + 1:]
     return _Clause(_sentence(affirmative), _sentence(_spaced(negative)), QuestionKind.DECLARATIVE)
 
@@ -324,7 +334,7 @@ def _bare_value(reply: str, need: str = "any") -> str | None:
     """The value a reply's first sentence gives, when it is a bare phrase ("Just one.", "At a school.", "Madrid.",
     "It's red.", "I have three."): at most six words, no verb of its own once "it's" / "I have" is taken off, no
     question and no dodge ("I don't know"). None otherwise."""
-    first = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    first = _first_sentence(reply)
     if not first or first.endswith("?") or _DODGE.search(first) or grammar.answer_opening(first) is not None:
         return None
     value = _VALUE_LEAD.sub("", first.rstrip(".!,;~ ")).strip(" ,")
@@ -386,7 +396,7 @@ def read_answer(question_turn: str | None, reply: str) -> Reading | None:
     question = _last_question(question_turn)
     if question is None:
         return None
-    answer = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    answer = _first_sentence(reply)
     opened = particle(reply)
     if opened is not None:
         clause = _aux_first(question) or _statement_clause(question)

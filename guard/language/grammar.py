@@ -162,6 +162,8 @@ SUBJECT_DEPS = NOMINAL_SUBJECT_DEPS | {"csubj", "csubjpass", "expl"}
 CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp"})
 #: a verb's auxiliaries: tense, mood and the passive ("have" of "have been", "was" of "was hired")
 AUXILIARY_DEPS = frozenset({"aux", "auxpass"})
+#: the "do" a verb's negation or question takes, by the verb's tag ("She likes" -> "does", "I liked" -> "did")
+DO_SUPPORT: dict[str, str] = {"VBZ": "does", "VBD": "did", "VBP": "do", "VB": "do"}
 #: the subjects that are the speaker ("I", "we"), and the possessives that make a noun the speaker's ("my", "our")
 SPEAKER_WORDS = frozenset({"i", "we"})
 SPEAKER_OWNERS = frozenset({"my", "our"})

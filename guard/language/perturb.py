@@ -32,8 +32,6 @@ _NEGATION_WORDS = frozenset({"not", "n't", "nt", "never"})
 #: Auxiliary clitics whose negation reads better written out ("I'll" -> "I will not", not "I'll not");
 #: "'d" is "had" before a participle and "would" otherwise (``_before_participle``). Chat drops the apostrophe.
 _CLITIC_WORDS = {"'ll": "will", "ll": "will", "'ve": "have", "ve": "have", "'d": "would"}
-#: do-support by the tense of the main verb ("She likes cats" -> "She does not like cats").
-_DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do", "VB": "do"}
 #: Auxiliaries "not" can follow (by lemma); not "get" of a passive ("gets blasted") or "to".
 _AUXILIARY_LEMMAS = frozenset({"be", "have", "do", "will", "would", "can", "could", "shall", "should", "may",
                                "might", "must"})
@@ -252,7 +250,7 @@ class Perturb:
             if root.tag_ not in _FINITE_TAGS:
                 return None
             return _rebuild(doc, {root.i: _negated_auxiliary(root)})
-        do = _DO_FORMS.get(root.tag_)
+        do = grammar.DO_SUPPORT.get(root.tag_)  # "She likes cats" -> "She does not like cats"
         attached = root.i > 0 and not doc[root.i - 1].whitespace_  # "thats" = "that" + "s": no verb to negate
         if do is None or root.pos_ != "VERB" or not root.text.isalpha() or attached:
             return None
