@@ -11,7 +11,8 @@ import pytest
 
 from guard.language import answers, fact_sheet, forms, grammar, perturb, text
 from guard.records import Turn
-from guard.training import bot_turns, facts, persona
+from guard.training import bot_turns, facts, hard_negatives, persona
+from guard.training.labels import LabelledPair
 from guard.vocabulary import PremiseSource
 from studio import goading
 
@@ -55,6 +56,14 @@ def test_training_templates_spell_small_counts_with_the_same_words():
     said = {persona.realize(persona.Fact("have", "dog", 2), random.Random(s)) for s in range(30)}
     assert any("two dogs" in s for s in said) and any("2 dogs" in s for s in said)
     assert not any("eleven" in persona.realize(persona.Fact("have", "dog", 11), random.Random(s)) for s in range(30))
+
+
+def test_the_training_mix_weighs_entailments_that_count_with_the_same_words():
+    pairs = [LabelledPair("a", h, label, "x") for h, label in (
+        ("I have eleven cats.", "entailment"), ("I like cats.", "entailment"), ("We both ski.", "entailment"),
+        ("I have two.", "neutral"), ("I don't ski.", "entailment"), ("It costs 30 dollars.", "entailment"))]
+    chosen = {p.hypothesis for p in hard_negatives.negated_entailment_repeats(pairs, 10)}
+    assert chosen == {"I have eleven cats.", "We both ski.", "I don't ski.", "It costs 30 dollars."}
 
 
 # ------------------------------------------------------------------------------------------------ rules over a parse
