@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from conversation.records import BOT, USER
 from guard.language import grammar
-from guard.language.grammar import TO_SECOND_PERSON
+from guard.language.grammar import main_verbs, phrase_text, speaker_subject, speakers_own_subject, to_second_person
 from guard.language.perturb import antonym, negate, synonym  # the perturbations: imported here only, for all of studio
 from guard.records import Turn
 from studio.lm import ContinuationScorer
@@ -68,7 +68,6 @@ SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure"
 _WORDNET_LOCK = threading.Lock()
 #: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
 RECENT_TURNS = 3
-_PRONOUN_SWAP = TO_SECOND_PERSON  # the bot's words asked back: my -> your, I am -> you are (guard.language.grammar's table)
 _LOCATION_PREPS = {"in", "at", "near", "to", "from"}
 _LOCATION_VERBS = {"live", "work", "go", "grow", "come", "move", "stay", "study", "travel", "visit", "be"}
 _DURATION_NOUNS = {"year", "years", "month", "months", "week", "weeks", "day", "days"}
@@ -106,52 +105,8 @@ def _sentences(text: str):
     return list(grammar.parse(text).sents)
 
 
-def _first_person_subject(verb) -> bool:
-    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in verb.children)
-
-
-def _my_subject(verb):
-    """The subject phrase when it is "my X" ("My name is Sarah" -> the tokens of "My name")."""
-    for c in verb.children:
-        if c.dep_ == "nsubj" and any(g.dep_ == "poss" and g.lower_ in ("my", "our") for g in c.children):
-            return c
-    return None
-
-
 #: what a phrase quoted inside a question stops at: an apposition ("Sophie, a chatbot"), a clause, a list
 _PHRASE_CUT = frozenset({"appos", "relcl", "acl", "advcl", "cc", "conj", "parataxis", "punct", "prep"})
-
-
-def _span_text(token, skip: Sequence[str] = ("det",), cut: Sequence[str] = ()) -> str:
-    """A token's phrase as it was written (hyphens, apostrophes and inner spacing kept), without leading
-    determiners and, with ``cut``, without the children that start an apposition, clause or list.
-
-    The text is a slice of the sentence, never a re-join of tokens: re-joining without the punctuation tokens
-    turned "Sophie, a no-nonsense AI" into "Sophiea nononsense AI".
-    """
-    dropped = {t.i for c in token.children if c.dep_ in cut and c.i > token.i for t in c.subtree}
-    kept = [t for t in token.subtree if t.i not in dropped]
-    start = token.i
-    while start > kept[0].i and start - 1 not in dropped and token.doc[start - 1] in kept:
-        start -= 1
-    end = token.i
-    while end + 1 <= kept[-1].i and end + 1 not in dropped:
-        end += 1
-    span = token.doc[start:end + 1]
-    while len(span) > 1 and (span[0].dep_ in skip and span[0].i < token.i or span[0].is_punct):
-        span = span[1:]
-    while len(span) > 1 and span[-1].is_punct:
-        span = span[:-1]
-    return span.text.strip()
-
-
-def _second_person(text: str) -> str:
-    """The bot's words as the user would echo them: my -> your, I -> you."""
-    out = []
-    for word in re.findall(r"[A-Za-z']+|[^A-Za-z'\s]+|\s+", text):
-        swapped = _PRONOUN_SWAP.get(word.lower())
-        out.append(swapped if swapped is not None else word)
-    return "".join(out)
 
 
 def _clean(question: str) -> str:
@@ -168,14 +123,6 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _verbs(sent):
-    """Main verbs of a sentence (root and conjoined verbs), with their subject in the first person."""
-    for tok in sent:
-        if (tok.dep_ == "ROOT" or (tok.dep_ == "conj" and tok.head.pos_ in ("VERB", "AUX"))) and \
-                tok.pos_ in ("VERB", "AUX"):
-            yield tok
-
-
 # ---------------------------------------------------------------------------- inquiring history
 @dataclass(frozen=True)
 class _Inquiry:
@@ -189,22 +136,22 @@ class _Inquiry:
 def _inquiries(sent) -> list[_Inquiry]:
     """Answer-aware question templates over the dependency parse of one sentence."""
     found: list[_Inquiry] = []
-    for verb in _verbs(sent):
+    for verb in main_verbs(sent):
         past = verb.tag_ == "VBD"
         do = "did" if past else "do"
         lemma = verb.lemma_.lower()
-        mine = _my_subject(verb)
+        mine = speakers_own_subject(verb)
         if mine is not None and lemma == "be":
-            subject = _span_text(mine, skip=("poss", "det"))
+            subject = phrase_text(mine, skip=("poss", "det"))
             be = "was" if past else "is"
             found.append(_Inquiry(f"What {be} your {subject}?", f"what my {subject} {be}", subject))
             continue
-        if not _first_person_subject(verb):
+        if not speaker_subject(verb):
             continue
-        auxes = [c for c in verb.children if c.dep_ == "aux"]
+        auxes = grammar.auxiliaries(verb)
         for child in verb.children:
             if child.dep_ == "dobj":
-                obj = _span_text(child)
+                obj = phrase_text(child)
                 count = next((g for g in child.children if g.dep_ == "nummod"), None)
                 named = next((g for g in child.children if g.dep_ == "acl" and g.lemma_ in ("name", "call")), None)
                 if count is not None:
@@ -214,13 +161,13 @@ def _inquiries(sent) -> list[_Inquiry]:
                     noun = child.lemma_.lower()
                     found.append(_Inquiry(f"What is your {noun}'s name?", f"what my {noun}'s name is", noun))
                 else:
-                    found.append(_Inquiry(f"{do.capitalize()} you {lemma} {_second_person(obj)}?",
+                    found.append(_Inquiry(f"{do.capitalize()} you {lemma} {to_second_person(obj)}?",
                                           f"whether I {verb.text} {obj}", obj))
             elif child.dep_ == "prep" and child.lower_ in _LOCATION_PREPS and lemma in _LOCATION_VERBS:
                 pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
                 if pobj is None:
                     continue
-                place = _span_text(pobj)
+                place = phrase_text(pobj)
                 if lemma == "be":
                     at = "Where were you?" if past else "Where are you?"
                     where = "Where are you from?" if child.lower_ == "from" else at
@@ -234,11 +181,11 @@ def _inquiries(sent) -> list[_Inquiry]:
                 pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
                 if pobj is not None and pobj.lower_ in _DURATION_NOUNS:
                     found.append(_Inquiry(f"How long have you been {verb.text}?", f"how long I have been {verb.text}",
-                                          _span_text(pobj)))
+                                          phrase_text(pobj)))
             elif child.dep_ == "attr" and lemma == "be" and child.pos_ in ("NOUN", "PROPN"):
-                attr = _span_text(child, skip=(), cut=_PHRASE_CUT)
+                attr = phrase_text(child, skip=(), cut=_PHRASE_CUT)
                 be = "Were" if past else "Are"
-                found.append(_Inquiry(f"{be} you {_second_person(attr)}?", f"whether I am {attr}", attr))
+                found.append(_Inquiry(f"{be} you {to_second_person(attr)}?", f"whether I am {attr}", attr))
     # a focus without a word (a parse of Markdown or symbols: "whether I love *?") is no question a person asks
     return [q for q in found if _WORDY.search(q.focus)]
 
@@ -279,7 +226,7 @@ def _inquire(history: Sequence[Turn], about: str) -> list[Suggestion]:
                 structured.append(Suggestion(_clean(text), method, turn.turn_id,
                                              f"about “{q.focus}” (turn {turn.turn_id})"))
             for chunk in _chunks(sent):
-                text = (f"What did you say about {_second_person(chunk)}?" if about == BOT
+                text = (f"What did you say about {to_second_person(chunk)}?" if about == BOT
                         else f"Do you remember what I told you about {chunk}?")
                 generic.append(Suggestion(_clean(text), method, turn.turn_id, f"about “{chunk}” (turn {turn.turn_id})"))
     return structured + generic
@@ -415,8 +362,8 @@ def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
             if sent.text.strip().endswith("?"):
                 continue
             referent = sent.text.strip()
-            for verb in _verbs(sent):
-                if not _first_person_subject(verb):
+            for verb in main_verbs(sent):
+                if not speaker_subject(verb):
                     continue
                 lemma = verb.lemma_.lower()
                 do = "did" if verb.tag_ == "VBD" else "do"
@@ -424,7 +371,7 @@ def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
                     if child.dep_ == "dobj" and child.pos_ == "NOUN":
                         noun = child.lemma_.lower()
                         out.append(_FollowUp(f"What kind of {noun} {do} you {lemma}?", referent, turn, 2))
-                        obj = _second_person(_span_text(child, skip=(), cut=_PHRASE_CUT))
+                        obj = to_second_person(phrase_text(child, skip=(), cut=_PHRASE_CUT))
                         out.append(_FollowUp(f"Why {do} you {lemma} {obj}?", referent, turn, 2))
                     elif child.dep_ == "xcomp" and child.tag_ == "VBG":
                         out.append(_FollowUp(f"What do you like most about {child.text}?", referent, turn, 2))
@@ -432,14 +379,14 @@ def _follow_up_candidates(history: Sequence[Turn]) -> list[_FollowUp]:
                     elif child.dep_ == "prep" and child.lower_ in _LOCATION_PREPS:
                         pobj = next((g for g in child.children if g.dep_ == "pobj"), None)
                         if pobj is not None and pobj.pos_ in ("PROPN", "NOUN"):
-                            place = _second_person(_span_text(pobj, skip=()))
+                            place = to_second_person(phrase_text(pobj, skip=()))
                             out.append(_FollowUp(f"What is it like {child.lower_} {place}?", referent, turn, 2))
                     elif child.dep_ == "attr" and lemma == "be" and child.pos_ == "NOUN":
-                        attr = _second_person(_span_text(child, skip=()))
+                        attr = to_second_person(phrase_text(child, skip=()))
                         out.append(_FollowUp(f"How long have you been {attr}?", referent, turn, 2))
                         out.append(_FollowUp(f"Do you like being {attr}?", referent, turn, 2))
             for chunk in _chunks(sent, things_only=True)[:2]:
-                chunk = _second_person(chunk)
+                chunk = to_second_person(chunk)
                 out.append(_FollowUp(f"How did you get into {chunk}?", referent, turn, 1))
                 out.append(_FollowUp(f"What do you like most about {chunk}?", referent, turn, 1))
     seen: set[str] = set()

@@ -7,7 +7,6 @@ test (a type it cannot make a value for fails, saying so)."""
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from dataclasses import MISSING, asdict, fields, replace

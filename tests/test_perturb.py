@@ -81,14 +81,6 @@ def test_antonym_synonym_and_modifier_swaps(wn):
     assert perturb.drop_modifier("I have a big old dog.", random.Random(1)) == "I have an old dog."
 
 
-@pytest.mark.parametrize("word, article", [
-    ("useful", "a"), ("unreal", "an"), ("hour", "an"), ("apple", "an"), ("one", "a"), ("university", "a"),
-    ("dog", "a"),
-])
-def test_indefinite_article(word, article):
-    assert perturb.indefinite_article(word) == article
-
-
 def test_first_statement_skips_greetings_and_questions():
     assert perturb.first_statement("Hi! Do you like dogs? I have two dogs.") == "I have two dogs."
     assert perturb.first_statement("Do you like dogs?") is None

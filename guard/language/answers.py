@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from guard.language import grammar
+from guard.language.forms import POSITIVE_OF, with_article
 from guard.language.grammar import SWAP_PERSON, after_particle, particle
 
 
@@ -89,9 +90,6 @@ _THIRD_PERSON_AUX = {"does": ("does", "does not"), "do": ("do", "do not"), "is":
                      "has": ("has", "has not"), "have": ("have", "have not"), "did": ("did", "did not"),
                      "can": ("can", "cannot"), "could": ("could", "could not"), "will": ("will", "will not"),
                      "would": ("would", "would not")}
-_CONTRACTED = {"don't": "do", "doesn't": "does", "didn't": "did", "aren't": "are", "isn't": "is", "wasn't": "was",
-               "weren't": "were", "haven't": "have", "hasn't": "has", "hadn't": "had", "can't": "can",
-               "couldn't": "could", "won't": "will", "wouldn't": "would", "shouldn't": "should"}
 #: the question's words as the answerer says them: "you" is the answerer, "me" the one who asked
 _PRONOUNS = {**SWAP_PERSON, "please": ""}  # a question to the bot in its own mouth
 #: words an affirmative answer drops ("Do you have any kids?" "Yes." -> "I have kids")
@@ -109,6 +107,15 @@ _SUBJECT_YOU = (("you're", "I am"), ("youre", "I am"), ("you've", "I have"), ("y
                 ("you weren't", "I was not"), ("you", "I"), ("u", "I"))
 
 
+#: where a chat message's sentence ends, read off its punctuation (a short answer needs no parse to find its first)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _first_sentence(reply: str) -> str:
+    """The reply's first sentence ("Yes, I am. Are you?" -> "Yes, I am.")."""
+    return _SENTENCE_END.split(reply.strip(), maxsplit=1)[0].strip()
+
+
 def _words_swapped(text: str) -> str:
     """"you"/"your" turned round to "me"/"my" and back (the question's words as the answerer says them)."""
     return " ".join(filter(None, (_PRONOUNS.get(w.lower(), w) for w in text.split())))
@@ -117,7 +124,7 @@ def _words_swapped(text: str) -> str:
 def _last_question(turn: str) -> str | None:
     """The last question sentence of the other speaker's turn, without its leading interjections; a challenge
     that reports what the speaker said ("Oh, I thought you were allergic to cats though!") asks too."""
-    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", turn.strip()) if p.strip()]
+    pieces = [p.strip() for p in _SENTENCE_END.split(turn.strip()) if p.strip()]
     questions = [p for p in pieces[-2:] if p.endswith("?")]
     if not questions and pieces and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
         questions = [pieces[-1]]
@@ -155,7 +162,7 @@ def _aux_first(question: str) -> _Clause | None:
         match = _AUX_NEG_CONTRACTED.match(question)
         if not match:
             return None
-        aux, subj, rest = _CONTRACTED[match.group("aux").lower()], match.group("subj"), match.group("rest")
+        aux, subj, rest = POSITIVE_OF[match.group("aux").lower()], match.group("subj"), match.group("rest")
         negative = True
     kind = QuestionKind.NEGATIVE if negative else QuestionKind.YES_NO
     said = _SAID.match(rest.strip())
@@ -209,7 +216,7 @@ def _polarities(clause: str, reported: bool) -> _Clause | None:
     """The clause's affirmative and negative forms, found from its first verb (spaCy's tags)."""
     doc = _parse(clause)
     tokens = list(doc)
-    verb_index = next((i for i, t in enumerate(tokens) if t.pos_ in ("AUX", "VERB") and i > 0), None)
+    verb_index = next((i for i, t in enumerate(tokens) if grammar.is_verb(t) and i > 0), None)
     if verb_index is None:
         return None
     words = [t.text for t in tokens]
@@ -235,7 +242,8 @@ def _polarities(clause: str, reported: bool) -> _Clause | None:
                                                                                        "were", "'m", "'re"):
         negative = words[:verb_index + 1] + ["not"] + words[verb_index + 1:]
     else:
-        support = "did" if verb.tag_ == "VBD" else ("does" if third and verb.tag_ == "VBZ" else "do")
+        # the verb's do-support; a first-person subject takes "do" whatever the tag ("I likes" is still "I do not")
+        support = "do" if verb.tag_ == "VBZ" and not third else grammar.DO_SUPPORT.get(verb.tag_, "do")
         negative = words[:verb_index] + [support, "not", verb.lemma_] + words[verb_index + 1:]
     return _Clause(_sentence(affirmative), _sentence(_spaced(negative)), QuestionKind.DECLARATIVE)
 
@@ -280,10 +288,10 @@ _VALUE_SUBJECT = {"number": re.compile(r"^(?:i have|i've got|i got|i own|we have
                   "name": re.compile(r"^(?:my name is|i'm|i am|call me)\s+", re.IGNORECASE)}
 _DODGE = re.compile(r"\b(?:know|sure|idea|remember|say|guess|depends|maybe|perhaps|secret|rather|wish|why|"
                     r"what|nothing|none of your)\b", re.IGNORECASE)
-_NUMBER_WORDS = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
-                 "a couple|a few|several|many|no|none")
-_HAS_NUMBER = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
+#: words that give an amount without a number word ("a few", "none")
+_AMOUNT_WORDS = ("a couple", "a few", "several", "many", "no", "none")
+#: a value that gives a number: digits, a number word (``grammar.NUMBER_WORDS``) or an amount word
+_HAS_NUMBER = re.compile(r"\b(?:\d+|" + "|".join((*grammar.NUMBER_WORDS, *_AMOUNT_WORDS)) + r")\b", re.IGNORECASE)
 _PREPOSITION = re.compile(r"^(?:in|at|on|near|by|from|outside|inside|downtown|around|close to|next to)\b",
                           re.IGNORECASE)
 
@@ -326,7 +334,7 @@ def _bare_value(reply: str, need: str = "any") -> str | None:
     """The value a reply's first sentence gives, when it is a bare phrase ("Just one.", "At a school.", "Madrid.",
     "It's red.", "I have three."): at most six words, no verb of its own once "it's" / "I have" is taken off, no
     question and no dodge ("I don't know"). None otherwise."""
-    first = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    first = _first_sentence(reply)
     if not first or first.endswith("?") or _DODGE.search(first) or grammar.answer_opening(first) is not None:
         return None
     value = _VALUE_LEAD.sub("", first.rstrip(".!,;~ ")).strip(" ,")
@@ -364,7 +372,7 @@ def _wh_statement(question: str, reply: str) -> str | None:
         place = re.sub(r"^from\s+", "", value, flags=re.IGNORECASE)
         at = value if _PREPOSITION.match(value) else f"in {value}"
         role = value if re.match(r"^(?:a|an|the)\s", value, re.IGNORECASE) or value[:1].isupper() and " " in value \
-            else f"{'an' if value[:1].lower() in 'aeiou' else 'a'} {value}"
+            else with_article(value)
         role = re.sub(r"^(?:A|An|The)\b", lambda m: m.group(0).lower(), role)
         rest = groups.pop("rest", "")
         text = template.format(v=value, place=place, at=at, role=role, rest=f" {rest}" if rest else "",
@@ -388,7 +396,7 @@ def read_answer(question_turn: str | None, reply: str) -> Reading | None:
     question = _last_question(question_turn)
     if question is None:
         return None
-    answer = re.split(r"(?<=[.!?])\s+", reply.strip(), maxsplit=1)[0].strip()
+    answer = _first_sentence(reply)
     opened = particle(reply)
     if opened is not None:
         clause = _aux_first(question) or _statement_clause(question)

@@ -24,6 +24,7 @@ from enum import StrEnum
 
 from embedded.once import BoundedCache
 from guard.language import grammar
+from guard.language.forms import plural
 from guard.vocabulary import PremiseSource
 
 
@@ -109,7 +110,7 @@ class Fact:
     @property
     def counted(self) -> str:
         """What a count counts, in the plural, as the sheet names it ("dogs" for "I have two dogs.")."""
-        return _plural(self.thing)
+        return plural(self.thing)
 
     @property
     def shown(self) -> str:
@@ -365,31 +366,13 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     return out
 
 
-def _first_person(verb) -> bool:
-    """Whether the clause of ``verb`` is the speaker's own ("I ...", "we ...", "my X ...")."""
-    for child in verb.children:
-        if child.dep_ in ("nsubj", "nsubjpass"):
-            if child.lower_ in ("i", "we"):
-                return True
-            return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in child.children)
-    if verb.dep_ in ("conj", "xcomp", "advcl", "ccomp") and verb.head.i != verb.i:
-        return _first_person(verb.head)
-    return False
-
-
-def _negated(verb) -> bool:
-    return any(c.dep_ == "neg" for c in verb.children)
-
-
 def _clause_text(token) -> str:
     """The clause a token sits in: its nearest verb's subtree, conjoined clauses left out."""
-    verb = token
-    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
-        verb = verb.head
+    verb = grammar.governing_verb(token)
     while verb.dep_ == "xcomp" and verb.head.i != verb.i:  # "used to live in ...": the clause is "used"'s
         verb = verb.head
-    words = [t for t in verb.subtree if not (t.dep_ == "conj" and t.head == verb and t.pos_ in ("VERB", "AUX"))]
-    conj_tokens = {t.i for c in verb.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for t in c.subtree}
+    words = [t for t in verb.subtree if not (t.dep_ == "conj" and t.head == verb and grammar.is_verb(t))]
+    conj_tokens = {t.i for c in verb.children if c.dep_ == "conj" and grammar.is_verb(c) for t in c.subtree}
     words = [t for t in words if t.i not in conj_tokens]
     return "".join(t.text_with_ws for t in words).strip()
 
@@ -408,13 +391,13 @@ def _token_facts(token, doc, fact, lowered: str) -> list[Fact]:
     """The facts a token starts: a verb's place, job, food or activity; a noun's count."""
     out: list[Fact] = []
     lemma = token.lemma_.lower()
-    if token.pos_ in ("VERB", "AUX") and _first_person(token):
+    if grammar.is_verb(token) and grammar.speakers_clause(token):
         out += _verb_facts(token, lemma, fact, lowered)
     if token.pos_ == "NOUN":
         counted = _count_fact(token, fact)
         if counted is not None:
             out.append(counted)
-        if token.lemma_.lower() in _SPOUSE and any(c.lower_ in ("my", "our") for c in token.children):
+        if token.lemma_.lower() in _SPOUSE and grammar.owned_by_speaker(token):
             out.append(fact(Relation.DOES, "marry", token, thing="marry", time=grammar.PRESENT))
     return out
 
@@ -425,8 +408,8 @@ def _eaten(doc, sentence: str, fact) -> list[Fact]:
     or animal products (the thing eaten; the diet check decides). Read over the whole sentence rather than one
     dependency, which spaCy's small model gets wrong often here ("had roast lamb": "roast" parsed as the verb). A
     denial ("I don't eat ...", "never") reads nothing: the diet rule has those."""
-    first_person = any(t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("i", "we") for t in doc)
-    favourite = _FAVOURITE.search(sentence) and any(t.lower_ in ("my", "our") for t in doc)
+    first_person = any(t.dep_ in grammar.NOMINAL_SUBJECT_DEPS and grammar.is_speaker(t) for t in doc)
+    favourite = _FAVOURITE.search(sentence) and any(t.lower_ in grammar.SPEAKER_OWNERS for t in doc)
     eating = any(t.lemma_.lower() in _EAT_VERBS for t in doc)
     if not ((first_person and eating) or favourite) or any(t.dep_ == "neg" or t.lower_ == "never" for t in doc):
         return []
@@ -451,7 +434,7 @@ def _kept_animal(token) -> bool:
 
 def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     out: list[Fact] = []
-    holds = not _negated(verb)
+    holds = not grammar.negations(verb)
     preps = [c for c in verb.children if c.dep_ == "prep"]
     objects = [(p.lower_, o) for p in preps for o in p.children if o.dep_ == "pobj"]
 
@@ -459,12 +442,12 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
         return [_place(o) for prep, o in objects if prep == wanted and _place(o)]
 
     # where it lives now, where it grew up
-    if lemma in _LIVE_VERBS or (lemma == "base" and any(c.dep_ == "auxpass" for c in verb.children)):
+    if lemma in _LIVE_VERBS or (lemma == "base" and grammar.is_passive(verb)):
         out += [fact(Relation.LIVES_IN, p, verb, holds=holds) for p in places("in")]
     if lemma == "move":
         moved = grammar.WISH if grammar.time_of(_clause_text(verb)) == grammar.WISH else grammar.PRESENT
         out += [fact(Relation.LIVES_IN, p, verb, holds=holds, time=moved) for p in places("to")]
-    raised = lemma in ("raise", "bear") and any(c.dep_ == "auxpass" for c in verb.children)
+    raised = lemma in ("raise", "bear") and grammar.is_passive(verb)
     if (lemma == "grow" and any(c.lower_ == "up" for c in verb.children)) or raised:
         out += [fact(Relation.GREW_UP, p, verb, holds=holds, time=grammar.PRESENT) for p in places("in")]
     if lemma == "be":
@@ -536,17 +519,16 @@ def _count_fact(noun, fact) -> Fact | None:
             return None
     if word in ("animal",) and noun.tag_ == "NN":
         return None
-    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children)
-    verb = noun.head
-    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
-        verb = verb.head
-    owning = verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be") and _first_person(verb)
+    mine = grammar.owned_by_speaker(noun)
+    verb = grammar.governing_verb(noun.head)
+    owning = (verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be")
+              and grammar.speakers_clause(verb))
     if not (mine or owning):
         return None
     number = next((grammar.number_value(c.text) for c in noun.children if c.dep_ == "nummod"), None)
     determiners = {c.lower_ for c in noun.children if c.dep_ in ("det", "amod", "quantmod")}
     vague = bool(determiners & _VAGUE) or any(c.lower_ in _VAGUE for c in noun.subtree if c.i < noun.i)
-    denied = "no" in determiners or (_negated(verb) and owning and not mine)
+    denied = "no" in determiners or (bool(grammar.negations(verb)) and owning and not mine)
     if number is not None:
         return fact(Relation.COUNT, str(number), noun, thing=thing, low=number, high=number)
     if denied:
@@ -567,12 +549,3 @@ def _noun_phrase(noun) -> str:
              and c.lower_ not in ("big", "good", "great", "little", "small", "real", "huge", "proud", "happy")]
     return " ".join([*(p.lower_ for p in parts), noun.lemma_.lower()])
 
-
-def _plural(noun: str) -> str:
-    if noun == "child":
-        return "children"
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"

@@ -1,20 +1,26 @@
 """One place for the grammar the guard reads sentences with: one spaCy parse per text, kept across turns.
 
-Answers read with their question (``guard.language.answers``), the bot's fact sheet (``guard.language.fact_sheet``), the sentence and
-clause splitting of the intra check (``guard.language.text``), the negation perturbation (``guard.language.perturb``) and the goading
-studio's pronoun swaps (``studio.goading``) all read sentences. They share:
+Answers read with their question (``guard.language.answers``), the bot's fact sheet
+(``guard.language.fact_sheet``), the sentence and clause splitting of the intra check (``guard.language.text``), the
+perturbations (``guard.language.perturb``), the goading studio's questions (``studio.goading``) and the training-data
+builders (``guard.training``) all read sentences. Each rule they share is stated here once:
 
 * ``parse`` / ``parse_many``: the embedded spaCy pipeline (en_core_web_sm, without NER), each text parsed once and
   kept in one bounded cache (``embedded.once.BoundedCache``) across turns: a conversation's earlier turns are read
   again every turn;
 * ``INTERJECTIONS``: the words a chat message opens with that say nothing ("oh", "well", "haha");
+* ``particle`` / ``after_particle`` / ``ECHO_ANSWER``: the answer a reply opens with ("No, ...", "Yep!", "I do.");
 * ``SWAP_PERSON``: one pronoun table, first and second person swapped both ways ("your" → "my" to read the user's
   question as the bot's claim, "my" → "your"), and ``TO_SECOND_PERSON`` with the subject and its verb ("I am" →
-  "you are") to ask the bot's own words back to it;
-* ``affirmative`` / ``negated``: the one affirm / negate pair ("I don't have pets." ↔ "I have pets.");
+  "you are") to ask the bot's own words back to it (``to_second_person``);
+* the rules over a parse: what a subject, an auxiliary, a negation and a clause of its own are (``subjects``,
+  ``auxiliaries``, ``negations``, ``starts_clause``), when the speaker is the subject or owns it ("I", "we", "my X":
+  ``speaker_subject``, ``about_speaker``, ``speakers_clause``), a sentence's main verbs and a phrase as written;
+* ``affirmative``: what a first-person denial denies ("I don't have pets." → "I have pets."; the negation the other
+  way is ``guard.language.perturb.negate``);
 * ``time_of``: whether a clause speaks of the present, the past ("I used to live in ...", "originally from ...")
   or a wish ("I'd love to have a dog one day");
-* ``number_value``: a count or age written in digits or words ("twenty-six" → 26);
+* ``NUMBER_WORDS``: the number words, read by ``number_value`` ("twenty-six" → 26), written by ``number_word``;
 * ``is_kind_of`` / ``same_kind``: WordNet's "is a kind of" over nouns (a surgeon is a doctor, steak is meat).
 """
 
@@ -74,6 +80,13 @@ SWAP_PERSON: dict[str, str] = {"you": "me", "u": "me", "your": "my", "ur": "my",
 #: (not part of it: "you are" read in the bot's mouth is "I am", which the answer reading writes itself)
 TO_SECOND_PERSON: dict[str, str] = {**SWAP_PERSON, "i": "you", "am": "are", "'m": "are", "we": "you",
                                     "our": "your", "us": "you"}
+_WORDS_AND_GAPS = re.compile(r"[A-Za-z']+|[^A-Za-z'\s]+|\s+")
+
+
+def to_second_person(text: str) -> str:
+    """The speaker's words as the listener says them back (``TO_SECOND_PERSON``): "my dog" -> "your dog", "I am"
+    -> "you are"; everything else as written."""
+    return "".join(TO_SECOND_PERSON.get(word.lower(), word) for word in _WORDS_AND_GAPS.findall(text))
 
 
 # ------------------------------------------------------------------------------------------------ answer particles
@@ -137,9 +150,129 @@ def after_particle(reply: str) -> str:
     return rest[:1].upper() + rest[1:] if rest else rest
 
 
+# ------------------------------------------------------------------------------------------------ rules over a parse
+#: what spaCy leaves of an auxiliary when it splits off "n't" ("ca|n't", "wo|n't", "sha|n't") and the auxiliary
+NT_STEMS: dict[str, str] = {"ca": "can", "wo": "will", "sha": "shall"}
+#: the dependency labels of a clause's nominal subject ("I like dogs", "My dog was adopted")
+NOMINAL_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+#: ... and of any subject, clausal and expletive ones too ("Chatting is fun", "There is a dog")
+SUBJECT_DEPS = NOMINAL_SUBJECT_DEPS | {"csubj", "csubjpass", "expl"}
+#: the dependency labels whose verb starts a clause of its own: a coordinated clause, an adverbial clause, a clausal
+#: complement ("I like dogs *but I hate cats*", "... *because I work late*", "I think *I left*")
+CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp"})
+#: a verb's auxiliaries: tense, mood and the passive ("have" of "have been", "was" of "was hired")
+AUXILIARY_DEPS = frozenset({"aux", "auxpass"})
+#: the "do" a verb's negation or question takes, by the verb's tag ("She likes" -> "does", "I liked" -> "did")
+DO_SUPPORT: dict[str, str] = {"VBZ": "does", "VBD": "did", "VBP": "do", "VB": "do"}
+#: the subjects that are the speaker ("I", "we"), and the possessives that make a noun the speaker's ("my", "our")
+SPEAKER_WORDS = frozenset({"i", "we"})
+SPEAKER_OWNERS = frozenset({"my", "our"})
+
+
+def is_verb(token) -> bool:
+    """A verb or an auxiliary (spaCy's VERB / AUX)."""
+    return token.pos_ in ("VERB", "AUX")
+
+
+def subjects(verb) -> list:
+    """The verb's nominal subjects (``NOMINAL_SUBJECT_DEPS``), in sentence order."""
+    return [c for c in verb.children if c.dep_ in NOMINAL_SUBJECT_DEPS]
+
+
+def auxiliaries(verb) -> list:
+    """The verb's auxiliaries (``AUXILIARY_DEPS``), in sentence order."""
+    return [c for c in verb.children if c.dep_ in AUXILIARY_DEPS]
+
+
+def negations(verb) -> list:
+    """The negations on the verb itself ("not", "n't", "never" as spaCy's ``neg``), in sentence order."""
+    return [c for c in verb.children if c.dep_ == "neg"]
+
+
+def is_passive(verb) -> bool:
+    """Whether the verb is in the passive ("I was *born* in Rome", "I'm *based* in Oslo": a passive auxiliary)."""
+    return any(c.dep_ == "auxpass" for c in verb.children)
+
+
+def starts_clause(token) -> bool:
+    """Whether the token is the verb of a clause of its own inside its sentence (``CLAUSE_DEPS``)."""
+    return token.dep_ in CLAUSE_DEPS and is_verb(token)
+
+
+def is_speaker(token) -> bool:
+    """"I" or "we": the speaker, as a subject."""
+    return token.lower_ in SPEAKER_WORDS
+
+
+def owned_by_speaker(noun) -> bool:
+    """A noun the speaker owns: "my" / "our" as its possessive ("my dog", "our kids")."""
+    return any(c.dep_ == "poss" and c.lower_ in SPEAKER_OWNERS for c in noun.children)
+
+
+def about_speaker(subject) -> bool:
+    """A subject that speaks of the speaker: "I", "we", or "my X" / "our X" ("My job is ...")."""
+    return is_speaker(subject) or owned_by_speaker(subject)
+
+
+def speaker_subject(verb) -> bool:
+    """Whether "I" or "we" is a subject of the verb ("*I* live in Paris"; not "My dog lives ...")."""
+    return any(is_speaker(s) for s in subjects(verb))
+
+
+def speakers_own_subject(verb):
+    """The verb's subject when it is the speaker's "my X" ("*My name* is Sarah"), else None."""
+    return next((s for s in subjects(verb) if owned_by_speaker(s)), None)
+
+
+def speakers_clause(verb) -> bool:
+    """Whether the clause of ``verb`` is the speaker's own: its first subject is about the speaker (``about_speaker``);
+    a clause without a subject of its own (a coordinated, adverbial or complement clause, or an open complement:
+    "I live in Paris *and work as a nurse*", "I used *to live* in Rome") has its head's."""
+    found = subjects(verb)
+    if found:
+        return about_speaker(found[0])
+    if (verb.dep_ in CLAUSE_DEPS or verb.dep_ == "xcomp") and verb.head.i != verb.i:
+        return speakers_clause(verb.head)
+    return False
+
+
+def governing_verb(token):
+    """The nearest verb at or above the token in its parse (the sentence's root when there is none)."""
+    while not is_verb(token) and token.head.i != token.i:
+        token = token.head
+    return token
+
+
+def main_verbs(sent) -> list:
+    """A sentence's main verbs: its root and the verbs coordinated with a verb ("I *live* in Paris and *work* ...")."""
+    return [t for t in sent if is_verb(t) and (t.dep_ == "ROOT" or (t.dep_ == "conj" and is_verb(t.head)))]
+
+
+def phrase_text(token, skip: Iterable[str] = ("det",), cut: Iterable[str] = ()) -> str:
+    """A token's phrase as it was written (hyphens, apostrophes and inner spacing kept), without leading words whose
+    dependency is in ``skip`` (determiners: "the red car" -> "red car") and without the children after it whose
+    dependency is in ``cut`` (an apposition, a clause, a list: "Sophie, a chatbot" -> "Sophie").
+
+    The text is a slice of the sentence, never a re-join of tokens: re-joining without the punctuation tokens turned
+    "Sophie, a no-nonsense AI" into "Sophiea nononsense AI"."""
+    skip, cut = frozenset(skip), frozenset(cut)
+    dropped = {t.i for c in token.children if c.dep_ in cut and c.i > token.i for t in c.subtree}
+    kept = [t for t in token.subtree if t.i not in dropped]
+    start = token.i
+    while start > kept[0].i and start - 1 not in dropped and token.doc[start - 1] in kept:
+        start -= 1
+    end = token.i
+    while end + 1 <= kept[-1].i and end + 1 not in dropped:
+        end += 1
+    span = token.doc[start:end + 1]
+    while len(span) > 1 and (span[0].dep_ in skip and span[0].i < token.i or span[0].is_punct):
+        span = span[1:]
+    while len(span) > 1 and span[-1].is_punct:
+        span = span[:-1]
+    return span.text.strip()
+
+
 # ------------------------------------------------------------------------------------------------ affirm / negate
-_CONTRACTED_AUX = {"ca": "can", "wo": "will", "sha": "shall"}
-_FIRST_PERSON = frozenset({"i", "we"})
 #: a sentence without one of these words denies nothing (checked before spaCy parses it: most sentences pass here)
 _DENIAL_WORD = re.compile(r"\b(?:not|never|no)\b|n't\b|\bnt\b", re.IGNORECASE)
 _AFFIRMED: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
@@ -168,23 +301,19 @@ def _affirmed(sentence: str) -> str | None:
     if len(sents) != 1:
         return None
     root = sents[0].root
-    subjects = [t for t in root.children if t.dep_ in ("nsubj", "nsubjpass")]
-    if len(subjects) != 1:
+    found = subjects(root)
+    if len(found) != 1 or not about_speaker(found[0]):
         return None
-    subject = subjects[0]
-    owner = [t for t in subject.children if t.dep_ == "poss"]
-    if subject.lower_ not in _FIRST_PERSON and not (owner and owner[0].lower_ in ("my", "our")):
-        return None
-    if any(t.dep_ in ("conj", "advcl", "ccomp") and t.pos_ in ("VERB", "AUX") for t in doc):
+    subject = found[0]
+    if any(starts_clause(t) for t in doc):
         return None  # one clause only: "I've never been there, but I'd love to go" affirms no single statement
-    negations = [t for t in root.children if t.dep_ == "neg"]
+    negated = negations(root)
     determiners = [t for t in doc if t.lower_ == "no" and t.dep_ == "det" and t.head.head.i == root.i]
-    if len(negations) + len(determiners) != 1 or any(t.dep_ == "intj" for t in root.children):
+    if len(negated) + len(determiners) != 1 or any(t.dep_ == "intj" for t in root.children):
         return None
-    dropped = {t.i for t in negations}
+    dropped = {t.i for t in negated}
     # "I don't have any pets" affirms "I have pets": the do-support of a first-person present and "any" go too
-    dropped |= {t.i for t in doc if t.dep_ == "aux" and t.lower_ == "do" and t.head.i == root.i and negations
-                and subject.lower_ in _FIRST_PERSON}
+    dropped |= {t.i for t in root.children if t.dep_ == "aux" and t.lower_ == "do" and negated and is_speaker(subject)}
     dropped |= {t.i for t in doc if t.lower_ == "any" and t.dep_ == "det"}
     words: list[str] = []
     for token in doc:
@@ -195,7 +324,7 @@ def _affirmed(sentence: str) -> str | None:
                 words.append("a" + token.whitespace_)
             continue
         joined = token.i + 1 in dropped and not token.whitespace_  # "do" of "don't", "ca" of "can't"
-        text = _CONTRACTED_AUX.get(token.lower_, token.text) if joined else token.text
+        text = NT_STEMS.get(token.lower_, token.text) if joined else token.text
         words.append(text + (" " if joined else token.whitespace_))
     result = re.sub(r"\s+", " ", "".join(words)).strip()
     content = [t for t in parse(result) if not t.is_punct and t.pos_ not in ("INTJ", "PART")]
@@ -232,7 +361,7 @@ def time_of(clause: str, tense: bool = True) -> str:
     if not roots:
         return PRESENT
     root = roots[0]
-    aux = [c for c in root.children if c.dep_ in ("aux", "auxpass")]
+    aux = auxiliaries(root)
     if any(a.lower_ in ("would", "'d", "might", "could") for a in aux):
         return WISH
     if any(a.lower_ in ("will", "'ll") for a in aux):
@@ -245,11 +374,18 @@ def time_of(clause: str, tense: bool = True) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ numbers
-_ONES = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                                     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-                                     "seventeen", "eighteen", "nineteen"))}
-_TENS = {w: 10 * i for i, w in enumerate(("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-                                          "ninety")) if w}
+#: the English number words and their values, the one table: read by ``number_value`` (and the answer reading's
+#: "does this value hold a number"), written by ``number_word`` (training templates, swapped counts)
+NUMBER_WORDS: dict[str, int] = {
+    **{w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                   "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                   "seventeen", "eighteen", "nineteen"))},
+    **{w: 10 * i for i, w in enumerate(("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
+                                       start=2)},
+    "hundred": 100}
+_ONES = {w: n for w, n in NUMBER_WORDS.items() if n < 20}
+_TENS = {w: n for w, n in NUMBER_WORDS.items() if 20 <= n < 100}
+_WORD_OF = {n: w for w, n in NUMBER_WORDS.items()}
 _NUMBER = re.compile(r"^(?:(?P<digits>\d{1,3})|(?P<words>[a-z]+(?:[- ][a-z]+)?))$")
 
 
@@ -271,6 +407,11 @@ def number_value(text: str) -> int | None:
     if parts[0] in _TENS and parts[1] in _ONES and 0 < _ONES[parts[1]] < 10:
         return _TENS[parts[0]] + _ONES[parts[1]]
     return None
+
+
+def number_word(value: int) -> str | None:
+    """The one English word for ``value`` (0-19, the tens, 100: 7 -> "seven", 40 -> "forty"), else None."""
+    return _WORD_OF.get(value)
 
 
 # ------------------------------------------------------------------------------------------------ kinds (WordNet)

@@ -25,33 +25,18 @@ import random
 import re
 
 from guard.language import grammar
-
-#: Dependency labels of a clause subject ("I like dogs", "Chatting is fun", "There is a dog").
-SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+from guard.language.forms import NEGATED_CONTRACTIONS, POSITIVE_OF, indefinite_article
 
 #: Negation words the negation perturbation knows how to remove; "never" becomes "always".
 _NEGATION_WORDS = frozenset({"not", "n't", "nt", "never"})
-#: What spaCy leaves of an auxiliary when it splits off "n't" ("ca|n't", "wo|n't", "sha|n't").
-_NT_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
 #: Auxiliary clitics whose negation reads better written out ("I'll" -> "I will not", not "I'll not");
 #: "'d" is "had" before a participle and "would" otherwise (``_before_participle``). Chat drops the apostrophe.
 _CLITIC_WORDS = {"'ll": "will", "ll": "will", "'ve": "have", "ve": "have", "'d": "would"}
-#: do-support by the tense of the main verb ("She likes cats" -> "She does not like cats").
-_DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do", "VB": "do"}
 #: Auxiliaries "not" can follow (by lemma); not "get" of a passive ("gets blasted") or "to".
 _AUXILIARY_LEMMAS = frozenset({"be", "have", "do", "will", "would", "can", "could", "shall", "should", "may",
                                "might", "must"})
 #: Tags of a finite copula: "is", "am", "was" negate; "been", "being", "be" are not the clause's tense.
 _FINITE_TAGS = frozenset({"VBZ", "VBP", "VBD", "MD"})
-#: Auxiliaries with a contracted negation, and that form ("do not" -> "don't").
-NEGATED_CONTRACTIONS = {
-    "do": "don't", "does": "doesn't", "did": "didn't", "is": "isn't", "are": "aren't", "was": "wasn't",
-    "were": "weren't", "have": "haven't", "has": "hasn't", "had": "hadn't", "can": "can't", "will": "won't",
-    "could": "couldn't", "would": "wouldn't", "should": "shouldn't", "must": "mustn't", "need": "needn't",
-    "might": "mightn't",
-}
-#: A negated auxiliary spaCy kept as one token ("DON'T" in capitals) and its positive form.
-_POSITIVE_OF = {negated: aux for aux, negated in NEGATED_CONTRACTIONS.items()}
 #: Pronoun + auxiliary contractions: the auxiliary, its clitic, and the pronouns it attaches to.
 _SUBJECT_CLITICS: dict[str, tuple[str, frozenset[str]]] = {
     "am": ("'m", frozenset({"i"})),
@@ -94,8 +79,8 @@ def statement(doc):
     """
     for sent in doc.sents:
         root = sent.root
-        if root.pos_ in ("VERB", "AUX") and not sent.text.strip().endswith("?") \
-                and any(child.dep_ in SUBJECT_DEPS for child in root.children):
+        if grammar.is_verb(root) and not sent.text.strip().endswith("?") \
+                and any(child.dep_ in grammar.SUBJECT_DEPS for child in root.children):
             return sent
     return None
 
@@ -103,16 +88,6 @@ def statement(doc):
 def _plain(token) -> str:
     """The token's lower-case text with a typographic apostrophe made plain."""
     return token.lower_.replace("\u2019", "'")
-
-
-def indefinite_article(word: str) -> str:
-    """The indefinite article for ``word`` by its sound, in the common cases ("an hour", "a useful", "an unreal")."""
-    lower = word.lower()
-    if lower.startswith(("hour", "honest", "honor", "honour", "heir")):
-        return "an"
-    if lower.startswith(("uni", "use", "usu", "uti", "ura", "ure", "euro", "eu", "one", "once")):
-        return "a"
-    return "an" if lower[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
 def _rebuild(doc, replacements: dict[int, str]) -> str:
@@ -139,8 +114,8 @@ def _space_after(token) -> str:
 def _clause_negations(root) -> list:
     """The negation tokens of the main clause: "not" / "n't" / "never" on its root verb or on the root's
     auxiliaries, and an auxiliary spaCy left unsplit with its "n't" ("DON'T")."""
-    heads = [root] + [c for c in root.children if c.dep_ in ("aux", "auxpass")]
-    found = [c for h in heads for c in h.children if c.dep_ == "neg"] + [h for h in heads if _plain(h) in _POSITIVE_OF]
+    heads = [root, *grammar.auxiliaries(root)]
+    found = [c for h in heads for c in grammar.negations(h)] + [h for h in heads if _plain(h) in POSITIVE_OF]
     return sorted(set(found), key=lambda t: t.i)
 
 
@@ -234,15 +209,15 @@ class Perturb:
         """The first declarative sentence with its main-clause negation removed; None when it has none."""
         sent = statement(doc)
         negations = _clause_negations(sent.root) if sent is not None else []
-        if not negations or any(_plain(n) not in _NEGATION_WORDS and _plain(n) not in _POSITIVE_OF
+        if not negations or any(_plain(n) not in _NEGATION_WORDS and _plain(n) not in POSITIVE_OF
                                 for n in negations):
             return None
         replacements: dict[int, str] = {}
         for n in negations:
             word = _plain(n)
             before = doc[n.i - 1] if n.i > 0 else None
-            if word in _POSITIVE_OF:  # "DON'T" -> "DO"
-                replacements[n.i] = _match_case(_POSITIVE_OF[word], n.text) + n.whitespace_
+            if word in POSITIVE_OF:  # "DON'T" -> "DO"
+                replacements[n.i] = _match_case(POSITIVE_OF[word], n.text) + n.whitespace_
                 continue
             if word == "never":
                 replacements[n.i] = _match_case("always", n.text) + n.whitespace_
@@ -251,7 +226,7 @@ class Perturb:
             if word in ("n't", "nt") and before is not None:  # "don't" -> "do", "can't" -> "can"
                 if before.lower_ == "ai":
                     return None  # "ain't" stands for am / is / are / has / have: no single positive
-                stem = _NT_STEMS.get(before.lower_)
+                stem = grammar.NT_STEMS.get(before.lower_)
                 replacements[before.i] = (_match_case(stem, before.text) if stem else before.text) + n.whitespace_
             elif before is not None and not before.whitespace_:  # "cannot" -> "can" + the following space
                 replacements[before.i] = before.text + n.whitespace_
@@ -265,7 +240,7 @@ class Perturb:
         if sent is None or _clause_negations(sent.root):
             return None
         root = sent.root
-        auxiliaries = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i]
+        auxiliaries = [c for c in grammar.auxiliaries(root) if c.i < root.i]
         if auxiliaries:  # "I have been to Paris" -> "I have not been to Paris"
             aux = min(auxiliaries, key=lambda t: t.i)
             if aux.lemma_.lower() not in _AUXILIARY_LEMMAS:
@@ -275,7 +250,7 @@ class Perturb:
             if root.tag_ not in _FINITE_TAGS:
                 return None
             return _rebuild(doc, {root.i: _negated_auxiliary(root)})
-        do = _DO_FORMS.get(root.tag_)
+        do = grammar.DO_SUPPORT.get(root.tag_)  # "She likes cats" -> "She does not like cats"
         attached = root.i > 0 and not doc[root.i - 1].whitespace_  # "thats" = "that" + "s": no verb to negate
         if do is None or root.pos_ != "VERB" or not root.text.isalpha() or attached:
             return None
@@ -365,7 +340,7 @@ class Perturb:
             before = doc[token.i - 1] if token.i > 0 else None
             negation = word == "n't" or (word == "nt" and token.dep_ == "neg")
             if negation and before is not None and before.lower_ != "ai":
-                stem = _NT_STEMS.get(before.lower_, before.lower_)
+                stem = grammar.NT_STEMS.get(before.lower_, before.lower_)
                 if stem == "can":
                     replacements[before.i] = _match_case("cannot", before.text) + token.whitespace_
                     replacements[token.i] = ""
@@ -403,13 +378,13 @@ class Perturb:
                 continue
             if word not in _SUBJECT_CLITICS or token.pos_ != "AUX" or token.i == 0:
                 continue
-            if word in ("have", "has") and token.dep_ not in ("aux", "auxpass"):
+            if word in ("have", "has") and token.dep_ not in grammar.AUXILIARY_DEPS:
                 continue  # "I have a dog" keeps its verb
             if after is not None and after.lower_ == "not" and word in NEGATED_CONTRACTIONS:
                 continue  # the negation contracts instead ("I would not" -> "I wouldn't"; but "I'm not")
             clitic, subjects = _SUBJECT_CLITICS[word]
             subject = tokens[token.i - 1]
-            if subject.lower_ in subjects and subject.whitespace_ == " " and subject.dep_ in SUBJECT_DEPS:
+            if subject.lower_ in subjects and subject.whitespace_ == " " and subject.dep_ in grammar.SUBJECT_DEPS:
                 replacements[subject.i] = subject.text
                 replacements[token.i] = _match_case(clitic, token.text) + token.whitespace_
         return _rebuild(doc, replacements) if replacements else None

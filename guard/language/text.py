@@ -14,9 +14,6 @@ from collections.abc import Iterable
 from embedded.once import BoundedCache
 from guard.language import grammar
 
-# Dependency labels whose verb heads start a clause of their own (coordinated clause,
-# adverbial clause, clausal complement).
-CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp"})
 # Words that only join clauses; stripped from the edges of a clause so "but I hate dogs"
 # is compared as "I hate dogs".
 _JOINERS = frozenset({"but", "and", "or", "so", "yet", "because", "although", "though", "while", "however", "that"})
@@ -36,15 +33,12 @@ def _clean(span_text: str) -> str:
 
 
 def _clauses_of_sentence(sent) -> list[str]:
-    """Cut a parsed sentence at clause heads (conj/advcl/ccomp verbs) and at "but".
+    """Cut a parsed sentence at clause heads (``grammar.starts_clause``: conj/advcl/ccomp verbs) and at "but".
 
     Each clause head takes its own subtree minus the subtrees of clause heads below it; what
     is left belongs to the main clause.
     """
-    heads = [
-        tok for tok in sent
-        if tok.dep_ in CLAUSE_DEPS and tok.pos_ in ("VERB", "AUX") and tok.i != sent.root.i
-    ]
+    heads = [tok for tok in sent if grammar.starts_clause(tok) and tok.i != sent.root.i]
     owner: dict[int, int] = {}  # token index -> clause-head index (root = main clause)
     for tok in sent:
         node = tok

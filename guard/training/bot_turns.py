@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from guard.language.grammar import NUMBER_WORDS, number_word
 from guard.records import Dialogue
 from guard.training.hard_negatives import NEGATIVE_OPENERS, detokenize, with_opener
 from guard.training.labels import LabelledPair
@@ -40,11 +41,6 @@ CONSISTENT_WEIGHT = 0.5
 BOT = "bot"
 
 # ----------------------------------------------------------------------------------------- quantities
-NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-                "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-                "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
-WORD_OF = {v: k for k, v in NUMBER_WORDS.items()}
 #: a count: digits, or a number word followed by a word (so "the one who" and "one of" are left alone)
 _COUNT = re.compile(r"\b(?P<n>\d{1,4}|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
                     + r")\b(?=\s+(?!of\b|who\b|that\b|and\b|or\b|is\b|was\b)[a-z])", re.IGNORECASE)
@@ -52,18 +48,15 @@ _AGE = re.compile(r"\b(?:i'm|i am|im)\s+(?P<n>\d{1,3})\b(?!\s*(?:%|percent))", r
 
 
 def _value(token: str) -> int | None:
-    token = token.lower()
-    if token.isdigit():
-        return int(token)
-    return NUMBER_WORDS.get(token)
+    """A count's value: digits (up to four: a year is told apart by its value), or a number word."""
+    return int(token) if token.isdigit() else NUMBER_WORDS.get(token.lower())
 
 
 def _spell(value: int, like: str, rng: random.Random) -> str:
     """``value`` as digits or a word, mostly in the form ``like`` used (a word only where one exists)."""
     as_word = (not like.isdigit()) if rng.random() < 0.7 else rng.random() < 0.5
-    if as_word and value in WORD_OF:
-        return WORD_OF[value]
-    return str(value)
+    word = number_word(value)
+    return word if as_word and word is not None else str(value)
 
 
 def _other_count(value: int, rng: random.Random, is_age: bool) -> int:
@@ -95,10 +88,11 @@ def quantity_restatement(sentence: str, rng: random.Random) -> str | None:
     """``sentence`` with a count written the other way (digits <-> word), or None: the same claim."""
     for match in _COUNT.finditer(sentence):
         value = _value(match.group("n"))
-        if value is None or value not in WORD_OF:
+        word = number_word(value) if value is not None else None
+        if word is None:
             continue
         token = match.group("n")
-        other = WORD_OF[value] if token.isdigit() else str(value)
+        other = word if token.isdigit() else str(value)
         return sentence[:match.start("n")] + other + sentence[match.end("n"):]
     return None
 

@@ -29,6 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from guard.language import forms
+from guard.language.forms import with_article
+from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 
 #: every value the frozen probe set uses (guard/data/probe_facts.jsonl's facts, their contradictions and twins):
@@ -71,10 +74,11 @@ COUNT_NOUNS = {"pet": ("dog", "hamster", "goldfish", "turtle", "snake", "lizard"
                        "ferret", "canary", "pony", "tortoise", "gerbil", "duck", "sheep", "cow"),
                "child": ("kid", "son", "daughter", "child"),
                "sibling": ("brother", "sister", "sibling")}
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve")
-PLURALS = {"child": "children", "sheep": "sheep", "goldfish": "goldfish", "guinea pig": "guinea pigs",
-           "canary": "canaries", "pony": "ponies", "kid": "kids"}
+#: counts up to this are sometimes written as words ("three dogs"), larger ones always in digits
+SPELLED_UP_TO = 12
+#: this builder's pets whose plural is the noun itself (``forms.plural`` writes the regular plural, as the persona
+#: recipe's shipped data and the fact sheet's table have it)
+SAME_IN_PLURAL = frozenset({"sheep", "goldfish"})
 FILLERS = ("", "", "Oh, ", "Well, ", "Haha, ", "Honestly, ", "To be honest, ", "Ah, ", "Hmm, ")
 TAILS = ("", "", " How about you?", " What about you?", " It keeps me busy.", " Life is good.",
          " I can't complain.", " Do you?")
@@ -162,20 +166,12 @@ def values_for(split: str) -> Values:
 
 
 # ------------------------------------------------------------------------------------------- wording
-def article(noun: str) -> str:
-    return ("an " if noun[0].lower() in "aeiou" else "a ") + noun
-
-
 def plural(noun: str) -> str:
-    if noun in PLURALS:
-        return PLURALS[noun]
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    return noun + "s"
+    return noun if noun in SAME_IN_PLURAL else forms.plural(noun)
 
 
 def count_words(n: int, noun: str, rng: random.Random) -> str:
-    number = NUMBER_WORDS[n] if n < len(NUMBER_WORDS) and rng.random() < 0.6 else str(n)
+    number = number_word(n) if n <= SPELLED_UP_TO and rng.random() < 0.6 else str(n)
     return f"{number} {noun if n == 1 else plural(noun)}"
 
 
@@ -190,12 +186,12 @@ def _say(rng: random.Random, options: Sequence[str]) -> str:
 
 # A relation's sentences: plain (one clause) and wordy (a reason, a time, a place around the fact).
 def job_sentence(job: str, rng: random.Random) -> str:
-    return _say(rng, (f"I work as {article(job)}.", f"I'm {article(job)}.", f"I am {article(job)} by trade.",
-                      f"My job? I'm {article(job)}.",
-                      f"I've been working as {article(job)} for about {rng.randint(2, 25)} years now.",
-                      f"For a living I'm {article(job)}, and most weeks it keeps me on my feet.",
-                      f"I make my money as {article(job)}, it pays the bills.",
-                      f"Being {article(job)} is what I do all day, and I mostly enjoy it."))
+    a_job = with_article(job)
+    return _say(rng, (f"I work as {a_job}.", f"I'm {a_job}.", f"I am {a_job} by trade.", f"My job? I'm {a_job}.",
+                      f"I've been working as {a_job} for about {rng.randint(2, 25)} years now.",
+                      f"For a living I'm {a_job}, and most weeks it keeps me on my feet.",
+                      f"I make my money as {a_job}, it pays the bills.",
+                      f"Being {a_job} is what I do all day, and I mostly enjoy it."))
 
 
 def name_sentence(name: str, rng: random.Random) -> str:
@@ -311,27 +307,27 @@ def past_or_wish(rng: random.Random, v: Values) -> tuple[str, str, str] | None:
         return city_sentence(now, rng), _say(rng, said), "neutral"
     if kind.startswith("job"):
         now, other = _two(rng, v.jobs)
-        said = ((f"I used to be {article(other)} before this.", f"Back in my twenties I worked as {article(other)}.",
-                 f"I was {article(other)} for a few years, a long time ago.") if kind == "job-past" else
-                (f"I've always wanted to be {article(other)}.", f"One day I'd like to become {article(other)}.",
-                 f"If I could start over I'd train as {article(other)}."))
+        an_other = with_article(other)
+        said = ((f"I used to be {an_other} before this.", f"Back in my twenties I worked as {an_other}.",
+                 f"I was {an_other} for a few years, a long time ago.") if kind == "job-past" else
+                (f"I've always wanted to be {an_other}.", f"One day I'd like to become {an_other}.",
+                 f"If I could start over I'd train as {an_other}."))
         return job_sentence(now, rng), _say(rng, said), "neutral"
-    noun = rng.choice(v.pets)
+    a_pet = with_article(rng.choice(v.pets))
     if kind == "pet-wish":
         return (_say(rng, ("I don't have any pets.", "I have no pets at the moment.")),
-                _say(rng, (f"I hope to adopt {article(noun)} someday.", f"Someday I want to get {article(noun)}.")),
-                "neutral")
+                _say(rng, (f"I hope to adopt {a_pet} someday.", f"Someday I want to get {a_pet}.")), "neutral")
     return (_say(rng, ("I don't have any pets now.", "I have no pets these days.")),
-            _say(rng, (f"I used to have {article(noun)} when I was little.", f"As a kid I had {article(noun)}.")),
-            "neutral")
+            _say(rng, (f"I used to have {a_pet} when I was little.", f"As a kid I had {a_pet}.")), "neutral")
 
 
 def agreeing_negation(rng: random.Random, v: Values) -> tuple[str, str, str] | None:
     kind = rng.choice(("job", "city", "name"))
     if kind == "job":
         real, other = _two(rng, v.jobs)
-        said = (f"I'm not {article(other)}. I'm {article(real)}.", f"No, I'm not {article(other)}, I work as "
-                f"{article(real)}.", f"Not {article(other)}, no. I'm {article(real)}.")
+        not_this, but_this = with_article(other), with_article(real)
+        said = (f"I'm not {not_this}. I'm {but_this}.", f"No, I'm not {not_this}, I work as {but_this}.",
+                f"Not {not_this}, no. I'm {but_this}.")
         return job_sentence(real, rng), _say(rng, said), "entailment"
     if kind == "city":
         real, other = _two(rng, v.cities)
@@ -347,13 +343,13 @@ def denial(rng: random.Random, v: Values) -> tuple[str, str, str] | None:
     if kind == "pet":
         noun = rng.choice(v.pets)
         fact = count_sentence(rng.randint(1, 6), noun, rng)
-        said = (f"I don't have any {plural(noun)}.", f"I've never had {article(noun)}.", "I don't have any pets.",
+        said = (f"I don't have any {plural(noun)}.", f"I've never had {with_article(noun)}.", "I don't have any pets.",
                 f"No {plural(noun)} for me, never.", "I have no pets at all.")
     elif kind == "job":
         job = rng.choice(v.jobs)
         fact = job_sentence(job, rng)
-        said = (f"I'm not {article(job)}.", f"I have never worked as {article(job)}.",
-                f"I'm not {article(job)} and never was.")
+        said = (f"I'm not {with_article(job)}.", f"I have never worked as {with_article(job)}.",
+                f"I'm not {with_article(job)} and never was.")
     elif kind in ("child", "sibling"):
         noun = rng.choice(COUNT_NOUNS[kind])
         fact = family_sentence(rng.randint(1, 5), noun, rng)
@@ -362,14 +358,14 @@ def denial(rng: random.Random, v: Values) -> tuple[str, str, str] | None:
                                          "I have no siblings."))
     else:
         diet = rng.choice(("vegetarian", "vegan"))
-        fact = _say(rng, (f"I am {article(diet)}.", f"I'm {diet}.", f"I've been {diet} for years."))
-        said = (f"I'm not {article(diet)}.", f"I'm not {diet}, I eat everything.", "I eat meat every day.")
+        fact = _say(rng, (f"I am {with_article(diet)}.", f"I'm {diet}.", f"I've been {diet} for years."))
+        said = (f"I'm not {with_article(diet)}.", f"I'm not {diet}, I eat everything.", "I eat meat every day.")
     return fact, _say(rng, said), "contradiction"
 
 
 def diet(rng: random.Random, v: Values) -> tuple[str, str, str] | None:
     which = rng.choice(("vegetarian", "vegan"))
-    fact = _say(rng, (f"I am {article(which)}.", f"I'm {which}.", f"I don't eat meat, I'm {which}.",
+    fact = _say(rng, (f"I am {with_article(which)}.", f"I'm {which}.", f"I don't eat meat, I'm {which}.",
                       f"I've been {which} since college."))
     if rng.random() < 0.6:
         meat = rng.choice(v.meats)

@@ -29,6 +29,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from guard.language.grammar import NUMBER_WORDS
 from guard.training.real_data import LabelledPair
 from guard.training.sources import ChitchatConversation, usable_utterance
 
@@ -37,8 +38,8 @@ NEGATIVE_OPENERS: tuple[str, ...] = (
     "No,", "Nope,", "No, no,", "Not really,", "No, not at all,", "Oh no,", "No way,", "Nah,", "No, but",
     "Not yet, but", "No, actually", "Haha no,", "No, sorry,", "Not at all,")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b", re.I)
-_NUMBER = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|"
-                     r"sixty|hundred|dozen|twice|both|single|only)\b", re.I)
+#: a number (digits or one of ``grammar.NUMBER_WORDS``) or a word that gives a quantity without one
+_NUMBER = re.compile(r"\b(?:\d+|" + "|".join(NUMBER_WORDS) + r"|dozen|twice|both|single|only)\b", re.I)
 
 
 def detokenize(text: str) -> str:

@@ -13,6 +13,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from guard.language.forms import plural, with_article
+from guard.language.grammar import number_word
 from guard.training.labels import LabelledPair
 from guard.training.sources import ENTITIES
 
@@ -25,7 +27,8 @@ ATTRIBUTE_ANTONYMS: list[tuple[str, str]] = [
     ("early riser", "night owl"), ("morning person", "night person"),
 ]
 
-NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+#: counts up to this are written as words half the time ("two dogs"), larger ones always in digits
+SPELLED_UP_TO = 10
 
 
 @dataclass(frozen=True)
@@ -38,21 +41,9 @@ class Fact:
     category: str = "other"
 
 
-def _plural(noun: str) -> str:
-    if noun.endswith(("s", "sh", "ch", "x")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
-
-
-def _article(noun: str) -> str:
-    return ("an " if noun[0].lower() in "aeiou" else "a ") + noun
-
-
 def _count(n: int, noun: str, rng: random.Random) -> str:
-    word = str(n) if rng.random() < 0.5 or n > 10 else NUMBER_WORDS[n - 1]
-    return f"{word} {noun if n == 1 else _plural(noun)}"
+    word = str(n) if rng.random() < 0.5 or n > SPELLED_UP_TO else number_word(n)
+    return f"{word} {noun if n == 1 else plural(noun)}"
 
 
 # Surface templates per relation: several phrasings of one triple give entailment pairs.
@@ -75,15 +66,15 @@ def realize(fact: Fact, rng: random.Random, extended: bool = False) -> str:
                        f"i own {_count(n, e, rng)}." if e not in ENTITIES["sibling"] + ENTITIES["child"]
                        else f"i have {_count(n, e, rng)} in my family."]
         else:
-            choices = [f"i have {_article(e)}.", f"i've got {_article(e)}.", f"i own {_article(e)}."
-                       if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have {_article(e)}, yes."]
+            choices = [f"i have {with_article(e)}.", f"i've got {with_article(e)}.", f"i own {with_article(e)}."
+                       if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have {with_article(e)}, yes."]
     elif r == "not_have":
-        choices = [f"i do not have {_article(e)}.", f"i don't have {_article(e)}.",
-                   f"i have never had {_article(e)}.", f"i don't own {_article(e)}."
-                   if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have no {_plural(e)}."]
+        choices = [f"i do not have {with_article(e)}.", f"i don't have {with_article(e)}.",
+                   f"i have never had {with_article(e)}.", f"i don't own {with_article(e)}."
+                   if e in ENTITIES["pet"] + ENTITIES["vehicle"] else f"i have no {plural(e)}."]
     elif r == "not_have_any":  # e is a super-type ("pet", "kid"): nothing of that kind at all
-        choices = [f"i don't have any {_plural(e)}.", f"i have no {_plural(e)}.", f"i've never had {_article(e)}.",
-                   f"i do not have any {_plural(e)}.", f"no {_plural(e)} for me, i have none."]
+        choices = [f"i don't have any {plural(e)}.", f"i have no {plural(e)}.", f"i've never had {with_article(e)}.",
+                   f"i do not have any {plural(e)}.", f"no {plural(e)} for me, i have none."]
     elif r == "like":
         choices = [f"i like {e}.", f"i love {e}.", f"i really enjoy {e}.", f"{e} is one of my favorite things.",
                    f"i am a big fan of {e}."]
@@ -101,8 +92,8 @@ def realize(fact: Fact, rng: random.Random, extended: bool = False) -> str:
     elif r == "nationality":
         choices = [f"i am {e}.", f"i'm {e} by birth.", f"i was born {e}."]
     elif r == "profession":
-        choices = [f"i am {_article(e)}.", f"i work as {_article(e)}.", f"i'm {_article(e)} by trade.",
-                   f"my job is being {_article(e)}."]
+        choices = [f"i am {with_article(e)}.", f"i work as {with_article(e)}.", f"i'm {with_article(e)} by trade.",
+                   f"my job is being {with_article(e)}."]
     elif r == "employed_by":
         choices = [f"i work at {e}.", f"i am employed by {e}.", f"my job is at {e}."]
     elif r == "marital":
@@ -110,7 +101,7 @@ def realize(fact: Fact, rng: random.Random, extended: bool = False) -> str:
     elif r == "age":
         choices = [f"i am {n} years old.", f"i'm {n}.", f"i just turned {n}."]
     elif r == "attribute":
-        choices = [f"i am {e}.", f"i'm very {e}." if " " not in e else f"i'm {_article(e)}.",
+        choices = [f"i am {e}.", f"i'm very {e}." if " " not in e else f"i'm {with_article(e)}.",
                    f"people say i am {e}."]
     elif r == "play":
         choices = [f"i play the {e}.", f"i can play the {e}.", f"i have played the {e} for years."]
