@@ -99,6 +99,9 @@ class GuardConfig:
     rerank_band: float | None = None
     #: the share of the calibration halves' labelled turns under the band that were consistent (its tooltip)
     rerank_band_consistent: float | None = None
+    #: τ_e: P(entailment) from a persona line at which it supports a candidate's sentence (the choice's support
+    #: group, the persona over the drift); None: not calibrated, ``PERSONA_SUPPORT_FLOOR``
+    persona_support: float | None = None
 
     @classmethod
     def read(cls, folder: Path | None) -> GuardConfig:
@@ -144,6 +147,9 @@ class GuardConfig:
             if isinstance(data.get("rerank"), dict) else None,
             rerank_band_consistent=_share(data.get("rerank"), "consistent_under", where, "rerank.consistent_under")
             if isinstance(data.get("rerank"), dict) else None,
+            persona_support=_probability(data.get("support") or {}, "persona_entailment", where,
+                                         "support.persona_entailment") if isinstance(data.get("support"), dict)
+            else None,
         )
 
 
@@ -222,6 +228,10 @@ def _operating_point(calibration: dict) -> OperatingPoint | None:
 #: the line a fact-sheet clash's confidence is compared with: a clash is a yes / no, right more often than not
 FACT_LINE = 0.5
 
+#: τ_e's floor and its value where a checkpoint's calibration set none: a persona line supports a sentence it entails
+#: more likely than not (docs/experiments/2026-11-28-choice.md, rule 4)
+PERSONA_SUPPORT_FLOOR = 0.5
+
 #: One of MuTual-plus's safe responses (Cui et al. 2020, §3): what the block mode sends when every candidate
 #: contradicts.
 DEFAULT_SAFE_REPLY = "I'm afraid I didn't quite catch what you were saying."
@@ -245,6 +255,8 @@ class JudgeSettings:
     fact_confidence: float = FALLBACK_THRESHOLD
     #: re-rank: the bot's favourite is sent while its score is under this band (None: the least suspected goes)
     rerank_band: float | None = None
+    #: τ_e: P(entailment) from a persona line at which it supports a candidate's sentence (the config's, else the floor)
+    persona_support: float = PERSONA_SUPPORT_FLOOR
     #: earlier sentences the prefilter pairs with each candidate sentence; None: every one (no prefilter)
     prefilter_k: int | None = None
     penalty_lambda: float = 1.0
@@ -293,6 +305,7 @@ class JudgeSettings:
                    checks=resolve_checks(checks, config.checks),
                    fact_confidence=tau if config.fact_precision is None else config.fact_precision,
                    rerank_band=config.rerank_band,
+                   persona_support=PERSONA_SUPPORT_FLOOR if config.persona_support is None else config.persona_support,
                    prefilter_k=config.prefilter_k if prefilter is not False and has_embedder else None,
                    penalty_lambda=1.0 if penalty_lambda is None else float(penalty_lambda),
                    fallback=fallback or DEFAULT_SAFE_REPLY,

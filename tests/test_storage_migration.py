@@ -53,7 +53,9 @@ NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "che
                      # issue 43: the checks' own thresholds and the prefilter's k the verdict was judged with
                      "intra_threshold": None, "own_question_threshold": None, "prefilter_k": None,
                      # issue 41: the fact sheet's clashes and the score a clash gives
-                     "fact_clashes": [], "fact_confidence": None}
+                     "fact_clashes": [], "fact_confidence": None,
+                     # issue 51: what the persona supports
+                     "persona_entailment": None, "persona_supported": []}
 #: fields added to a candidate's report since (issue 25: the repair mode's removed sentence; issue 35: who wrote it)
 NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot", "withheld": None}  # withheld: the classroom filter (issue 45)
 #: fields added to a scored pair since (issue 35: the reading compared beside the turn's own words)

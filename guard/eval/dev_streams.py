@@ -10,6 +10,7 @@ intervals over conversations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,10 @@ BADGE_PRECISION = 0.90
 #: re-rank's low band: the bot's favourite is sent while it scores under a band below which this share of the
 #: calibration halves' labelled turns (pooled) were consistent (docs/experiments/2026-11-27-fact-sheet.md)
 RERANK_BAND_CONSISTENT = 0.97
+#: τ_e's rule (docs/experiments/2026-11-28-choice.md, rule 4, written before any score): the smallest P(entailment)
+#: from a persona line, at least the floor, at which at most this share of the calibration halves' labelled
+#: contradicting bot turns count as supported by the persona
+PERSONA_SUPPORT_CONTRADICTIONS = 0.02
 
 
 def labelled_turns(stream_name: str, split: str | None) -> list[StreamTurn]:
@@ -186,6 +191,27 @@ def budget_operating_point(streams: Sequence[ScoredStream], false_alarm: float =
                       "precision": fact_precision(streams)},
             "false_alarm_target": false_alarm, "check_false_alarm_target": check_false_alarm,
             "min_gain": min_gain, "per_stream": per_stream, "badge": badge, "rerank": rerank}
+
+
+def persona_support_threshold(streams: Sequence[ScoredStream],
+                              share: float = PERSONA_SUPPORT_CONTRADICTIONS) -> dict:
+    """τ_e by its rule: the smallest threshold >= ``PERSONA_SUPPORT_FLOOR`` at which at most ``share`` of the labelled
+    contradicting bot turns (pooled over the streams given, their calibration halves) have a persona line entailing
+    one of their sentences at or over it. Turns without a persona count as unsupported (they are)."""
+    from guard.config import PERSONA_SUPPORT_FLOOR
+
+    values = sorted((s.persona_entailment for stream in streams for s, label in zip(stream.scores, stream.labels)
+                     if label), reverse=True)
+    allowed = int(np.floor(share * len(values) + 1e-9))
+    # the (allowed + 1)-th highest value must fall under τ_e: just above it, never below the floor
+    tau_e = PERSONA_SUPPORT_FLOOR if len(values) <= allowed else max(PERSONA_SUPPORT_FLOOR,
+                                                                     float(np.nextafter(values[allowed], 1.0)))
+    supported = sum(v >= tau_e for v in values)
+    return {"persona_entailment": math.ceil(tau_e * 10_000) / 10_000,  # kept to four places, never under the rule
+            "rule": f"the smallest P(entailment) >= {PERSONA_SUPPORT_FLOOR} at which at most {share:.0%} of the "
+                    "labelled contradicting bot turns of the dev streams' calibration halves are supported",
+            "contradictions": len(values), "contradictions_supported": supported,
+            "with_a_persona": sum(v > 0 for v in values)}
 
 
 def rerank_band(streams: Sequence[ScoredStream], decision: Decision,

@@ -253,6 +253,8 @@ class TurnScore:
     own_question_score: float = 0.0
     #: 1.0 when the fact sheet found a clash (``guard.language.fact_sheet``), else 0.0 (a check without a score)
     fact_score: float = 0.0
+    #: the best P(entailment) from a persona line to one of the turn's sentences (0.0: no persona): what sets τ_e
+    persona_entailment: float = 0.0
 
     def flagged(self, threshold: float, intra_threshold: float, own_question_threshold: float = 1.0,
                 fact_threshold: float = 2.0) -> bool:
@@ -296,7 +298,8 @@ def score_stream(guard, settings, turns: Sequence[StreamTurn], progress=None) ->
                              round(float(intra.score), 5) if intra is not None else 0.0, premises,
                              str(verdict.category), verdict.details.n_pairs,
                              round(float(verdict.details.own_question_score or 0.0), 5),
-                             1.0 if verdict.details.fact_clashes else 0.0))
+                             1.0 if verdict.details.fact_clashes else 0.0,
+                             round(float(verdict.details.persona_entailment or 0.0), 5)))
     return out
 
 

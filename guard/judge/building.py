@@ -6,11 +6,15 @@ Beside it the checks the settings run (CDConv's categories, Zheng et al. 2022, d
 intra-sentence (two clauses of the candidate contradict each other, at their own threshold), the bot answering the
 question it asked the user back (its own threshold), and the role reading of a history contradiction (it reads as
 the user's side of the conversation). The persona outranks the bot's drift: evidence against an earlier turn that
-itself contradicted a persona line is set aside when the candidate agrees with that line (``PersonaSide``).
+itself contradicted a persona line is set aside when the candidate agrees with that line, and so is a pair through
+a sentence of the candidate the persona supports (a line entails it at τ_e, or it states a persona fact): the
+earlier turn that contradicts such a sentence went against the persona (``PersonaSide``).
 The unstructured verdict (DECODE's baseline) rests on its one whole-history pair.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,7 +52,8 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
     ent = layout.entailment
     tau = settings.threshold
     pair_scores = tuple(_pair(s, contradiction(s, probs, layout)) for s in cand.slots)
-    sides = persona_sides(cand, plan, probs, pair_scores, layout, tau)
+    support = persona_support(cand, probs, layout, settings.persona_support)
+    sides = persona_sides(cand, plan, probs, pair_scores, layout, tau, support)
     set_aside = {id(side.pair) for side in sides}
     standing = [p for p in pair_scores if id(p) not in set_aside]
     best: dict[tuple[PremiseSource, int | None], PairScore] = {}
@@ -117,6 +122,7 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
         answer_reading=cand.reading.statement if cand.reading else "",
         answer_kind=str(cand.reading.kind) if cand.reading else "",
         says_nothing=says_nothing(cand.text, cand.reading), persona_sides=sides,
+        persona_entailment=support.best_entailment, persona_supported=tuple(support.lines),
         fact_clashes=cand.fact_clashes if facts_run else (),
         fact_confidence=settings.fact_confidence if facts_run else None,
     )
@@ -161,13 +167,80 @@ def role_reading(cand: CandidatePlan, probs: np.ndarray, evidence: tuple[PairSco
                      user_pair=user_pair, role_threshold=ROLE_THRESHOLD)
 
 
-def persona_sides(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, pair_scores: tuple[PairScore, ...],
-                  layout, tau: float) -> tuple[PersonaSide, ...]:
-    """The evidence pairs to set aside: against an earlier turn that contradicted a persona line (at τ) when this
-    candidate agrees with that line (P(entailment) ≥ ``PERSONA_AGREEMENT`` for one of its units)."""
+@dataclass(frozen=True)
+class PersonaSupport:
+    """Which of a candidate's sentences the persona supports (``lines``: sentence -> (persona line, how much: its
+    P(entailment), 1.0 for a restated fact)) and the best P(entailment) from a persona line to any of them."""
+
+    lines: dict[str, tuple[int, float]]
+    best_entailment: float | None
+
+
+def persona_support(cand: CandidatePlan, probs: np.ndarray, layout, tau_e: float) -> PersonaSupport:
+    """The candidate's sentences a persona line entails at ``tau_e`` or that state a persona fact's value (rule 3 of
+    docs/experiments/2026-11-28-choice.md); persona lines are always paired with every sentence."""
     ent = layout.entailment
-    if ent is None or not plan.drift:
-        return ()
+    lines: dict[str, tuple[int, float]] = {}
+    best = None
+    if ent is not None:
+        for slot in cand.slots:
+            if slot.premise.source != PremiseSource.PERSONA:
+                continue
+            p = float(probs[slot.row, ent])
+            best = p if best is None else max(best, p)
+            said = slot.candidate_unit.said
+            if p >= tau_e and p > lines.get(said, (0, 0.0))[1]:
+                lines[said] = (slot.premise.turn_id, p)
+    for line, said in cand.persona_facts:
+        lines[said] = (line, 1.0)
+    return PersonaSupport(lines, best)
+
+
+def persona_sides(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, pair_scores: tuple[PairScore, ...],
+                  layout, tau: float, support: PersonaSupport | None = None) -> tuple[PersonaSide, ...]:
+    """The evidence pairs to set aside: against an earlier turn that contradicted a persona line (at τ) when this
+    candidate agrees with that line (P(entailment) ≥ ``PERSONA_AGREEMENT`` for one of its units); and any pair at τ
+    against an earlier bot turn through a sentence of the candidate the persona supports (``support``): that turn
+    went against the persona line that supports the sentence (``PersonaSide.inferred`` where the turn's own pair
+    against the line is under τ)."""
+    ent = layout.entailment
+    sides = list(_drifted_sides(cand, plan, probs, pair_scores, layout, tau)) if ent is not None and plan.drift else []
+    taken = {id(side.pair) for side in sides}
+    for ps in pair_scores if support is not None else ():
+        held = support.lines.get(ps.hypothesis)
+        if ps.source != PremiseSource.HISTORY or ps.score < tau or held is None or id(ps) in taken:
+            continue
+        line, agrees = held
+        drift = _drift_pair(cand, plan, probs, layout, ps.turn_id, line)
+        sides.append(PersonaSide(turn_id=ps.turn_id, persona_line=line, drift=drift, agreement=agrees, pair=ps,
+                                 inferred=drift.score < tau))
+        taken.add(id(ps))
+    return tuple(sides)
+
+
+def _drift_pair(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, layout, turn_id: int, line: int) -> PairScore:
+    """The earlier turn's strongest planned pair against persona line ``line`` (the line as premise); a pair of the
+    two texts at 0.0 where none was planned."""
+    best = None
+    for drift in plan.drift:
+        if drift.premise.turn_id == turn_id and drift.persona.turn_id == line:
+            score = contradiction(drift.slot, probs, layout)
+            if best is None or score > best.score:
+                best = PairScore(PremiseSource.PERSONA, line, drift.persona_unit.said, drift.unit.said, score,
+                                 drift.persona_unit.reading, drift.unit.reading)
+    if best is not None:
+        return best
+    persona = next((s.premise.text for s in cand.slots if s.premise.source == PremiseSource.PERSONA
+                    and s.premise.turn_id == line), "")
+    turn = next((p.text for p in plan.same_speaker if p.turn_id == turn_id), "")
+    return PairScore(PremiseSource.PERSONA, line, persona, turn, 0.0)
+
+
+def _drifted_sides(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, pair_scores: tuple[PairScore, ...],
+                   layout, tau: float) -> tuple[PersonaSide, ...]:
+    """The pairs against an earlier turn whose own pair against a persona line reaches τ, for a candidate that
+    agrees with that line."""
+    ent = layout.entailment
     drifted: dict[int, PairScore] = {}  # earlier turn -> its strongest pair against a persona line
     for drift in plan.drift:
         score = contradiction(drift.slot, probs, layout)

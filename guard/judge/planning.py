@@ -23,7 +23,7 @@ from guard.language import grammar
 from guard.language import text as textsplit
 from guard.language.answers import Reading, read_answer
 from guard.language.exchange import Unit, asked_back_turn, denial_support, question_before
-from guard.language.fact_sheet import FactClash, read_facts, sheet_of
+from guard.language.fact_sheet import FactClash, persona_agreements, read_facts, sheet_of
 from guard.language.grammar import after_particle
 from guard.models.pair_cache import embed
 from guard.records import Turn
@@ -82,6 +82,8 @@ class CandidatePlan:
     role: tuple[Slot, ...] = ()
     #: the fact sheet's clashes with this candidate (the facts check; no pair to score)
     fact_clashes: tuple[FactClash, ...] = ()
+    #: the persona facts it states again: (persona line, the candidate's sentence that states it) (the facts check)
+    persona_facts: tuple[tuple[int, str], ...] = ()
 
 
 def same_time(a: str, b: str) -> bool:
@@ -213,9 +215,13 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
                           for b in clauses[i + 1:] if same_time(a, b))
         role = tuple(Slot(p, u, cu, batch.add(u.text, cu.text))
                      for p, u, cu in paired_with(units, user_premises, settings, embedder)) if user_premises else ()
-        clashes = () if sheet is None else sheet.clashes(
-            read_facts(cand, PremiseSource.HISTORY, -1, reading.statement if reading else None))
-        planned_candidates.append(CandidatePlan(cand, reading, units, slots, kept, clauses, intra, role, clashes))
+        said = () if sheet is None else read_facts(cand, PremiseSource.HISTORY, -1,
+                                                     reading.statement if reading else None)
+        clashes = () if sheet is None else sheet.clashes(said)
+        agrees = () if sheet is None else tuple(dict.fromkeys((old.turn_id, new.said)
+                                                             for old, new in persona_agreements(sheet, said)))
+        planned_candidates.append(CandidatePlan(cand, reading, units, slots, kept, clauses, intra, role, clashes,
+                                                agrees))
     drift: list[DriftPair] = []
     if persona_premises:  # did an earlier turn a candidate is paired with contradict the persona itself?
         paired = {s.premise.turn_id for c in planned_candidates for s in c.slots

@@ -36,12 +36,35 @@ from guard.config import DEFAULT_SAFE_REPLY
 from guard.judge.repair import Declined, Repair, plan_repair
 from guard.judge.verdicts import Verdict
 from guard.records import Candidate
-from guard.vocabulary import GUARD_MODES, GuardMode
+from guard.vocabulary import GUARD_MODES, GuardMode, PremiseSource
 
 MODES = GUARD_MODES  # the modes choose() takes
 #: The policies repair falls back to when the generator's best cannot be repaired: those that look at every
 #: candidate (off and flag would send the contradiction unchanged).
 REPAIR_FALLBACKS: tuple[GuardMode, ...] = (GuardMode.RERANK, GuardMode.PENALTY, GuardMode.BLOCK)
+
+
+class Group(StrEnum):
+    """Where a consistent candidate stands in re-rank and block (docs/experiments/2026-11-28-choice.md, rule 1):
+    a candidate of a later group never outranks one of an earlier group; inside a group the band / suspicion rule
+    picks."""
+
+    SUPPORTED = "supported"  # answers, and the persona supports it
+    ANSWERS = "answers"  # answers the user's message
+    EVASIVE = "evasive"  # answers nothing of the kind asked, or repeats itself
+    EMPTY = "empty"  # claims nothing ("I don't know.", a question back)
+
+
+#: the groups, best first
+GROUPS: tuple[Group, ...] = tuple(Group)
+
+
+def group_of(verdict: Verdict) -> Group:
+    """A consistent candidate's group, from what its verdict records (``VerdictDetails``)."""
+    details = verdict.details
+    if details.says_nothing:
+        return Group.EMPTY
+    return Group.SUPPORTED if details.persona_supported else Group.ANSWERS
 
 
 class WhyKind(StrEnum):
@@ -57,6 +80,7 @@ class WhyKind(StrEnum):
     BEST_CONSISTENT = "best-consistent"  # block: the best generator score among consistent answers
     ONLY_SAYS_NOTHING = "only-says-nothing"  # chosen although it says nothing: no consistent candidate answers
     SAYS_NOTHING = "says-nothing"  # not chosen: it says nothing, and a consistent candidate answers
+    OUTRANKED = "outranked"  # not chosen: a consistent candidate of an earlier group (``Group``) stands beside it
     REJECTED_ALL = "rejected-all"  # every candidate contradicts: the safe reply is sent
     REJECTED = "rejected"  # it contradicts
     MORE_SUSPECTED = "more-suspected"  # re-rank: the detector suspects it more than the one chosen
@@ -72,6 +96,11 @@ class Why:
     mode: GuardMode
     score: float  # the candidate's generator score
     flagged: bool = False
+    #: re-rank / block: a consistent candidate's group, and the group the chosen one came from
+    group: Group | None = None
+    chosen_group: Group | None = None
+    #: every candidate contradicts: whether this one's evidence spares the persona (rule 6)
+    spares_persona: bool | None = None
     suspected: float | None = None  # re-rank: its deciding score
     favourite_suspected: float | None = None  # re-rank: the bot's favourite's deciding score
     band: float | None = None  # re-rank's band
@@ -162,36 +191,44 @@ def choose(
                      for i in range(n))
         return PolicyDecision(chosen, candidates[chosen].text, False, whys, tuple(adjusted))
 
-    # rerank / block: the best generator score among the candidates the detector does not flag, those that answer
-    # before those that say nothing ("I don't know." must not beat a consistent answer: the guard would teach dodging)
+    # rerank / block, among the candidates the detector does not flag: the first group that has one (the persona's
+    # answers, then any answer, then the evasive, then those that claim nothing: "I don't know." must not beat a
+    # consistent answer, or the guard would teach dodging), then inside it the bot's favourite while it is under the
+    # band, else the one the detector suspects least
     clean = [i for i in range(n) if not flagged[i]]
-    answering = [i for i in clean if not verdicts[i].details.says_nothing]
-    pool = answering or clean
+    groups = {i: group_of(verdicts[i]) for i in clean}
+    first = min((GROUPS.index(g) for g in groups.values()), default=None)
+    pool = [i for i in clean if GROUPS.index(groups[i]) == first] if clean else []
     favourite = max(pool, key=lambda i: scores[i]) if pool else None
     suspected = [float(v.deciding[0]) for v in verdicts]
     least = favourite
     if pool and mode == GuardMode.RERANK and not (rerank_band is not None and suspected[favourite] < rerank_band):
         least = min(pool, key=lambda i: (suspected[i], -scores[i]))  # ties: the generator's order
+    spares = [not any(p.source == PremiseSource.PERSONA for p in v.evidence) for v in verdicts]
     if clean:
         chosen = least if mode == GuardMode.RERANK else favourite
-    elif mode == GuardMode.RERANK:
-        chosen = best_gen
+    elif mode == GuardMode.RERANK:  # every one contradicts: the generator's best among those sparing the persona
+        chosen = max([i for i in range(n) if spares[i]] or range(n), key=lambda i: scores[i])
     else:
         chosen = None
+    top = groups.get(chosen) if chosen is not None else None
+    answered = top is not None and top != Group.EMPTY
     whys = []
     for i in range(n):
         if i == chosen and flagged[i]:
             kind = WhyKind.KEPT_FLAGGED
-        elif i == chosen and answering and mode == GuardMode.RERANK and i == favourite:
+        elif i == chosen and answered and mode == GuardMode.RERANK and i == favourite:
             kind = WhyKind.FAVOURITE
-        elif i == chosen and answering and mode == GuardMode.RERANK:
+        elif i == chosen and answered and mode == GuardMode.RERANK:
             kind = WhyKind.LEAST_SUSPECTED
-        elif i == chosen and answering:
+        elif i == chosen and answered:
             kind = WhyKind.BEST_CONSISTENT
         elif i == chosen:
             kind = WhyKind.ONLY_SAYS_NOTHING
-        elif not flagged[i] and answering and i not in answering:
+        elif not flagged[i] and groups[i] == Group.EMPTY and answered:
             kind = WhyKind.SAYS_NOTHING
+        elif not flagged[i] and top is not None and GROUPS.index(groups[i]) > GROUPS.index(top):
+            kind = WhyKind.OUTRANKED
         elif flagged[i] and chosen is None:
             kind = WhyKind.REJECTED_ALL
         elif flagged[i]:
@@ -201,7 +238,8 @@ def choose(
         else:
             kind = WhyKind.LOWER
         whys.append(Why(kind, mode, scores[i], flagged[i], suspected=suspected[i],
-                        favourite_suspected=None if favourite is None else suspected[favourite], band=rerank_band))
+                        favourite_suspected=None if favourite is None else suspected[favourite], band=rerank_band,
+                        group=groups.get(i), chosen_group=top, spares_persona=None if clean else spares[i]))
     if chosen is None:
         return PolicyDecision(None, fallback, True, tuple(whys), tuple(scores))
     return PolicyDecision(chosen, candidates[chosen].text, False, tuple(whys), tuple(scores))

@@ -71,14 +71,17 @@ class RoleCheck:
 class PersonaSide:
     """Evidence the guard set aside because the persona outranks the bot's drift: the earlier turn ``turn_id``
     contradicted persona line ``persona_line`` (``drift``: that pair), and the judged reply agrees with the line
-    (``agreement``: P(entailment) of the reply from it), so contradicting that turn is no error (``pair``: the
-    evidence set aside)."""
+    (``agreement``: P(entailment) of the reply's sentence from it, 1.0 where it states the line's fact), so
+    contradicting that turn is no error (``pair``: the evidence set aside). ``inferred``: the detector did not find
+    the turn's clash with the line itself (its pair is under τ); the turn contradicts the reply's sentence, which the
+    line supports, so it goes against the line (docs/experiments/2026-11-28-choice.md, rule 5)."""
 
     turn_id: int
     persona_line: int
     drift: PairScore
     agreement: float
     pair: PairScore
+    inferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,12 @@ class VerdictDetails:
     says_nothing: bool = False
     #: evidence against earlier turns that themselves contradicted the persona, set aside (``PersonaSide``)
     persona_sides: tuple[PersonaSide, ...] = ()
+    #: the best P(entailment) from a persona line to one of the candidate's sentences (None: no persona, or a 2-way
+    #: checkpoint)
+    persona_entailment: float | None = None
+    #: the candidate's sentences the persona supports: a persona line entails it at τ_e, or it states a persona
+    #: fact's value (the choice puts a candidate the persona supports first, rule 3)
+    persona_supported: tuple[str, ...] = ()
     #: the fact sheet's clashes (``guard.language.fact_sheet``): a single-valued fact the bot stated given another value
     fact_clashes: tuple[FactClash, ...] = ()
     #: the score a clash gives (the fact check's measured precision), None when the check did not run

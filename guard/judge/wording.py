@@ -9,7 +9,7 @@ as the same number beside opposite outcomes.
 
 from __future__ import annotations
 
-from guard.judge.policies import Why, WhyKind
+from guard.judge.policies import Group, Why, WhyKind
 from guard.judge.reminders import CandidateOrigin, Reminder
 from guard.judge.repair import Declined, DeclinedKind
 from guard.judge.report import BotTurnReport, CandidateReport, Withheld
@@ -43,8 +43,9 @@ def describe_verdict(verdict: Verdict) -> str:
     if sides:
         side = sides[0]
         turns = sorted({s.turn_id for s in sides})
+        did = "went against" if all(s.inferred for s in sides) else "contradicted"
         took = (f"; the guard sided with the persona: turn{'s' if len(turns) > 1 else ''} "
-                f"{', '.join(map(str, turns))} contradicted persona line {side.persona_line + 1} "
+                f"{', '.join(map(str, turns))} {did} persona line {side.persona_line + 1} "
                 f'("{side.drift.premise}"), which this reply agrees with, so contradicting '
                 f"{'them' if len(turns) > 1 else 'it'} is no error")
     else:
@@ -108,18 +109,27 @@ def _head(why: Why) -> str:
         return (f"{head} {why.adjusted:.3f} = generator {why.score:.3f} - penalty {why.score - why.adjusted:.3f}"
                 f" (λ={why.penalty_lambda:g} × gap {why.gap:.3f} × contradiction {why.contradiction:.2f})")
     if k == WhyKind.KEPT_FLAGGED:
+        if why.spares_persona:
+            return ("chosen although flagged: every candidate contradicts, so the generator's best of those that do "
+                    "not contradict the persona is kept")
         return "chosen although flagged: every candidate contradicts, so the generator's best is kept"
+    among = _AMONG.get(why.chosen_group, "among candidates without a contradiction")
     if k == WhyKind.FAVOURITE:
         under = why.band is not None and why.suspected < why.band
-        return (f"chosen: the bot's favourite (generator score {why.score:.3f}) among candidates without a "
-                "contradiction" + (f", its score {why.suspected:.3f} under the band {why.band:.3f}" if under
-                                   else ", and the one the detector suspects least"))
+        return (f"chosen: the bot's favourite (generator score {why.score:.3f}) {among}"
+                + (f", its score {why.suspected:.3f} under the band {why.band:.3f}" if under
+                   else ", and the one the detector suspects least"))
     if k == WhyKind.LEAST_SUSPECTED:
-        return (f"chosen: the one the detector suspects least ({why.suspected:.3f}) among candidates without a "
-                "contradiction that answer" + (f"; the bot's favourite scored {why.favourite_suspected:.3f}, over "
-                                              f"the band {why.band:.3f}" if why.band is not None else ""))
+        return (f"chosen: the one the detector suspects least ({why.suspected:.3f}) {among}"
+                + ("" if why.chosen_group in _AMONG else " that answer")
+                + (f"; the bot's favourite scored {why.favourite_suspected:.3f}, over the band {why.band:.3f}"
+                   if why.band is not None else ""))
     if k == WhyKind.BEST_CONSISTENT:
-        return f"chosen: the best generator score ({why.score:.3f}) among candidates without a contradiction"
+        return f"chosen: the best generator score ({why.score:.3f}) {among}"
+    if k == WhyKind.OUTRANKED:
+        if why.group == Group.EVASIVE:
+            return "not chosen: it does not answer what was asked, and a consistent candidate does"
+        return "not chosen: a consistent candidate that the persona supports answers too"
     if k == WhyKind.ONLY_SAYS_NOTHING:
         return (f"chosen: the best generator score ({why.score:.3f}) among candidates without a contradiction; "
                 "it says nothing, but no consistent candidate answers")
@@ -136,6 +146,13 @@ def _head(why: Why) -> str:
     if k == WhyKind.REPAIR_WON:
         return f"not chosen: the generator's best ({why.best_score:.3f}) could be repaired"
     raise ValueError(f"no words for a choice made as {k!r}")
+
+
+#: how a chosen candidate's group is said after "chosen: ..." (the plain answering group keeps the older words)
+_AMONG = {
+    Group.SUPPORTED: "among consistent candidates that the persona supports",
+    Group.EVASIVE: "among consistent candidates, though it does not answer what was asked (none does)",
+}
 
 
 def reason(why: Why, verdict: Verdict | None) -> str:

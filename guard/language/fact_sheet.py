@@ -171,6 +171,30 @@ class FactSheet:
 
 
 # ------------------------------------------------------------------------------------------------ clashes
+def persona_agreements(sheet: FactSheet, said: Sequence[Fact]) -> tuple[tuple[Fact, Fact], ...]:
+    """The persona facts ``said`` (one candidate's facts) states again with their value, as (persona fact, the
+    candidate's fact) pairs: "I work as a nurse in a hospital." restates "I work as a nurse."; a count only with the
+    same thing and a meeting range, a diet only affirmed the same. The choice puts such a candidate with those a
+    persona line entails (the persona supports it)."""
+    out = []
+    persona = [f for f in sheet.current() if f.source == PremiseSource.PERSONA and f.holds and not f.vague]
+    for new in said:
+        if new.time != grammar.PRESENT or new.vague or not new.holds:
+            continue
+        for old in persona:
+            if old.relation != new.relation:
+                continue
+            if old.relation == Relation.COUNT:
+                same = (old.thing == new.thing or grammar.same_kind(old.thing, new.thing)) and _ranges_meet(old, new)
+            elif old.relation == Relation.DOES:
+                same = old.thing == new.thing
+            else:
+                same = _same_value(old, new)
+            if same:
+                out.append((old, new))
+    return tuple(out)
+
+
 def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
     """Whether ``new`` (one of a candidate's facts, ``said``) contradicts the sheet's ``old``."""
     if old.vague:

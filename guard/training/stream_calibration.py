@@ -79,6 +79,23 @@ def calibrate(folder: Path, scored: list[dev_streams.ScoredStream], write: bool 
     return point
 
 
+def calibrate_support(folder: Path, scored: list[dev_streams.ScoredStream], write: bool = True) -> dict:
+    """τ_e alone (``guard.eval.dev_streams.persona_support_threshold``), written into ``folder``'s guard_config.json
+    as its ``support`` block; the rest of the decision stays as it was set."""
+    from guard.config import GUARD_CONFIG_NAME
+
+    point = dev_streams.persona_support_threshold(scored)
+    point["calibrated_on"] = ("the labelled contradicting bot turns of both dev streams' calibration halves, each "
+                              "judged against its history and persona by the product detector; never an evaluation "
+                              "half")
+    if write:
+        path = Path(folder) / GUARD_CONFIG_NAME
+        config = json.loads(path.read_text()) if path.exists() else {}
+        config["support"] = point
+        path.write_text(json.dumps(config, indent=2) + "\n")
+    return point
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m guard.training calibrate-stream",
                                      description=__doc__.splitlines()[0])
@@ -88,9 +105,12 @@ def main(argv=None) -> None:
     parser.add_argument("--scores", type=Path, nargs="*", default=None,
                         help="calibration-half scores of both streams from benchmarks.bench_bot_stream score")
     parser.add_argument("--dry-run", action="store_true", help="print the result without writing it")
+    parser.add_argument("--support-only", action="store_true",
+                        help="set τ_e (the persona's support, the choice's rule 4) alone; the decision stays")
     args = parser.parse_args(argv)
     scored = read_scores(args.scores) if args.scores else calibration_scores(args.model or args.folder)
-    print(json.dumps(calibrate(Path(args.folder), scored, write=not args.dry_run), indent=2))
+    step = calibrate_support if args.support_only else calibrate
+    print(json.dumps(step(Path(args.folder), scored, write=not args.dry_run), indent=2))
 
 
 if __name__ == "__main__":
