@@ -10,6 +10,11 @@
     # (outside the labelled sample) and the DECODE stream's calibration half, and a seeded sample to check by hand
     .venv/bin/python -m benchmarks.bench_answers coverage --sample 50 --seed 0
 
+    # the answer check (guard.language.answers.answer_check) on every stored candidate of a goading run: how many it
+    # calls answered / not / degenerate, by the kind each message expects, and a seeded sample to label by hand
+    # (the sheet: --sheet; labels "yes" / "no" after '=>', read against the check's calls with --labels)
+    .venv/bin/python -m benchmarks.bench_answers answered benchmarks/results/goading/after.json --sample 40 --seed 0
+
 Needs the shared data folder for ``coverage`` only.
 """
 
@@ -113,6 +118,82 @@ def cmd_coverage(args) -> int:
     return 0
 
 
+def answered_calls(run: Path) -> list[dict]:
+    """Every stored candidate of a goading run (``benchmarks.bench_goading``'s JSON) with the answer check's call on it
+    against the user's message it answers."""
+    import json
+
+    from guard.language.answers import answer_check
+
+    calls = []
+    for r in json.loads(Path(run).read_text())["runs"]:
+        for t in r["turns"]:
+            for i, c in enumerate(t["candidates"]):
+                check = answer_check(t["user"], c["text"])
+                calls.append({"run": f"{r['name']} s{r['seed']} m{t['message']:02d} c{i}", "user": t["user"],
+                              "reply": c["text"], "expected": None if check.expected is None else str(check.expected),
+                              "answered": check.answered, "degenerate": check.degenerate, "why": str(check.why)})
+    return calls
+
+
+def _read_labels(path: Path) -> dict[str, bool]:
+    """A labelled sheet: "[id] ... => yes|no" lines (the labeller's reading: does the reply answer the message?)."""
+    labels = {}
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("[") and "=>" in line:
+            key, label = line[1:line.index("]")], line.rsplit("=>", 1)[1].strip().lower()
+            if label in ("yes", "no"):
+                labels[key] = label == "yes"
+    return labels
+
+
+def cmd_answered(args) -> int:
+    import time
+
+    started = time.perf_counter()
+    calls = answered_calls(args.run)
+    seconds = time.perf_counter() - started
+    by_kind: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for c in calls:
+        row = by_kind[c["expected"] or "nothing asked"]
+        row["candidates"] += 1
+        row["answered" if c["answered"] else "degenerate" if c["degenerate"] else "not answered"] += 1
+    total = {k: sum(r[k] for r in by_kind.values()) for k in ("candidates", "answered", "not answered", "degenerate")}
+    print(f"{total['candidates']} candidates of {len({c['run'].rsplit(' c', 1)[0] for c in calls})} messages "
+          f"({seconds:.1f} s): answered {total['answered']}, not answered {total['not answered']}, degenerate "
+          f"{total['degenerate']}")
+    for kind, row in sorted(by_kind.items()):
+        print(f"  {kind:14} {row['candidates']:3}: answered {row['answered']:3}  not {row['not answered']:3}  "
+              f"degenerate {row['degenerate']}")
+    sample = random.Random(args.seed).sample(calls, min(args.sample, len(calls)))
+    if args.sheet:  # the labelling sheet shows no call: label blind, compare after
+        lines = ["# Label each reply after '=>': yes (it answers what the message asked, as the kind of answer it",
+                 "# expects: a count, an age, a place, a name, a job, a food, or yes / no / the fact for a yes/no",
+                 "# question; a statement about itself for an open one) or no (it does not, or repeats words).", ""]
+        lines += [f"[{c['run']}] USER: {c['user']}\n    BOT: {c['reply']}  =>" for c in sample]
+        args.sheet.write_text("\n".join(lines) + "\n")
+    agreement = {}
+    for path in args.labels or ():
+        labels = _read_labels(path)
+        judged = [c for c in sample if c["run"] in labels]
+        agree = [c for c in judged if labels[c["run"]] == c["answered"]]
+        agreement[str(path)] = {"labelled": len(judged), "agree": len(agree),
+                                "disagree": [c["run"] for c in judged if c not in agree]}
+        print(f"{path}: the check agrees with {len(agree)} of {len(judged)} labels; disagrees on "
+              f"{agreement[str(path)]['disagree']}")
+    if len(args.labels or ()) == 2:
+        a, b = (_read_labels(p) for p in args.labels)
+        both = [c["run"] for c in sample if c["run"] in a and c["run"] in b]
+        print(f"the two passes agree on {sum(a[k] == b[k] for k in both)} of {len(both)}")
+    if args.json:
+        write_json(args.json, {"machine": machine_info(), "run": str(args.run), "seconds": round(seconds, 1),
+                               "total": total, "by_kind": {k: dict(v) for k, v in by_kind.items()},
+                               "sample": [c["run"] for c in sample], "agreement": agreement,
+                               "calls": [{k: v for k, v in c.items() if k not in ("user", "reply")} for c in calls]},
+                   indent=2)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_answers", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +209,14 @@ def main(argv=None) -> int:
     coverage.add_argument("--seed", type=int, default=0)
     coverage.add_argument("--json", type=Path, default=None)
     coverage.set_defaults(func=cmd_coverage)
+    answered = sub.add_parser("answered", help="the answer check on every stored candidate of a goading run")
+    answered.add_argument("run", type=Path, help="a goading run's JSON (benchmarks.bench_goading run --json)")
+    answered.add_argument("--sample", type=int, default=40)
+    answered.add_argument("--seed", type=int, default=0)
+    answered.add_argument("--sheet", type=Path, default=None, help="write the sample as a blind labelling sheet")
+    answered.add_argument("--labels", type=Path, nargs="*", help="labelled sheets to compare with the check's calls")
+    answered.add_argument("--json", type=Path, default=None)
+    answered.set_defaults(func=cmd_answered)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -41,36 +41,14 @@ class Relation(StrEnum):
     DOES = "does"  # an activity it does, or (``holds`` False) never did / does not do (``Fact.thing``)
 
 
-#: people words WordNet files under these are jobs ("I'm a nurse"); "I work as ..." takes any person noun
-JOB_ROOTS = ("worker.n.01", "professional.n.01", "skilled_worker.n.01", "creator.n.02", "performer.n.01",
-             "entertainer.n.01", "scientist.n.01", "serviceman.n.01", "businessperson.n.01", "communicator.n.01",
-             "engineer.n.01", "defender.n.01", "programmer.n.01", "operator.n.02", "educator.n.01",
-             "employee.n.01", "health_professional.n.01", "specialist.n.01", "expert.n.01")
 #: what a vegetarian does not eat, and what a vegan does not eat besides
 MEAT_ROOTS = ("meat.n.01", "fish.n.02", "poultry.n.02", "seafood.n.01")
 ANIMAL_PRODUCT_ROOTS = ("dairy_product.n.01", "egg.n.02", "honey.n.01")
 DIETS = ("vegetarian", "vegan", "pescatarian")
-#: count words: a family member counted by its own word; "kid" and "child" are one thing
-FAMILY = {"kid": "child", "child": "child", "baby": "child", "son": "son", "daughter": "daughter",
-          "brother": "brother", "sister": "sister", "sibling": "sibling"}
-#: the general thing a count of zero covers: "no pets" denies every animal, "no kids" every son and daughter
-COVERS = {"pet": ("animal.n.01",), "animal": ("animal.n.01",), "child": ("son", "daughter"),
-          "sibling": ("brother", "sister")}
 _EAT_VERBS = {"eat", "love", "like", "enjoy", "have", "cook", "grill", "order", "make", "devour", "adore", "crave",
               "munch", "prefer", "fancy", "barbecue", "roast", "fry", "bake"}
 _FAVOURITE = re.compile(r"\bfavou?rite\s+(?:dish|meal|food|dinner|lunch|breakfast|thing to eat)\b", re.IGNORECASE)
 _VAGUE = {"few", "several", "some", "many", "lots", "lot", "couple", "bunch", "plenty", "numerous", "various"}
-_NAME = re.compile(r"\b(?i:my name(?:'s| is)|call me|called me|i go by|the name's|the name is|name's)\s+"
-                   r"(?P<name>[A-Z][a-z]+)\b")
-_IM_NAME = re.compile(r"\b(?:I'm|I am|it's|It's|it is)\s+(?P<name>[A-Z][a-z]+)\b")
-_AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have just turned|i'll be turning|"
-                  r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+)?"
-                  r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|\s+(?:and|but|"
-                  r"which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
-_DECADE = re.compile(r"\bi'm in my (?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b",
-                     re.IGNORECASE)
-_DECADES = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
-            "eighties": 80, "nineties": 90}
 _ONLY_CHILD = re.compile(r"\b(?:i'm|i am|i was)\s+(?:an?\s+)?only child\b|\bno (?:brothers or sisters|siblings)\b",
                          re.IGNORECASE)
 #: a "never" fact's activity under one name: "been on a plane" is flying
@@ -222,17 +200,6 @@ def _ranges_meet(a: Fact, b: Fact) -> bool:
     return lo is None or hi is None or lo <= hi
 
 
-def _covers(general: str, specific: str) -> bool:
-    """Whether a count of ``general`` things includes ``specific`` ones ("pet" covers "dog", "child" covers "son")."""
-    if general == specific:
-        return True
-    covered = COVERS.get(general, ())
-    if specific in covered:
-        return True
-    roots = [c for c in covered if "." in c]
-    return bool(roots) and grammar.is_kind_of(specific, roots)
-
-
 def _count_clash(old: Fact, new: Fact) -> bool:
     if new.vague and new.holds:
         return False
@@ -240,9 +207,9 @@ def _count_clash(old: Fact, new: Fact) -> bool:
         return not _ranges_meet(old, new)
     # none of a general thing against some of a kind of it: "no pets" / "two dogs", "an only child" / "a brother"
     if old.high == 0 and (new.low or 0) >= 1:
-        return _covers(old.thing, new.thing)
+        return grammar.covers(old.thing, new.thing)
     if new.high == 0 and (old.low or 0) >= 1:
-        return _covers(new.thing, old.thing)
+        return grammar.covers(new.thing, old.thing)
     return False
 
 
@@ -341,22 +308,20 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     out: list[Fact] = []
     lowered = sentence.lower()
     # name
-    for m in _NAME.finditer(sentence):
+    for m in grammar.NAME_SAID.finditer(sentence):
         out.append(fact(Relation.NAME, m.group("name")))
-    for m in _IM_NAME.finditer(sentence):
-        name = m.group("name")
-        token = next((t for t in doc if t.text == name), None)
-        if token is not None and token.tag_ == "NNP" and not grammar.synsets(name) \
-                and not grammar.synsets(name, pos="a"):
-            out.append(fact(Relation.NAME, name))
+    for m in grammar.NAME_GIVEN.finditer(sentence):
+        token = next((t for t in doc if t.idx == m.start("name")), None)
+        if token is not None and grammar.names_someone(token):
+            out.append(fact(Relation.NAME, m.group("name")))
     # age
-    for m in _AGE.finditer(sentence):
+    for m in grammar.AGE.finditer(sentence):
         n = grammar.number_value(m.group("n"))
         if n is not None and 1 <= n <= 120:
             turned = "turn" in m.group(0).lower()
             out.append(fact(Relation.AGE, str(n), low=n, high=n, time=grammar.PRESENT if turned else None))
-    for m in _DECADE.finditer(sentence):
-        base = _DECADES[m.group("decade").lower()]
+    for m in grammar.DECADE.finditer(sentence):
+        base = grammar.DECADES[m.group("decade").lower()]
         out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9))
     if _ONLY_CHILD.search(sentence):
         out.append(fact(Relation.COUNT, "0", thing="sibling", low=0, high=0))
@@ -375,16 +340,6 @@ def _clause_text(token) -> str:
     conj_tokens = {t.i for c in verb.children if c.dep_ == "conj" and grammar.is_verb(c) for t in c.subtree}
     words = [t for t in words if t.i not in conj_tokens]
     return "".join(t.text_with_ws for t in words).strip()
-
-
-def _place(token) -> str | None:
-    """The place name a preposition's object starts ("Berlin", "New York", "Addis Ababa"), or None."""
-    if token.tag_ not in ("NNP", "NNPS"):
-        return None
-    parts = [t for t in token.subtree if t.tag_ in ("NNP", "NNPS") or (t.dep_ == "compound" and t.pos_ == "PROPN")]
-    if not parts:
-        return None
-    return " ".join(t.text for t in parts)
 
 
 def _token_facts(token, doc, fact, lowered: str) -> list[Fact]:
@@ -439,7 +394,7 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     objects = [(p.lower_, o) for p in preps for o in p.children if o.dep_ == "pobj"]
 
     def places(wanted: str) -> list[str]:
-        return [_place(o) for prep, o in objects if prep == wanted and _place(o)]
+        return [grammar.place_name(o) for prep, o in objects if prep == wanted and grammar.place_name(o)]
 
     # where it lives now, where it grew up
     if lemma in _LIVE_VERBS or (lemma == "base" and grammar.is_passive(verb)):
@@ -455,13 +410,13 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     if lemma == "spend" and "childhood" in lowered:
         out += [fact(Relation.GREW_UP, p, verb, time=grammar.PRESENT) for p in places("in")]
     if lemma == "call" and any(t.lower_ == "home" for t in verb.subtree):
-        out += [fact(Relation.LIVES_IN, _place(c), verb) for c in verb.children
-                if c.dep_ in ("dobj", "oprd", "nsubj") and _place(c)]
+        out += [fact(Relation.LIVES_IN, grammar.place_name(c), verb) for c in verb.children
+                if c.dep_ in ("dobj", "oprd", "nsubj") and grammar.place_name(c)]
     if lemma in ("have", "own", "rent", "buy"):  # "I have a home in Berlin"
         for obj in (c for c in verb.children if c.dep_ == "dobj" and c.lemma_.lower() in _HOME_NOUNS):
             for prep in (p for p in obj.children if p.dep_ == "prep" and p.lower_ == "in"):
-                out += [fact(Relation.LIVES_IN, _place(o), verb, holds=holds) for o in prep.children
-                        if o.dep_ == "pobj" and _place(o)]
+                out += [fact(Relation.LIVES_IN, grammar.place_name(o), verb, holds=holds) for o in prep.children
+                        if o.dep_ == "pobj" and grammar.place_name(o)]
     # job: "I work as a nurse", "I'm a nurse", "I'm not a doctor"; diet: "I'm a vegetarian"
     if lemma == "work":
         for prep, obj in objects:
@@ -490,7 +445,7 @@ def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
         return [fact(Relation.DIET, attr.lower_ if attr.lower_ in DIETS else word, verb, holds=holds)]
     if attr.pos_ != "NOUN" or attr.tag_ not in ("NN",):
         return []
-    if not grammar.is_kind_of(word, JOB_ROOTS):
+    if not grammar.is_job(word):
         return []
     return [fact(Relation.JOB, _noun_phrase(attr), verb, holds=holds)]
 
@@ -511,7 +466,7 @@ def _count_fact(noun, fact) -> Fact | None:
     of 12 dogs", "my three sons"), "a" / "an" / "my" (at least one), "no" or a denied "have" (none), a vague word ("a
     few dogs": no clash, no support); the clause must be the speaker's (its verb's subject "I" / "we", or "my X")."""
     word = noun.lemma_.lower()
-    thing = FAMILY.get(word)
+    thing = grammar.FAMILY.get(word)
     if thing is None:
         if word in ("pet", "animal") or grammar.is_kind_of(word, ("animal.n.01",)) and noun.tag_ in ("NN", "NNS"):
             thing = word
