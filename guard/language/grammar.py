@@ -539,6 +539,28 @@ def covers(general: str, specific: str) -> bool:
     return bool(roots) and is_kind_of(specific, roots)
 
 
+ANIMAL_ROOT = "animal.n.01"
+
+
+def _counted(sense, word: str) -> int:
+    return sum(lemma.count() for lemma in sense.lemmas() if lemma.name().lower() == word.lower())
+
+
+def is_animal(word: str) -> bool:
+    """Whether a noun names an animal one could keep ("dog", "chickens", "turtle"): a sense under ``animal.n.01``,
+    unless WordNet's most frequent sense is something else and the animal sense is never seen in its tagged corpus
+    (a "hobby" is also a falcon, "hobbies" are no pets)."""
+    if not is_kind_of(word, (ANIMAL_ROOT,)):
+        return False
+    with _WORDNET_LOCK:
+        senses = _senses(word)
+        if not senses:
+            return False
+        animal = [s for s in senses if ANIMAL_ROOT in {k.name() for k in s.closure(lambda x: x.hypernyms())}]
+        first = senses[0]
+        return first in animal or _counted(first, word) == 0 or any(_counted(s, word) > 0 for s in animal)
+
+
 def _first_noun_sense(word: str):
     senses = synsets(word)
     return senses[0] if senses else None
@@ -568,15 +590,13 @@ def names_someone(token) -> bool:
 def is_job(word: str) -> bool:
     """Whether a noun names an occupation: some sense under ``JOB_ROOTS`` ("nurse", "nanny", "pilot"), unless its most
     frequent sense is a person of no occupation ("man", "sister": WordNet also files a man as a worker and a sister as
-    a nun)."""
-    if not is_kind_of(word, JOB_ROOTS):
-        return False
-    first = _first_noun_sense(word)
-    if first is None:
-        return True
+    a nun). Kinds only: one named person ("Burger", a chief justice) makes no word an occupation."""
+    roots = set(JOB_ROOTS)
     with _WORDNET_LOCK:
-        kinds = {first.name()} | {s.name() for s in first.closure(lambda s: s.hypernyms())}
-    return bool(kinds & set(JOB_ROOTS)) or PERSON_ROOT not in kinds
+        kinds = [{s.name()} | {k.name() for k in s.closure(lambda x: x.hypernyms())} for s in _senses(word)]
+    if not any(k & roots for k in kinds):  # class senses only: "burger" is also Warren Burger, a jurist
+        return False
+    return bool(kinds[0] & roots) or PERSON_ROOT not in kinds[0]
 
 
 def is_place(word: str) -> bool:
