@@ -137,11 +137,14 @@ def answered_calls(run: Path) -> list[dict]:
 
 
 def _read_labels(path: Path) -> dict[str, bool]:
-    """A labelled sheet: "[id] ... => yes|no" lines (the labeller's reading: does the reply answer the message?)."""
-    labels = {}
+    """A labelled sheet: each "[id] USER: ..." line, then its "BOT: ... => yes|no" line (the labeller's reading: does
+    the reply answer the message?)."""
+    labels, key = {}, None
     for line in Path(path).read_text().splitlines():
-        if line.startswith("[") and "=>" in line:
-            key, label = line[1:line.index("]")], line.rsplit("=>", 1)[1].strip().lower()
+        if line.startswith("["):
+            key = line[1:line.index("]")]
+        if key is not None and "=>" in line:
+            label = line.rsplit("=>", 1)[1].strip().lower()
             if label in ("yes", "no"):
                 labels[key] = label == "yes"
     return labels
