@@ -9,13 +9,15 @@
     # coverage: the share of bot turns answering a question that the rules read, on unlabelled ConvAI2 conversations
     # (outside the labelled sample) and the DECODE stream's calibration half, and a seeded sample to check by hand
     .venv/bin/python -m benchmarks.bench_answers coverage --sample 50 --seed 0
-
     # the answer check (guard.language.answers.answer_check) on every stored candidate of a goading run: how many it
     # calls answered / not / degenerate, by the kind each message expects, and a seeded sample to label by hand
     # (the sheet: --sheet; labels "yes" / "no" after '=>', read against the check's calls with --labels)
     .venv/bin/python -m benchmarks.bench_answers answered benchmarks/results/goading/after.json --sample 40 --seed 0
+    # on every bot turn of a dev stream's calibration half: the answer check (answered / not / degenerate) and one
+    # reply's own fact clashes (guard.language.fact_sheet.own_clashes), by the turn's label
+    .venv/bin/python -m benchmarks.bench_answers streams --split calibration
 
-Needs the shared data folder for ``coverage`` only.
+Needs the shared data folder for ``coverage`` and ``streams``.
 """
 
 from __future__ import annotations
@@ -197,6 +199,50 @@ def cmd_answered(args) -> int:
     return 0
 
 
+def cmd_streams(args) -> int:
+    """The answer check and one reply's own fact clashes on every bot turn of the dev streams' halves, by label."""
+    import time
+
+    from guard.eval import dev_streams
+    from guard.language.answers import answer_check
+    from guard.language.fact_sheet import own_clashes, read_facts
+    from guard.vocabulary import PremiseSource
+
+    out = {"machine": machine_info(), "split": args.split, "streams": {}}
+    for name in dev_streams.STREAMS:
+        started = time.perf_counter()
+        rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        clashed = []
+        for item in dev_streams.labelled_turns(name, args.split):
+            turns = item.dialogue.turns
+            turn, before = turns[-1], turns[-2] if len(turns) > 1 else None
+            question = before.text if before is not None and before.agent_id != turn.agent_id else None
+            label = "unlabelled" if item.label is None else (
+                "contradiction" if item.label.contradiction else "consistent")
+            check = answer_check(question, turn.text)
+            own = own_clashes(read_facts(turn.text, PremiseSource.HISTORY, turn.turn_id, None, question))
+            row = rows[label]
+            row["bot turns"] += 1
+            row["asked"] += check.expected is not None
+            row["answered"] += check.expected is not None and check.answered
+            row["degenerate"] += check.degenerate
+            row["own fact clash"] += bool(own)
+            if own:
+                clashed.append({"record_id": item.dialogue.record_id, "turn_id": turn.turn_id, "label": label,
+                                "why": [c.why for c in own]})
+        seconds = time.perf_counter() - started
+        out["streams"][name] = {"seconds": round(seconds, 1), "by_label": {k: dict(v) for k, v in rows.items()},
+                                "own_clashes": clashed}
+        print(f"{name} ({args.split}, {seconds:.0f} s):")
+        for label, row in sorted(rows.items()):
+            print(f"  {label:13} {dict(row)}")
+        for c in clashed:  # the turns' text stays in the shared data folder; the screen shows what clashed
+            print(f"    own clash: {c['record_id']} turn {c['turn_id']} ({c['label']}): {c['why']}")
+    if args.json:
+        write_json(args.json, out, indent=2)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_answers", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -220,6 +266,10 @@ def main(argv=None) -> int:
     answered.add_argument("--labels", type=Path, nargs="*", help="labelled sheets to compare with the check's calls")
     answered.add_argument("--json", type=Path, default=None)
     answered.set_defaults(func=cmd_answered)
+    streams = sub.add_parser("streams", help="the answer check and own fact clashes on the dev streams' bot turns")
+    streams.add_argument("--split", choices=("calibration", "evaluation"), default="calibration")
+    streams.add_argument("--json", type=Path, default=None)
+    streams.set_defaults(func=cmd_streams)
     args = parser.parse_args(argv)
     return args.func(args)
 

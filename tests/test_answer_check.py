@@ -79,6 +79,8 @@ ANSWERED = [
     ("Do you have any pets?", "My cat, Luna! She's my little rescue."),
     ("Do you like steak?", "I have a special type of steak that I really love."),
     ("You're still in your twenties, aren't you?", "No worries, I'm a little older than that."),
+    ("Do you have any pets?", "I'm a big fan of my pet Pomerama! He's a playful marmalade."),
+    ("So you're a pilot?", "My role's a security service, a bit of an oddball, but I love it."),
     ("Hi! Tell me about yourself.", "I'm Elena, a freelance writer living in Paris."),
     ("I love dogs.", "Me too, I have two."),  # nothing asked: any claim will do
 ]
@@ -106,6 +108,7 @@ NOT_ANSWERED = [
     ("You're a doctor, right?", "In Paris, that's a wonderful choice, a doctor.", AnswerWhy.MISSING),
     ("So you live in Berlin?", "I'm just a bit of a traveler, and Berlin is my favorite city overall.",
      AnswerWhy.MISSING),
+    ("So you live in Berlin?", "Europa AB is my home away from home.", AnswerWhy.MISSING),
     ("Do you like steak?", "No worries, Sophie. I'm glad you like it, but you might want to see what I have.",
      AnswerWhy.MISSING),
     ("Are you an only child?", "I'm a little man with a heart.", AnswerWhy.MISSING),

@@ -604,7 +604,7 @@ _AMOUNT = frozenset({"few", "couple", "several", "many", "lots", "lot", "none", 
 #: an age given by comparison, which answers a yes/no question about one ("No, I'm older than that.")
 _AGE_COMPARED = re.compile(r"\b(?:i'm|i am)\s+(?:\w+\s+){0,3}?(?:older|younger|old|young)\b", re.IGNORECASE)
 _JOB_SAID = re.compile(r"\b(?:i work(?:ed)? (?:as|at|in|for)\b|i'm working as|i am working as|for a living|"
-                       r"my (?:job|work|profession|occupation|career) (?:is|involves)\s+(?!(?:actually |just |really |a "
+                       r"my (?:" + "|".join(sorted(grammar.WORK_NOUNS)) + r")(?:'s| is| involves)\s+(?!(?:actually |just |really |a "
                        r"|pretty |very |quite )*(?:good|great|nice|fine|ok|okay|interesting|fun|hard|one)\b)|"
                        r"i'm retired|i am retired|i'm unemployed|i am unemployed|i don't work|i do not work|i'm a student"
                        r"|i am a student|i run (?:a|my)\b|i own (?:a|my)\b)", re.IGNORECASE)
@@ -703,8 +703,9 @@ def _home_said(sent) -> bool:
                 lemma in _HOME_VERBS or (lemma in ("be", "come") and any(c.lower_ == "from" for c in token.children))):
             return True
         if lemma in ("home", "hometown") and (grammar.owned_by_speaker(token) or (
-                token.dep_ == "compound" and grammar.owned_by_speaker(token.head))):
-            return True  # "it's my home", "Berlin is my home city"
+                token.dep_ == "compound" and grammar.owned_by_speaker(token.head))) and not any(
+                t.lower_ == "away" for t in sent):
+            return True  # "it's my home", "Berlin is my home city"; not "my home away from home"
     return False
 
 
@@ -829,9 +830,11 @@ def _states_relation(sents, question: str) -> bool:
     ever = any(t.lower_ == "ever" for t in verb.children)
     for sent in sents:
         for token in sent:
-            if "have" in relation and token.pos_ == "NOUN" and grammar.owned_by_speaker(token) and any(
+            owned = grammar.owned_by_speaker(token) or (token.dep_ == "compound" and grammar.owned_by_speaker(
+                token.head))
+            if "have" in relation and (token.pos_ == "NOUN" or token.dep_ == "compound") and owned and any(
                     _matches(token.lemma_.lower(), n) for n in nouns):
-                return True  # "Do you have any pets?" "My cat, Luna!"
+                return True  # "Do you have any pets?" "My cat, Luna!", "my pet Pomerama"
             if not grammar.is_verb(token) or not grammar.speakers_clause(token):
                 continue
             if ever and any(c.lower_ == "never" for c in token.children):

@@ -558,8 +558,6 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     return out
 
 
-#: "my X is a nurse" says the speaker's occupation for these X only
-_WORK_NOUNS = {"job", "work", "occupation", "profession", "career", "role", "position", "day job", "title"}
 #: "I only play the guitar": the speaker gives the whole of what it plays
 _ONLY = {"only", "just", "solely", "exclusively"}
 INSTRUMENT_ROOTS = ("musical_instrument.n.01",)
@@ -588,7 +586,7 @@ def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
     if not grammar.is_job(word):
         return []
     subject = next(iter(grammar.subjects(verb)), None)
-    if subject is not None and not grammar.is_speaker(subject) and subject.lemma_.lower() not in _WORK_NOUNS:
+    if subject is not None and not grammar.is_speaker(subject) and subject.lemma_.lower() not in grammar.WORK_NOUNS:
         return []  # "My husband is a chef", "My favorite is a veggie burger": not the speaker's occupation
     return [fact(Relation.JOB, _noun_phrase(attr), verb, holds=holds)]
 

@@ -539,6 +539,8 @@ def covers(general: str, specific: str) -> bool:
     return bool(roots) and is_kind_of(specific, roots)
 
 
+#: "my X is a nurse" says the speaker's occupation for these X only ("my husband is a chef" does not)
+WORK_NOUNS = frozenset({"job", "work", "occupation", "profession", "career", "role", "position", "title"})
 ANIMAL_ROOT = "animal.n.01"
 
 
