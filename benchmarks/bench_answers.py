@@ -127,6 +127,7 @@ def answered_calls(run: Path) -> list[dict]:
 
     from guard.language.answers import answer_check
 
+    answer_check("What's your job?", "I'm a nurse, and I have two dogs.")  # spaCy and WordNet loaded before timing
     calls = []
     for r in json.loads(Path(run).read_text())["runs"]:
         for t in r["turns"]:
@@ -165,7 +166,7 @@ def cmd_answered(args) -> int:
         row["answered" if c["answered"] else "degenerate" if c["degenerate"] else "not answered"] += 1
     total = {k: sum(r[k] for r in by_kind.values()) for k in ("candidates", "answered", "not answered", "degenerate")}
     print(f"{total['candidates']} candidates of {len({c['run'].rsplit(' c', 1)[0] for c in calls})} messages "
-          f"({seconds:.1f} s): answered {total['answered']}, not answered {total['not answered']}, degenerate "
+          f"({seconds:.1f} s, models loaded before): answered {total['answered']}, not answered {total['not answered']}, degenerate "
           f"{total['degenerate']}")
     for kind, row in sorted(by_kind.items()):
         print(f"  {kind:14} {row['candidates']:3}: answered {row['answered']:3}  not {row['not answered']:3}  "

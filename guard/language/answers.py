@@ -14,6 +14,10 @@ Questions read (the last question of the other speaker's turn):
 * wh-questions answered with a bare value: how many, how old, where (from), name, favourite, colour / kind of,
   what do you do / teach / play, how long: "How many dogs do you have?" + "Just one." -> "I have just one dogs.".
 
+Whether a reply answers at all (``expected_answer``, ``answer_check``, ``degenerate``: below the reading) is the
+other half of this module: a question expects a kind of answer (how many -> a count, where -> a place, yes/no -> a
+particle or the fact ...), and a reply without it, or one that loops on its words, is evasive.
+
 Yes / no / echo answers: to a negative question "yes" affirms ("Aren't you a teacher?" "Yes." -> "I am a
 teacher."), as in English usage; to a negative *declarative* question ("So you don't eat meat?") a bare yes or no is
 ambiguous and left unread, while an echo ("I do.") or a confirmation ("Right.") is read. Anything else returns None

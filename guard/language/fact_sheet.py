@@ -7,12 +7,17 @@ stated, read from its persona and every bot turn with spaCy's parse (``guard.lan
 per relation, and a candidate that gives a single-valued fact another value clashes with the sheet.
 
 Relations: name, age, where it lives now, where it grew up, job, how many of something it has (pets, children,
-siblings), diet, and what it says it never did or does not have. Each fact keeps the turn it came from and the
-sentence in its own words. Not a clash: the past and wishes ("I used to live in ...", "originally from ...", "I'd
-love to have a pet one day"), a kind of the same thing (WordNet: "orthopedic surgeon" after "physician", "vegan"
-after "vegetarian"), a second value where a fact is not single-valued (instruments, hobbies, likes: not read here),
-the fact restated (a reply that gives the sheet's value too gives the other as an alias), a vague amount ("a few
-dogs": no clash, but no support either).
+siblings), diet, what it says it never did or does not have, and the instruments it plays. Each fact keeps the turn
+it came from and the sentence in its own words. Not a clash: the past and wishes ("I used to live in ...",
+"originally from ...", "I'd love to have a pet one day"), a kind of the same thing (WordNet: "orthopedic surgeon"
+after "physician", "vegan" after "vegetarian"), a second value where a fact is not single-valued (instruments: "I
+also play the piano"; hobbies and likes are not read), the fact restated (a reply that gives the sheet's value, or a
+kind of it, beside another gives the other as an alias: "It's Margaret, call me Maggie"), a vague amount ("a few
+dogs": no clash, but no support either), a second kind of thing ("two dogs and a cat" after "two dogs": the sheet
+had no cat count). A count is whole where it is meant whole: a persona line's "a little brother" is one brother, a
+list of what the bot has ("a cat and a dog") is all of them, "a whole team of dogs" is at least three; the whole
+answer to "What instruments do you play?" leaves out what it does not name. One reply that gives a single-valued fact
+two values ("My age is 32. I'm 34 years old.") clashes with itself (``own_clashes``).
 """
 
 from __future__ import annotations
