@@ -687,6 +687,13 @@ def food_word(word: str) -> str:
     "cheeseburger": a chat's typos and made-up plurals); any other word as it is."""
     if synsets(word):
         return word
+    return _SPELT.get_or_make(word.lower(), lambda: _closest_food(word))
+
+
+_SPELT: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
+
+
+def _closest_food(word: str) -> str:
     import difflib
 
     with _WORDNET_LOCK:
