@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from guard.language.answers import read_answer
-from guard.language.fact_sheet import FactSheet, Relation, read_facts, sheet_of
+from guard.language.fact_sheet import FactSheet, Relation, own_clashes, read_facts, sheet_of
 from guard.records import Turn
 from guard.vocabulary import PremiseSource
 
@@ -117,3 +117,131 @@ def test_facts_read_ahead_are_the_facts_a_judgement_reads():
     assert [(f.relation, f.value, f.turn_id) for f in fresh.facts] == [
         (Relation.LIVES_IN, "Paris", 0), (Relation.JOB, "teacher", 1), (Relation.COUNT, "3", 2),
         (Relation.COUNT, "2", 4)]
+
+
+# ------------------------------------------------------------------- issue 51: the forms the sheet missed, and twins
+ISSUE_51_CLASHING = [
+    # a name and an occupation in one breath (three times in the issue's runs)
+    (["My name is Sophie."], "I'm Anna, your nanny! I'm so grateful when you needed me.", "Is your name Anna?"),
+    # an occupation read with its question; a more general word beside it restates nothing
+    (["I work as a nurse."], "Yes, I'm a doctor.", "You're a doctor, right?"),
+    (["I work as a nurse."], "I'm a medical professional. Yes, I'm a doctor.", "You're a doctor, right?"),
+    # a list of what the bot has is the whole count, and so is the persona's "a little brother"
+    (["I have a little brother."], "I have two brothers, two sisters, and a daughter, one son-one.",
+     "How many siblings do you have?"),
+    (["I have two dogs."], "I have a few furry friends, a cat and a dog. They're named Luna and Max.",
+     "Do you have any pets?"),
+    # foods WordNet files as a sandwich but glosses as beef, or does not know ("Cheeseburgs"), and a clause of its own
+    (["I am a vegetarian."], "My favorite dish is *Cheeseburgs! I love them!", "What's your favorite dish?"),
+    (["I am a vegetarian."], "No, I just love spicy burgers. I'm a big fan of burgers.", "Do you like steak?"),
+    (["I am a vegetarian."], "I really do. Yes, I've had some great steaks, but I'm not sure if I'm ready to eat "
+                             "steak anytime soon.", "Do you like steak?"),
+    # where the bot lives, said of its home
+    (["I live in Paris."], "The famous Berlin, it's my home, and I've got my happy place here.",
+     "So you live in Berlin?"),
+    (["I live in Paris."], "Berlin is actually our home.", "Where do you live?"),
+    # "a whole team of dogs", confirmed: many, against two; "two dogs and two more": four
+    (["I have two dogs."], "Yes!", "So you have a whole team of dogs?"),
+    (["I have two dogs."], "I have 3 - two dogs … and two more.", "How many dogs do you have?"),
+    (["I have two dogs."], "I have lots of dogs at home.", "Pets?"),
+    # the instruments the bot plays: the whole answer to "what do you play" leaves the violin out
+    (["I play the violin."], "I only play the guitar.", "Music?"),
+    (["I play the violin."], "I don't play the violin.", "Do you play the violin?"),
+]
+
+ISSUE_51_CONSISTENT = [
+    # a second kind of thing is news, not another value of the first: the sheet has no cat count to clash with
+    (["I have two dogs."], "I have two dogs and a cat.", "Do you have pets?"),
+    (["I have a little brother."], "I have a brother and a sister.", "How many siblings?"),
+    # one of them named, another added: no whole count
+    (["I have two dogs."], "I have a dog named Max and another one named Rex.", "Tell me about your dogs."),
+    (["I have two dogs."], "I have a dog named Max.", "Tell me about your dogs."),  # one of the two
+    (["I have two dogs."], "I have a few dogs and a cat.", "Pets?"),  # vague: no clash, no support
+    (["I work as a nurse."], "I'm Anna, a nurse at the children's hospital.", "Who are you?"),
+    (["I work as a nurse."], "I'm a medical professional, a nurse.", "What do you do?"),  # the value, and its kind
+    (["I live in Paris."], "Berlin is my home away from home.", "Do you travel?"),  # not where it lives
+    (["I live in Paris."], "Paris is my home, and I love it.", "Where do you live?"),
+    (["I am a vegetarian."], "I love lasagna with spinach.", "Favourite food?"),  # "meat or vegetables": no meat
+    (["I am a vegetarian."], "I don't eat burgers, I'm a vegetarian.", "Burgers?"),
+    (["I am a vegetarian."], "My husband loves steak.", "Does anyone cook meat at home?"),  # not the speaker
+    (["I play the violin."], "I also play the guitar and the piano.", "Any other instruments?"),
+    (["I play the violin."], "I play the violin and the piano.", "What instruments do you play?"),
+    (["I play the violin."], "I play the guitar.", "Do you play anything else?"),  # another one, not the whole
+    (["I play the violin."], "I play tennis on weekends.", "What do you do for fun?"),  # a game is no instrument
+]
+
+
+@pytest.mark.parametrize("persona, reply, question", ISSUE_51_CLASHING)
+def test_the_forms_issue_51_saw_the_sheet_miss_clash(persona, reply, question):
+    assert clashes(persona, reply, question), f"no clash found for {reply!r} after {persona}"
+
+
+@pytest.mark.parametrize("persona, reply, question", ISSUE_51_CONSISTENT)
+def test_their_twins_do_not_clash(persona, reply, question):
+    assert not clashes(persona, reply, question)
+
+
+def test_a_name_and_an_occupation_in_one_breath_are_both_read():
+    said = read_facts("I'm Anna, your nanny! I'm so grateful when you needed me.", PremiseSource.HISTORY, 1)
+    assert [(f.relation, f.value) for f in said] == [(Relation.NAME, "Anna"), (Relation.JOB, "nanny")]
+
+
+def clashes_with_question(persona: list[str], reply: str, question: str) -> list[str]:
+    """As ``clashes``, the candidate read with the question as the sheet reads an earlier turn (``read_facts`` with
+    the question: "What instruments do you play?" asks for the whole)."""
+    sheet = sheet_of([], persona, "bot")
+    reading = read_answer(question, reply)
+    said = read_facts(reply, PremiseSource.HISTORY, 1, reading.statement if reading else None, question)
+    return [c.why for c in sheet.clashes(said)]
+
+
+def test_an_answer_to_what_the_bot_plays_is_the_whole_of_it():
+    assert clashes_with_question(["I play the violin."], "I play the guitar and the piano.",
+                                 "What instruments do you play?") == ["plays: violin (persona) vs guitar"]
+    assert clashes_with_question(["I play the violin."], "I play the guitar and the piano.", "Anything else?") == []
+
+
+def test_an_earlier_turn_is_read_with_the_question_it_answered():
+    turns = [Turn(0, "user", "What instruments do you play?"), Turn(1, "bot", "I play the guitar and the piano.")]
+    sheet = sheet_of(turns, ["I play the violin."], "bot")
+    assert [(f.value, f.exhaustive) for f in sheet.current()] == [("violin", False), ("guitar", True),
+                                                                 ("piano", True)]
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    ("My age is 32. I'm 34 years old.", ["age: 32 vs 34 (the same reply)"]),
+    ("No, I am 63 years old. I'm a 22-year-old.", ["age: 63 vs 22 (the same reply)"]),
+    ("I live in Paris. I live in Berlin.", ["lives in: Paris vs Berlin (the same reply)"]),
+    ("I have no pets, but my dog Max is great.", ["how many: pets 0 vs dogs at least 1 (the same reply)"]),
+    ("I'm a vegetarian, but I love steak.", ["diet: vegetarian vs eats (the same reply)"]),
+    # twins: one value said twice, a correction, a place and the city it is in, a nickname, two jobs, one of two dogs
+    ("I'm about 42, I'm not sure I'd call myself 42 but, I'm 42 years old.", []),
+    ("I'm 12 years old, I'm not 13, I'm 12.", []),
+    ("I live in Brooklyn, New York.", []),
+    ("It's Margaret, call me Maggie.", []),
+    ("I'm a doctor, but I'm also a teacher.", []),
+    ("I have two dogs. My dog Max is a lab.", []),
+    ("I'm 30 now. I was 20 when I moved here.", []),
+])
+def test_one_reply_that_gives_one_fact_two_values_clashes_with_itself(reply, why):
+    assert [c.why for c in own_clashes(read_facts(reply, PremiseSource.HISTORY, -1))] == why
+
+
+def test_one_reply_with_the_sheets_value_and_another_is_caught_by_its_own_clash():
+    """The sheet lets "My age is 32. I'm 34 years old." pass against a persona of 32 (a reply that gives the sheet's
+    value beside another may be giving an alias); ``own_clashes`` is where the two values meet."""
+    said = read_facts("My age is 32. I'm 34 years old.", PremiseSource.HISTORY, 1)
+    assert sheet_of([], ["I am 32 years old."], "bot").clashes(said) == ()
+    assert [c.within for c in own_clashes(said)] == [True]
+
+
+@pytest.mark.parametrize(("text", "rows"), [
+    ("My husband is a father of two.", []),  # a spouse makes no "does: marry" row
+    ("My hobbies are reading and hiking.", []),  # a hobby is also a falcon: no "hobbies: at least 1" row
+    ("I have three chickens.", [("how many", "3")]),  # a chicken is food first, and a bird one keeps
+    ("I have two turtles.", [("how many", "2")]),
+    ("I'm Sophie's sister.", []),  # WordNet also files a sister as a nun: no occupation, and no name
+    ("My favorite is a veggie burger.", []),  # a Burger was a chief justice: no occupation
+])
+def test_the_sheet_reads_no_junk_rows(text, rows):
+    assert [(f.relation.value, f.value) for f in read_facts(text, PremiseSource.PERSONA, 0)] == rows

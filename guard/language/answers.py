@@ -14,6 +14,10 @@ Questions read (the last question of the other speaker's turn):
 * wh-questions answered with a bare value: how many, how old, where (from), name, favourite, colour / kind of,
   what do you do / teach / play, how long: "How many dogs do you have?" + "Just one." -> "I have just one dogs.".
 
+Whether a reply answers at all (``expected_answer``, ``answer_check``, ``degenerate``: below the reading) is the
+other half of this module: a question expects a kind of answer (how many -> a count, where -> a place, yes/no -> a
+particle or the fact ...), and a reply without it, or one that loops on its words, is evasive.
+
 Yes / no / echo answers: to a negative question "yes" affirms ("Aren't you a teacher?" "Yes." -> "I am a
 teacher."), as in English usage; to a negative *declarative* question ("So you don't eat meat?") a bare yes or no is
 ambiguous and left unread, while an echo ("I do.") or a confirmation ("Right.") is read. Anything else returns None
@@ -448,3 +452,479 @@ def says_nothing(reply: str, reading: Reading | None = None) -> bool:
             continue  # "Yes.", "Yes, I am." with nothing asked, "No, I don't know."
         return False
     return True
+
+
+# ------------------------------------------------------------------------------ what a question expects, and answers
+class AnswerKind(StrEnum):
+    """The kind of answer a message asks for (``expected_answer``)."""
+
+    COUNT = "count"  # "How many dogs do you have?" -> "Two.", "I have 2 dogs", "a cat and a dog"
+    AGE = "age"  # "How old are you?" -> "I'm 63."
+    PLACE = "place"  # "Where do you live?" -> "In Paris.", "The famous Berlin, it's my home."
+    NAME = "name"  # "What's your name?" -> "I'm Sophie."
+    JOB = "job"  # "What do you do for work?" -> "I'm a nurse.", "I work as a nurse."
+    FOOD = "food"  # "What's your favourite dish?" -> "Lasagna.", "I love spicy burgers."
+    YES_NO = "yes-no"  # "Do you have pets?", "So you live in Paris?", "You smoke, don't you?"
+    OPEN = "open"  # any other question or request about the speaker: "Tell me about yourself.", "How long ...?"
+
+
+class AnswerWhy(StrEnum):
+    """Why ``answer_check`` decided as it did (machine-readable; the judge words it)."""
+
+    GIVEN = "given"  # the reply gives a value of the expected kind
+    PARTICLE = "particle"  # a yes/no question answered with a particle or an echo ("Yes!", "I do.")
+    RELATION = "relation"  # a yes/no question answered by a statement of what was asked ("I grew up in Toronto.")
+    CLAIM = "claim"  # an open question answered by a statement about the speaker, or nothing asked
+    MISSING = "missing"  # no answer of the expected kind
+    SAYS_NOTHING = "says-nothing"  # a dodge, a backchannel, a question back (``says_nothing``)
+    DEGENERATE = "degenerate"  # repeated words (``degenerate``)
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """Whether a reply answers what the other speaker's message asked: the kind of answer it expected (None: it asked
+    nothing), whether the reply gives it, whether the reply is degenerate (never an answer), and why."""
+
+    expected: AnswerKind | None
+    answered: bool
+    degenerate: bool
+    why: AnswerWhy
+
+
+#: a request that asks as a question does: "Tell me about yourself.", "Describe your job."
+_REQUEST = re.compile(r"^(?:(?:please|so|now|ok|okay)[,]?\s+)?(?:tell me|describe|talk about|say something|"
+                      r"share something)\b", re.IGNORECASE)
+#: "Tell me again, how many dogs?": a request that opens a question is read past
+_TELL_ME = re.compile(r"^(?:tell me|remind me|say)(?:\s+(?:again|once more|honestly|please))?[,:]?\s+", re.IGNORECASE)
+#: the words that say which kind of answer a question expects, in the order they decide (the first that matches)
+_KIND_CUES: tuple[tuple[AnswerKind, re.Pattern], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
+    (AnswerKind.COUNT, r"\bhow many\b"),
+    (AnswerKind.AGE, r"\bhow old\b|\b(?:your|ur) age\b|\bwhat age\b|\btwenties|thirties|forties|fifties|sixties|"
+                     r"seventies|eighties\b|\byears old\b"),
+    (AnswerKind.NAME, r"\b(?:your|ur) (?:first |full |last |real )?name\b|\bwho (?:are you|am i (?:talking|speaking|"
+                      r"chatting) (?:to|with)|is this|'s this|is speaking)\b|\bwhat (?:are you|should i|can i|do i) "
+                      r"call\b|\bcalled\b"),
+    (AnswerKind.PLACE, r"^where\b|\bwhere (?:do|did|are|were|was|is|have|abouts)\b|\b(?:what|which) (?:city|country|"
+                       r"town|state|part of)\b|\b(?:live|living|lived|grow up|grew up|born|raised|hometown|"
+                       r"come from|are from|you from)\b"),
+    (AnswerKind.FOOD, r"\b(?:eat|eats|ate|eating|dish|dishes|dinner|lunch|breakfast|brunch|food|foods|meal|meals|cook|"
+                      r"cooking|snack|dessert|supper|meat|vegetarian|vegan)\b"),
+    (AnswerKind.JOB, r"\b(?:job|jobs|occupation|profession|career|line of work|for a living|for work|work as)\b|"
+                     r"\bwhat (?:do|did) (?:you|u) do\b(?!\s+(?:for fun|in your (?:free|spare) time|on weekends|"
+                     r"to relax|today|yesterday|last))|\bwhat (?:kind|sort|type) of work\b")))
+#: a yes/no question about the speaker's occupation names one: "You're a doctor, right?" (read off the noun)
+_YOU_SUBJECT = frozenset({"you", "u", "yourself"})
+
+
+def _asked(message: str) -> tuple[str, bool] | None:
+    """What the message asks: its last question (``_last_question``: a reported challenge counts) with "Tell me
+    again," read past, or a request ("Tell me about yourself."); and whether it is a request. None: it asks
+    nothing."""
+    question = _last_question(message)
+    if question is not None:
+        return _TELL_ME.sub("", question).strip() or question, False
+    pieces = [p.strip() for p in _SENTENCE_END.split(message.strip()) if p.strip()]
+    for piece in reversed(pieces[-2:]):
+        text = _LEAD.sub("", piece).strip(" .!,")
+        if _REQUEST.match(text):
+            return text, True
+    return None
+
+
+def _cued(question: str) -> AnswerKind | None:
+    return next((kind for kind, cue in _KIND_CUES if cue.search(question)), None)
+
+
+def _is_yes_no(question: str) -> bool:
+    """An auxiliary up front ("Do you have kids?", "Aren't you a teacher?"), a tag ("You smoke, don't you?") or a
+    statement asked ("So you live in Paris?"); not a wh-question, and not a choice ("Paris or Rome?")."""
+    if _WH.match(question) or re.search(r"\bor\b", question, re.IGNORECASE):
+        return False
+    if _AUX_FIRST.match(question) or _AUX_NEG_CONTRACTED.match(question):
+        return True
+    tagged = _TAG.search(question)
+    body = question[:tagged.start()] if tagged and tagged.start() > 0 else question
+    body = _LEAD.sub("", body).strip(" ,")
+    while match := _REPORTED.match(body):
+        body = match.group("clause")
+    return bool(_YOU_CLAUSE.match(body)) and not _IDIOMS.match(body)
+
+
+def expected_answer(question: str) -> AnswerKind | None:
+    """The kind of answer a message expects from the one it is put to.
+
+    Read off its last question (or a request): a yes/no question (an auxiliary up front, a tag, a statement asked:
+    "So you live in Paris?") expects ``YES_NO``; any other question or request expects the kind its words name -
+    how many (``COUNT``), how old / age (``AGE``), where / live / from (``PLACE``), name / who are you (``NAME``),
+    job / work / do for a living (``JOB``), eat / dish / dinner / food / cook (``FOOD``) - or else ``OPEN`` ("Tell
+    me about yourself.", "How long have you been working?", "What do you do for fun?"); a choice ("Cats or dogs?")
+    is ``OPEN``. None when the message asks nothing (a statement, a greeting): no reply to it fails to answer.
+
+    >>> expected_answer("Tell me again, how many dogs?")
+    <AnswerKind.COUNT: 'count'>
+    >>> expected_answer("So you live in Berlin?")
+    <AnswerKind.YES_NO: 'yes-no'>
+    """
+    asked = _asked(question) if question and question.strip() else None
+    if asked is None:
+        return None
+    text, request = asked
+    if not request and _is_yes_no(text):
+        return AnswerKind.YES_NO
+    return _cued(text) or AnswerKind.OPEN
+
+
+# ---------------------------------------------------------------------------------------------- degenerate replies
+_WORD = re.compile(r"[a-z0-9']+")
+#: the rule: a word said 4+ times in a row, a run of 2-4 words said 3+ times back to back, or a reply of 6+ words
+#: whose distinct words are at most 40 % of them ("No, no, no, no, no, no. No, I'm not.", "No no please, no no please")
+DEGENERATE_RUN, DEGENERATE_PHRASE_RUN, DEGENERATE_MIN_WORDS, DEGENERATE_DISTINCT = 4, 3, 6, 0.4
+
+
+def degenerate(reply: str) -> bool:
+    """Whether a reply is degenerate: the same word ``DEGENERATE_RUN`` (4) times or more in a row, the same run of 2 to
+    4 words ``DEGENERATE_PHRASE_RUN`` (3) times or more back to back, or ``DEGENERATE_MIN_WORDS`` (6) words or more of
+    which at most ``DEGENERATE_DISTINCT`` (40 %) are distinct. "No, no, no! I'm not a big meat-eater." is emphasis, not a
+    loop (three, then other words); "No, no, no, no, no, no. No, I'm not." is a loop."""
+    words = _WORD.findall(reply.lower())
+    if not words:
+        return False
+    for size, times in ((1, DEGENERATE_RUN), *((n, DEGENERATE_PHRASE_RUN) for n in (2, 3, 4))):
+        for start in range(len(words) - size * times + 1):
+            phrase = words[start:start + size]
+            if all(words[start + k * size:start + (k + 1) * size] == phrase for k in range(1, times)):
+                return True
+    return len(words) >= DEGENERATE_MIN_WORDS and len(set(words)) <= DEGENERATE_DISTINCT * len(words)
+
+
+# ------------------------------------------------------------------------------------- the values a reply gives
+#: "I really do.", "I sure am.": an echo with an adverb (``grammar.ECHO_ANSWER`` takes the bare echo)
+_ECHO_WITH_ADVERB = re.compile(r"^\s*i(?:'m| am)?\s+(?:really|sure|certainly|definitely|totally|actually|still|just|"
+                               r"absolutely|truly)\s+(?:(?:do|am|have|can|did|will|was|does|is)(?:n't|\s+not)?|not)"
+                               r"\s*(?=[,.!?;:]|$)", re.IGNORECASE)
+#: an amount said without a number ("a few", "lots"), beside the number words (``grammar.number_value``)
+_AMOUNT = frozenset({"few", "couple", "several", "many", "lots", "lot", "none", "dozens", "hundreds", "bunch",
+                     "plenty", "handful", "total"})
+#: an age given by comparison, which answers a yes/no question about one ("No, I'm older than that.")
+_AGE_COMPARED = re.compile(r"\b(?:i'm|i am)\s+(?:\w+\s+){0,3}?(?:older|younger|old|young)\b", re.IGNORECASE)
+_JOB_SAID = re.compile(r"\b(?:i work(?:ed)? (?:as|at|in|for)\b|i'm working as|i am working as|for a living|"
+                       r"my (?:" + "|".join(sorted(grammar.WORK_NOUNS)) + r")(?:'s| is| involves)\s+(?!(?:actually |just |really |a "
+                       r"|pretty |very |quite )*(?:good|great|nice|fine|ok|okay|interesting|fun|hard|one)\b)|"
+                       r"i'm retired|i am retired|i'm unemployed|i am unemployed|i don't work|i do not work|i'm a student"
+                       r"|i am a student|i run (?:a|my)\b|i own (?:a|my)\b)", re.IGNORECASE)
+#: the kinds two nouns must share to be about the same thing in a yes/no answer ("a pilot?" "I'm an engineer.")
+_SORTS = (("animal.n.01",), ("relative.n.01",), grammar.FOOD_ROOTS, grammar.PLACE_ROOTS)
+
+
+def _sentences_of(reply: str) -> list:
+    return list(grammar.parse(reply).sents)
+
+
+def _speaks_of_self(sent) -> bool:
+    """A sentence with the speaker in it as a subject or an owner ("I ...", "we ...", "my X ...")."""
+    return any((t.dep_ in grammar.NOMINAL_SUBJECT_DEPS and grammar.is_speaker(t)) or
+               (t.lower_ in grammar.SPEAKER_OWNERS and t.dep_ == "poss") for t in sent)
+
+
+#: the longest fragment read as a bare value ("In the city of Paris."; "The best thing about life, Sophie." is not one)
+_BARE_WORDS = 5
+
+
+def _bare(sent) -> bool:
+    """A fragment: no verb, a few words ("Two.", "In Paris.", "Four!", "A nurse.")."""
+    words = [t for t in sent if not t.is_punct and t.pos_ != "INTJ"]
+    return 0 < len(words) <= _BARE_WORDS and not any(grammar.is_verb(t) for t in words)
+
+
+def _number(token) -> bool:
+    return grammar.number_value(token.text) is not None or token.lower_ in _AMOUNT or token.like_num
+
+
+def _matches(noun: str, asked: str) -> bool:
+    """Whether a noun of the reply is what the question counts or names: the same word, a kind of it (a surgeon is a
+    doctor), or one the asked word covers (``grammar.covers``: "pets?" "a cat"; "siblings?" "a brother")."""
+    if not asked:
+        return True
+    return grammar.covers(asked, noun) or grammar.same_kind(noun, asked)
+
+
+def _gives_count(sents, counted: str) -> bool:
+    for sent in sents:
+        if _bare(sent) and any(_number(t) for t in sent):
+            return True  # "Two.", "Just one!", "Four!"
+        first = next((t for t in sent if not t.is_punct), None)
+        if first is not None and first.i + 1 < len(sent.doc) and _number(first) and sent.doc[first.i + 1].is_punct:
+            return True  # "One, I'm afraid of it."
+        for token in sent:
+            if token.pos_ not in ("NOUN", "PROPN") and not (token.dep_ == "dobj" and _number(token)):
+                continue
+            verb = grammar.governing_verb(token)
+            if not (grammar.speakers_clause(verb) or grammar.owned_by_speaker(token)):
+                continue
+            if token.dep_ == "dobj" and _number(token) and verb.lemma_ in ("have", "get", "own"):
+                return True  # "I have three.", "I've got a few..."
+            if not _matches(token.lemma_.lower(), counted):
+                continue
+            modifiers = [c for c in token.children if c.dep_ in ("nummod", "det", "quantmod", "amod")]
+            if any(_number(c) for c in modifiers) or any(_number(t) for t in token.subtree if t.i < token.i):
+                return True  # "I have 2 dogs", "a total of 5 dogs", "no dogs"
+            if verb.lemma_ in ("have", "own", "get") and any(c.lower_ in ("a", "an", "one", "no") for c in modifiers):
+                return True  # "I have a dog named Stella", "a brother, a boy, and a sister"
+            if grammar.negations(verb) and verb.lemma_ in ("have", "own"):
+                return True  # "I don't have any dogs"
+    return False
+
+
+def _gives_age(sents, compared: bool) -> bool:
+    for sent in sents:
+        text = sent.text
+        for match in grammar.AGE.finditer(text):
+            value = grammar.number_value(match.group("n"))
+            if value is not None and 1 <= value <= 120:
+                return True
+        if grammar.DECADE.search(text) or re.search(r"\b\d{1,3}\s+years?\s+old\b", text, re.IGNORECASE) and \
+                _speaks_of_self(sent):
+            return True
+        if compared and _AGE_COMPARED.search(text):
+            return True
+        if _bare(sent) and any(_number(t) for t in sent):
+            return True  # "63."
+    return False
+
+
+#: verbs that say where the speaker lives or comes from: a place named anywhere in their sentence is an answer
+_HOME_VERBS = frozenset({"live", "stay", "reside", "grow", "bear", "raise", "base", "move", "settle"})
+#: auxiliaries that put a clause out of the present facts ("I can come to Paris", "I'd go to Rome")
+_NOT_NOW = frozenset({"can", "could", "would", "'d", "might", "will", "'ll", "may", "should"})
+
+
+def _home_said(sent) -> bool:
+    """A sentence that says where the speaker lives or is from: a speaker's clause with a verb of living, growing up
+    or coming from ("I'm from", "I grew up"), or the speaker's home ("it's my home", "my hometown")."""
+    for token in sent:
+        lemma = token.lemma_.lower()
+        if grammar.is_verb(token) and grammar.speakers_clause(token) and (
+                lemma in _HOME_VERBS or (lemma in ("be", "come") and any(c.lower_ == "from" for c in token.children))):
+            return True
+        if lemma in ("home", "hometown") and (grammar.owned_by_speaker(token) or (
+                token.dep_ == "compound" and grammar.owned_by_speaker(token.head))) and not any(
+                t.lower_ == "away" for t in sent):
+            return True  # "it's my home", "Berlin is my home city"; not "my home away from home"
+    return False
+
+
+def _gives_place(sents) -> bool:
+    for sent in sents:
+        home = _home_said(sent)
+        if not (home or _speaks_of_self(sent) or _bare(sent)):
+            continue
+        for token in sent:
+            name = grammar.place_name(token)
+            verb = grammar.governing_verb(token)
+            here_now = grammar.speakers_clause(verb) and not any(a.lower_ in _NOT_NOW for a in grammar.auxiliaries(verb))
+            if name and (home or _bare(sent) or here_now and (grammar.is_place(name) or token.dep_ == "pobj")):
+                return True  # "I live in Paris", "The famous Berlin, it's my home", "My last vacation was to Hawaii"
+            if token.pos_ == "NOUN" and token.dep_ == "pobj" and token.head.lower_ in ("in", "from", "near") \
+                    and grammar.is_place(token.lemma_) and home:
+                return True  # "I live in a small town", "I grew up in a village"
+    return False
+
+
+def _gives_name(sents) -> bool:
+    for sent in sents:
+        text = sent.text
+        if grammar.NAME_SAID.search(text):
+            return True
+        for match in grammar.NAME_GIVEN.finditer(text):
+            token = next((t for t in sent if t.idx == sent.start_char + match.start("name")), None)
+            if token is not None and grammar.names_someone(token):
+                return True
+        words = [t for t in sent if not t.is_punct and t.pos_ != "INTJ"]
+        if _bare(sent) and all(t.tag_ in ("NNP", "NNPS") or t.pos_ == "ADV" for t in words) and any(
+                t.text[:1].isupper() and t.tag_ in ("NNP", "NNPS") for t in words):
+            return True  # "Sophie.", "Just Sophie."
+    return False
+
+
+def _gives_job(sents) -> bool:
+    for sent in sents:
+        if _JOB_SAID.search(sent.text):
+            return True
+        for token in sent:
+            if token.pos_ != "NOUN":
+                continue
+            verb = grammar.governing_verb(token)
+            attribute = token.dep_ in ("attr", "conj", "appos") and verb.lemma_ == "be"
+            if attribute and grammar.speakers_clause(verb) and grammar.is_job(token.lemma_.lower()):
+                return True  # "I'm a nurse", "I'm Anna, your nanny!", "I'm Emily, a nurse and ..."
+        if _bare(sent) and any(t.pos_ == "NOUN" and grammar.is_job(t.lemma_.lower()) for t in sent):
+            return True  # "A nurse."
+    return False
+
+
+def _gives_food(sents, asked: str) -> bool:
+    """A food named in a sentence about the speaker, other than the question's own words ("What would you cook for a
+    barbecue?" "... the barbecue" names the occasion, not a dish)."""
+    said = {t.lemma_.lower() for t in grammar.parse(asked)} if asked else set()
+    for sent in sents:
+        if not (_speaks_of_self(sent) or _bare(sent)):
+            continue
+        if any(t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in said
+               and grammar.is_food(grammar.food_word(t.lemma_.lower())) for t in sent):
+            return True  # "I love spicy burgers", "My favorite dish is *Cheeseburgs!"
+    return False
+
+
+def _gives(kind: AnswerKind, sents, question: str, compared: bool = False) -> bool:
+    if kind == AnswerKind.COUNT:
+        return _gives_count(sents, _counted(question))
+    if kind == AnswerKind.AGE:
+        return _gives_age(sents, compared)
+    if kind == AnswerKind.PLACE:
+        return _gives_place(sents)
+    if kind == AnswerKind.NAME:
+        return _gives_name(sents)
+    if kind == AnswerKind.JOB:
+        return _gives_job(sents)
+    if kind == AnswerKind.FOOD:
+        return _gives_food(sents, question)
+    return False
+
+
+def _counted(question: str) -> str:
+    """What "how many" counts ("How many dogs do you have?" -> "dog"); "" when it names nothing ("How many?")."""
+    match = re.search(r"\bhow many\s+(?P<rest>[\w' -]+)", question, re.IGNORECASE)
+    if not match:
+        return ""
+    nouns = [t for t in grammar.parse(match.group("rest")) if t.pos_ in ("NOUN", "PROPN")]
+    return nouns[0].lemma_.lower() if nouns else ""
+
+
+def _asked_clause(question: str):
+    """The verb of the clause the yes/no question asks about the other speaker ("So you *live* in Berlin?", "Are you
+    an only child?" -> *are*), and the nouns it asks about (its objects and attributes), or (None, [])."""
+    doc = grammar.parse(question.rstrip("?.! ") + "?")  # asked as a question: "Do you like steak" parses wrong
+    for token in doc:  # the head of "you": a verb, or what the small model takes for one ("Do you like/IN steak?")
+        if any(s.lower_ in _YOU_SUBJECT or (s.dep_ in grammar.NOMINAL_SUBJECT_DEPS and any(
+                c.dep_ == "poss" and c.lower_ in ("your", "ur") for c in s.children)) for s in grammar.subjects(token)):
+            nouns = [t.lemma_.lower() for t in token.subtree if t.pos_ in ("NOUN", "PROPN")
+                     and t.dep_ not in grammar.NOMINAL_SUBJECT_DEPS]
+            return token, nouns
+    return None, []
+
+
+#: verbs that answer for one another in a yes/no answer ("Do you like steak?" "I love lamb.")
+_SAME_RELATION = ({"have", "get", "own", "keep"}, {"like", "love", "enjoy", "adore", "hate", "prefer", "fancy",
+                                                   "dislike"})
+
+
+def _relation(lemma: str) -> frozenset[str]:
+    return frozenset(next((group for group in _SAME_RELATION if lemma in group), {lemma}))
+
+
+def _states_relation(sents, question: str) -> bool:
+    """A yes/no question answered without a particle: a first-person clause with the question's own verb ("Have you
+    ever flown?" "I've flown a few times."), or, for "be" and "have", with a noun of what was asked ("Are you an only
+    child?" "I'm an only-child."; "Do you have any sisters?" "I have a brother.")."""
+    verb, nouns = _asked_clause(question)
+    if verb is None:
+        return False
+    lemma = verb.lemma_.lower()
+    relation = _relation(lemma)
+    ever = any(t.lower_ == "ever" for t in verb.children)
+    for sent in sents:
+        for token in sent:
+            owned = grammar.owned_by_speaker(token) or (token.dep_ == "compound" and grammar.owned_by_speaker(
+                token.head))
+            if "have" in relation and (token.pos_ == "NOUN" or token.dep_ == "compound") and owned and any(
+                    _matches(token.lemma_.lower(), n) for n in nouns):
+                return True  # "Do you have any pets?" "My cat, Luna!", "my pet Pomerama"
+            if not grammar.is_verb(token) or not grammar.speakers_clause(token):
+                continue
+            if ever and any(c.lower_ == "never" for c in token.children):
+                return True  # "Have you ever flown anywhere?" "I have never been on a plane."
+            if token.lemma_.lower() not in relation:
+                continue
+            if lemma not in ("be", "have", "do", "get"):
+                return True
+            said = [t.lemma_.lower() for t in token.subtree if t.pos_ in ("NOUN", "PROPN")
+                    and t.dep_ not in grammar.NOMINAL_SUBJECT_DEPS and t.dep_ != "poss"]
+            if any(_matches(s, n) or _same_sort(s, n) for s in said for n in nouns):
+                return True
+    return False
+
+
+def _same_sort(a: str, b: str) -> bool:
+    """Two nouns of one sort: both occupations, animals, relatives, foods or places ("pilot" / "engineer")."""
+    if grammar.is_job(a) and grammar.is_job(b):
+        return True
+    return any(grammar.is_kind_of(a, sort) and grammar.is_kind_of(b, sort) for sort in _SORTS)
+
+
+def _topic_of(question: str) -> AnswerKind | None:
+    """What a yes/no question without a cue word asks about, read off what it names: an occupation ("You're a doctor,
+    right?"), a food ("Do you like steak?") or a place ("Is it Winnipeg?")."""
+    verb, nouns = _asked_clause(question)
+    if verb is None:
+        return None
+    if verb.lemma_ == "be" and any(grammar.is_job(n) for n in nouns):
+        return AnswerKind.JOB
+    if any(grammar.is_food(n) for n in nouns):
+        return AnswerKind.FOOD
+    return None
+
+
+def _answers_yes_no(reply: str, sents, question: str) -> AnswerWhy | None:
+    for sent in sents:
+        text = sent.text.strip()
+        if grammar.answer_opening(text) is not None or _ECHO_WITH_ADVERB.match(text):
+            return AnswerWhy.PARTICLE
+    topic = _cued(question) or _topic_of(question)
+    if topic is not None and _gives(topic, sents, question, compared=True):
+        return AnswerWhy.GIVEN  # "So you live in Berlin?" "I live in Paris."; "You're a doctor?" "I'm a nurse."
+    if _states_relation(sents, question):
+        return AnswerWhy.RELATION
+    return None
+
+
+def answer_check(question: str | None, reply: str) -> AnswerCheck:
+    """Whether ``reply`` answers what ``question`` (the other speaker's message) asked (``expected_answer``).
+
+    * a degenerate reply (``degenerate``) never answers; nor does one that says nothing (``says_nothing``, read with
+      the question: "I don't know.", "Cool!", a question back);
+    * a typed question is answered when the reply gives a value of its kind, as its speaker's own: a count (digits,
+      number words, "a few", "no dogs", "a cat and a dog" to "how many pets"), an age ("I'm 63", "in my forties"), a
+      place (a place name in a sentence about the speaker: "The famous Berlin, it's my home."), a name ("my name is
+      X", "I'm X", "call me X"), an occupation ("I work as ...", "I'm a nurse", a WordNet occupation), a food (a
+      WordNet food in a sentence about the speaker: "I love spicy burgers"), or a bare value ("Two.", "Madrid.");
+    * a yes/no question is answered by an answer particle or an echo opening any sentence ("Yes!", "No, ...", "I
+      do.", "I really do."), by the value the question is about ("So you live in Berlin?" "I live in Paris."), or by
+      a first-person statement of the asked relation ("Have you ever flown?" "I've flown twice.");
+    * an open question is answered by any statement about the speaker; a message that asks nothing by any reply
+      that says something.
+
+    >>> answer_check("How many dogs do you have?", "I have a total of 5 dogs.").answered
+    True
+    >>> answer_check("How many dogs do you have?", "In Paris, we say, I'm a dog to one.").why
+    <AnswerWhy.MISSING: 'missing'>
+    """
+    expected = expected_answer(question) if question else None
+    if degenerate(reply):
+        return AnswerCheck(expected, False, True, AnswerWhy.DEGENERATE)
+    reading = read_answer(question, reply) if question else None
+    if not reply.strip() or says_nothing(reply, reading):
+        return AnswerCheck(expected, False, False, AnswerWhy.SAYS_NOTHING)
+    if expected is None:
+        return AnswerCheck(None, True, False, AnswerWhy.CLAIM)
+    asked = _asked(question or "")
+    text = asked[0] if asked else ""
+    sents = _sentences_of(reply)
+    if expected == AnswerKind.YES_NO:
+        why = _answers_yes_no(reply, sents, text)
+    elif expected == AnswerKind.OPEN:
+        why = AnswerWhy.CLAIM if any(_speaks_of_self(s) for s in sents) else None
+    elif _gives(expected, sents, text):
+        why = AnswerWhy.GIVEN
+    else:
+        why = None
+    return AnswerCheck(expected, why is not None, False, why or AnswerWhy.MISSING)

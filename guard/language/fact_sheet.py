@@ -7,19 +7,24 @@ stated, read from its persona and every bot turn with spaCy's parse (``guard.lan
 per relation, and a candidate that gives a single-valued fact another value clashes with the sheet.
 
 Relations: name, age, where it lives now, where it grew up, job, how many of something it has (pets, children,
-siblings), diet, and what it says it never did or does not have. Each fact keeps the turn it came from and the
-sentence in its own words. Not a clash: the past and wishes ("I used to live in ...", "originally from ...", "I'd
-love to have a pet one day"), a kind of the same thing (WordNet: "orthopedic surgeon" after "physician", "vegan"
-after "vegetarian"), a second value where a fact is not single-valued (instruments, hobbies, likes: not read here),
-the fact restated (a reply that gives the sheet's value too gives the other as an alias), a vague amount ("a few
-dogs": no clash, but no support either).
+siblings), diet, what it says it never did or does not have, and the instruments it plays. Each fact keeps the turn
+it came from and the sentence in its own words. Not a clash: the past and wishes ("I used to live in ...",
+"originally from ...", "I'd love to have a pet one day"), a kind of the same thing (WordNet: "orthopedic surgeon"
+after "physician", "vegan" after "vegetarian"), a second value where a fact is not single-valued (instruments: "I
+also play the piano"; hobbies and likes are not read), the fact restated (a reply that gives the sheet's value, or a
+kind of it, beside another gives the other as an alias: "It's Margaret, call me Maggie"), a vague amount ("a few
+dogs": no clash, but no support either), a second kind of thing ("two dogs and a cat" after "two dogs": the sheet
+had no cat count). A count is whole where it is meant whole: a persona line's "a little brother" is one brother, a
+list of what the bot has ("a cat and a dog") is all of them, "a whole team of dogs" is at least three; the whole
+answer to "What instruments do you play?" leaves out what it does not name. One reply that gives a single-valued fact
+two values ("My age is 32. I'm 34 years old.") clashes with itself (``own_clashes``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from embedded.once import BoundedCache
@@ -39,38 +44,23 @@ class Relation(StrEnum):
     COUNT = "how many"  # how many of ``Fact.thing`` (dogs, children, brothers)
     DIET = "diet"
     DOES = "does"  # an activity it does, or (``holds`` False) never did / does not do (``Fact.thing``)
+    PLAYS = "plays"  # an instrument it plays: not single-valued ("I play the guitar and the piano")
 
 
-#: people words WordNet files under these are jobs ("I'm a nurse"); "I work as ..." takes any person noun
-JOB_ROOTS = ("worker.n.01", "professional.n.01", "skilled_worker.n.01", "creator.n.02", "performer.n.01",
-             "entertainer.n.01", "scientist.n.01", "serviceman.n.01", "businessperson.n.01", "communicator.n.01",
-             "engineer.n.01", "defender.n.01", "programmer.n.01", "operator.n.02", "educator.n.01",
-             "employee.n.01", "health_professional.n.01", "specialist.n.01", "expert.n.01")
 #: what a vegetarian does not eat, and what a vegan does not eat besides
 MEAT_ROOTS = ("meat.n.01", "fish.n.02", "poultry.n.02", "seafood.n.01")
 ANIMAL_PRODUCT_ROOTS = ("dairy_product.n.01", "egg.n.02", "honey.n.01")
 DIETS = ("vegetarian", "vegan", "pescatarian")
-#: count words: a family member counted by its own word; "kid" and "child" are one thing
-FAMILY = {"kid": "child", "child": "child", "baby": "child", "son": "son", "daughter": "daughter",
-          "brother": "brother", "sister": "sister", "sibling": "sibling"}
-#: the general thing a count of zero covers: "no pets" denies every animal, "no kids" every son and daughter
-COVERS = {"pet": ("animal.n.01",), "animal": ("animal.n.01",), "child": ("son", "daughter"),
-          "sibling": ("brother", "sister")}
 _EAT_VERBS = {"eat", "love", "like", "enjoy", "have", "cook", "grill", "order", "make", "devour", "adore", "crave",
               "munch", "prefer", "fancy", "barbecue", "roast", "fry", "bake"}
 _FAVOURITE = re.compile(r"\bfavou?rite\s+(?:dish|meal|food|dinner|lunch|breakfast|thing to eat)\b", re.IGNORECASE)
-_VAGUE = {"few", "several", "some", "many", "lots", "lot", "couple", "bunch", "plenty", "numerous", "various"}
-_NAME = re.compile(r"\b(?i:my name(?:'s| is)|call me|called me|i go by|the name's|the name is|name's)\s+"
-                   r"(?P<name>[A-Z][a-z]+)\b")
-_IM_NAME = re.compile(r"\b(?:I'm|I am|it's|It's|it is)\s+(?P<name>[A-Z][a-z]+)\b")
-_AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have just turned|i'll be turning|"
-                  r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+)?"
-                  r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|\s+(?:and|but|"
-                  r"which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
-_DECADE = re.compile(r"\bi'm in my (?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)\b",
-                     re.IGNORECASE)
-_DECADES = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
-            "eighties": 80, "nineties": 90}
+_VAGUE = {"few", "several", "some", "couple", "bunch", "plenty", "numerous", "various"}
+#: amounts that say more than a couple ("many dogs", "lots of cats", "a whole team of dogs"): at least three
+_MANY = {"many", "lots", "lot", "tons", "loads", "dozens", "hundreds", "team", "pack", "herd", "army", "horde",
+         "crowd", "flock", "zoo", "menagerie"}
+MANY = 3
+#: words that make a list of counted things open ("a dog named Max and another one"): not the whole count
+_OPEN_LIST = {"another", "other", "others", "more", "also", "too", "including", "like", "such"}
 _ONLY_CHILD = re.compile(r"\b(?:i'm|i am|i was)\s+(?:an?\s+)?only child\b|\bno (?:brothers or sisters|siblings)\b",
                          re.IGNORECASE)
 #: a "never" fact's activity under one name: "been on a plane" is flying
@@ -78,7 +68,6 @@ _ACTIVITY = {("be", "plane"): "fly", ("be", "airplane"): "fly", ("take", "flight
              ("fly", ""): "fly", ("learn", "swim"): "swim", ("swim", ""): "swim", ("marry", ""): "marry",
              ("be", "married"): "marry", ("get", "married"): "marry", ("own", "car"): "own a car",
              ("have", "car"): "own a car", ("smoke", ""): "smoke"}
-_SPOUSE = {"wife", "husband", "spouse"}
 _LIVE_VERBS = {"live", "reside", "stay"}
 _HOME_NOUNS = {"home", "house", "flat", "apartment", "place", "condo"}
 
@@ -101,6 +90,9 @@ class Fact:
     holds: bool = True
     vague: bool = False
     time: str = grammar.PRESENT
+    #: the speaker gives the whole of a many-valued fact: "I only play the guitar", or the answer to "What
+    #: instruments do you play?" (a value left out of it is denied)
+    exhaustive: bool = False
 
     @property
     def where(self) -> str:
@@ -124,15 +116,19 @@ class Fact:
 
 @dataclass(frozen=True)
 class FactClash:
-    """A candidate's fact that gives a single-valued fact of the sheet another value (or denies it)."""
+    """A candidate's fact that gives a single-valued fact of the sheet another value (or denies it), or (``within``)
+    two facts of one candidate that give one single-valued fact two values (``own_clashes``)."""
 
     relation: Relation
-    sheet: Fact  # what the bot said before (persona or an earlier turn)
+    sheet: Fact  # what the bot said before (persona or an earlier turn); within: the candidate's first value
     said: Fact  # what the candidate says
+    within: bool = False  # both values from the one candidate ("My age is 32. I'm 34 years old.")
 
     @property
     def why(self) -> str:
-        """In words: "job: nurse (persona) vs teacher"."""
+        """In words: "job: nurse (persona) vs teacher", "age: 32 vs 34 (the same reply)"."""
+        if self.within:
+            return f"{self.relation}: {self.sheet.shown} vs {self.said.shown} (the same reply)"
         return f"{self.relation}: {self.sheet.shown} ({self.sheet.where}) vs {self.said.shown}"
 
 
@@ -170,6 +166,30 @@ class FactSheet:
         return tuple(unique)
 
 
+#: the relations one reply cannot give two values of: a name may come with a nickname ("It's Margaret, call me
+#: Maggie") and a person may hold two jobs ("I'm a doctor, but I'm also a teacher"); ages, homes, counts, diets do not
+SINGLE_IN_ONE_REPLY = (Relation.AGE, Relation.LIVES_IN, Relation.GREW_UP, Relation.COUNT, Relation.DIET,
+                       Relation.DOES, Relation.PLAYS)
+
+
+def own_clashes(said: Sequence[Fact]) -> tuple[FactClash, ...]:
+    """The clashes inside one candidate's facts (``read_facts`` of one reply): one single-valued fact given two values
+    ("My age is 32. I'm 34 years old.", "I have no pets, but my dog ..."), each pair once, in the reply's order.
+    Facts of the past or wishes and vague amounts are no values ("I'm 30, I was 20 then"); names and jobs are not
+    read here (``SINGLE_IN_ONE_REPLY``). The sheet's own clashes (``FactSheet.clashes``) let a reply that gives the
+    sheet's value beside another pass as an alias; this is where such a reply is caught."""
+    facts = [f for f in said if f.relation in SINGLE_IN_ONE_REPLY and f.time == grammar.PRESENT and not f.vague]
+    out: list[FactClash] = []
+    seen: set[tuple] = set()
+    for i, first in enumerate(facts):
+        for second in facts[i + 1:]:
+            key = (first.relation, first.thing, first.value, first.holds, second.thing, second.value, second.holds)
+            if key not in seen and _clash(first, second, ()):
+                seen.add(key)
+                out.append(FactClash(first.relation, first, second, within=True))
+    return tuple(out)
+
+
 # ------------------------------------------------------------------------------------------------ clashes
 def persona_agreements(sheet: FactSheet, said: Sequence[Fact]) -> tuple[tuple[Fact, Fact], ...]:
     """The persona facts ``said`` (one candidate's facts) states again with their value, as (persona fact, the
@@ -205,14 +225,17 @@ def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
         return old.thing == new.thing and old.holds != new.holds
     if old.relation == Relation.DIET and new.relation == Relation.DIET:
         return _diet_clash(old, new)
+    if old.relation == Relation.PLAYS and new.relation == Relation.PLAYS:
+        return _plays_clash(old, new, said)
     if old.relation != new.relation:
         return False
     same = _same_value(old, new)
     if old.holds and new.holds:
         if same:
             return False
-        # the reply gives the sheet's value too: the other is an alias or a kind ("It's Margaret, call me Maggie")
-        if any(f.relation == old.relation and f.holds and _same_value(old, f) for f in said):
+        # the reply gives the sheet's value too: the other is an alias or a kind ("It's Margaret, call me Maggie");
+        # a more general word is no restatement ("I'm a medical professional. Yes, I'm a doctor." after "nurse")
+        if any(f.relation == old.relation and f.holds and _restates(old, f) for f in said):
             return False
         if old.relation == Relation.AGE:
             return not _ranges_meet(old, new)
@@ -232,6 +255,26 @@ def _same_value(a: Fact, b: Fact) -> bool:
     return a.value.lower() == b.value.lower()
 
 
+def _restates(old: Fact, new: Fact) -> bool:
+    """Whether ``new`` gives the sheet's value again: the same value, or (an occupation) a kind of it ("paediatric
+    nurse" restates "nurse"; "medical professional" does not: a doctor is one too)."""
+    if old.relation == Relation.JOB:
+        return old.value.lower() == new.value.lower() or grammar.is_kind_of(new.value, [
+            s.name() for s in grammar.synsets(old.value)])
+    return _same_value(old, new)
+
+
+def _plays_clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
+    """Instruments are many-valued: another one is no clash ("I also play the piano"), unless the candidate gives
+    the whole of what it plays without the sheet's ("I only play the guitar", or "Guitar and piano." to "What
+    instruments do you play?"); a denial clashes with the same instrument affirmed."""
+    if old.holds != new.holds:
+        return old.value == new.value
+    if not (old.holds and new.holds and new.exhaustive):
+        return False
+    return not any(f.relation == Relation.PLAYS and f.holds and f.value == old.value for f in said)
+
+
 def _same_place(a: str, b: str) -> bool:
     a_low, b_low = a.lower(), b.lower()
     if a_low == b_low or a_low.startswith(b_low + ",") or b_low.startswith(a_low + ","):
@@ -246,17 +289,6 @@ def _ranges_meet(a: Fact, b: Fact) -> bool:
     return lo is None or hi is None or lo <= hi
 
 
-def _covers(general: str, specific: str) -> bool:
-    """Whether a count of ``general`` things includes ``specific`` ones ("pet" covers "dog", "child" covers "son")."""
-    if general == specific:
-        return True
-    covered = COVERS.get(general, ())
-    if specific in covered:
-        return True
-    roots = [c for c in covered if "." in c]
-    return bool(roots) and grammar.is_kind_of(specific, roots)
-
-
 def _count_clash(old: Fact, new: Fact) -> bool:
     if new.vague and new.holds:
         return False
@@ -264,9 +296,9 @@ def _count_clash(old: Fact, new: Fact) -> bool:
         return not _ranges_meet(old, new)
     # none of a general thing against some of a kind of it: "no pets" / "two dogs", "an only child" / "a brother"
     if old.high == 0 and (new.low or 0) >= 1:
-        return _covers(old.thing, new.thing)
+        return grammar.covers(old.thing, new.thing)
     if new.high == 0 and (old.low or 0) >= 1:
-        return _covers(new.thing, old.thing)
+        return grammar.covers(new.thing, old.thing)
     return False
 
 
@@ -278,7 +310,7 @@ def _diet_clash(old: Fact, new: Fact) -> bool:
         roots = MEAT_ROOTS + (ANIMAL_PRODUCT_ROOTS if diet.value == "vegan" else ())
         if diet.value == "pescatarian":
             roots = ("meat.n.01", "poultry.n.02")
-        return eats.thing == "meat" or grammar.is_kind_of(eats.thing, roots)
+        return eats.thing == "meat" or animal_food(eats.thing, roots)
     if old.holds and not new.holds:
         return grammar.same_kind(old.value, new.value) or new.value == "vegetarian"  # "I'm not a vegetarian"
     if new.holds and not old.holds:
@@ -336,14 +368,21 @@ def _turn_facts(text: str, turn_id: int, before: str | None) -> tuple[Fact, ...]
 
     def read() -> tuple[Fact, ...]:
         reading = read_answer(before, text) if before is not None else None
-        return read_facts(text, PremiseSource.HISTORY, turn_id, reading.statement if reading else None)
+        return read_facts(text, PremiseSource.HISTORY, turn_id, reading.statement if reading else None, before)
 
     return _TURN_FACTS.get_or_make((text, PremiseSource.HISTORY, turn_id, before), read)
 
 
-def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | None = None) -> tuple[Fact, ...]:
+#: a question that asks for the whole of what the speaker plays ("What instruments do you play?")
+_ASKS_INSTRUMENTS = re.compile(r"\b(?:what|which)\b[^?]*\b(?:instruments?\b[^?]*\bplay|play\b[^?]*\binstruments?)\b",
+                               re.IGNORECASE)
+
+
+def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | None = None,
+               question: str | None = None) -> tuple[Fact, ...]:
     """The facts one text states about its speaker (``reading``: the statement its answer makes with the question,
-    read first: "Yes, I am." to "Aren't you a teacher?" is "I am a teacher.")."""
+    read first: "Yes, I am." to "Aren't you a teacher?" is "I am a teacher."; ``question``: the other speaker's turn it
+    answers, whose "What instruments do you play?" makes the instruments it names the whole of them)."""
     from guard.language.text import sentences
 
     pieces = ([reading] if reading else []) + [s for s in sentences(text) if not s.rstrip().endswith("?")]
@@ -351,6 +390,8 @@ def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | No
     for piece in pieces:
         said = text if piece is reading else piece
         facts += _sentence_facts(piece, said, source, turn_id)
+    if question and _ASKS_INSTRUMENTS.search(question):
+        facts = [replace(f, exhaustive=True) if f.relation == Relation.PLAYS else f for f in facts]
     return tuple(facts)
 
 
@@ -365,27 +406,26 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     out: list[Fact] = []
     lowered = sentence.lower()
     # name
-    for m in _NAME.finditer(sentence):
+    for m in grammar.NAME_SAID.finditer(sentence):
         out.append(fact(Relation.NAME, m.group("name")))
-    for m in _IM_NAME.finditer(sentence):
-        name = m.group("name")
-        token = next((t for t in doc if t.text == name), None)
-        if token is not None and token.tag_ == "NNP" and not grammar.synsets(name) \
-                and not grammar.synsets(name, pos="a"):
-            out.append(fact(Relation.NAME, name))
+    for m in grammar.NAME_GIVEN.finditer(sentence):
+        token = next((t for t in doc if t.idx == m.start("name")), None)
+        if token is not None and grammar.names_someone(token):
+            out.append(fact(Relation.NAME, m.group("name")))
     # age
-    for m in _AGE.finditer(sentence):
+    for m in grammar.AGE.finditer(sentence):
         n = grammar.number_value(m.group("n"))
         if n is not None and 1 <= n <= 120:
             turned = "turn" in m.group(0).lower()
             out.append(fact(Relation.AGE, str(n), low=n, high=n, time=grammar.PRESENT if turned else None))
-    for m in _DECADE.finditer(sentence):
-        base = _DECADES[m.group("decade").lower()]
+    for m in grammar.DECADE.finditer(sentence):
+        base = grammar.DECADES[m.group("decade").lower()]
         out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9))
     if _ONLY_CHILD.search(sentence):
         out.append(fact(Relation.COUNT, "0", thing="sibling", low=0, high=0))
+    persona = source == PremiseSource.PERSONA
     for token in doc:
-        out += _token_facts(token, doc, fact, lowered)
+        out += _token_facts(token, doc, fact, lowered, persona)
     out += _eaten(doc, sentence, fact)
     return out
 
@@ -401,29 +441,41 @@ def _clause_text(token) -> str:
     return "".join(t.text_with_ws for t in words).strip()
 
 
-def _place(token) -> str | None:
-    """The place name a preposition's object starts ("Berlin", "New York", "Addis Ababa"), or None."""
-    if token.tag_ not in ("NNP", "NNPS"):
-        return None
-    parts = [t for t in token.subtree if t.tag_ in ("NNP", "NNPS") or (t.dep_ == "compound" and t.pos_ == "PROPN")]
-    if not parts:
-        return None
-    return " ".join(t.text for t in parts)
-
-
-def _token_facts(token, doc, fact, lowered: str) -> list[Fact]:
+def _token_facts(token, doc, fact, lowered: str, persona: bool = False) -> list[Fact]:
     """The facts a token starts: a verb's place, job, food or activity; a noun's count."""
     out: list[Fact] = []
     lemma = token.lemma_.lower()
     if grammar.is_verb(token) and grammar.speakers_clause(token):
         out += _verb_facts(token, lemma, fact, lowered)
     if token.pos_ == "NOUN":
-        counted = _count_fact(token, fact)
+        counted = _count_fact(token, fact, persona)
         if counted is not None:
             out.append(counted)
-        if token.lemma_.lower() in _SPOUSE and grammar.owned_by_speaker(token):
-            out.append(fact(Relation.DOES, "marry", token, thing="marry", time=grammar.PRESENT))
+        home = _home_fact(token, fact)
+        if home is not None:
+            out.append(home)
     return out
+
+
+def _home_fact(noun, fact) -> Fact | None:
+    """Where the speaker lives, said of its home: "My home is Berlin.", "Berlin is actually our home.", "The famous
+    Berlin, it's my home." (the place put before "it"); not "a home away from home", which is not where one lives."""
+    if noun.lemma_.lower() not in _HOME_NOUNS | {"hometown"}:
+        return None
+    owned = grammar.owned_by_speaker(noun) or (noun.dep_ == "compound" and grammar.owned_by_speaker(noun.head))
+    head = noun.head if noun.dep_ == "compound" else noun
+    verb = head.head
+    if not owned or head.dep_ not in ("attr", "nsubj") or verb.lemma_ != "be" or any(
+            t.lower_ == "away" for t in verb.subtree):
+        return None
+    others = [c for c in verb.children if c.dep_ in ("nsubj", "attr", "npadvmod") and c.i != head.i]
+    if any(c.lower_ == "it" for c in others):  # "Berlin, it's my home": the place said before
+        others += [t for t in noun.doc if t.dep_ in ("npadvmod", "dep", "nsubj") and t.head.i == verb.i]
+    for other in others:
+        place = grammar.place_name(other)
+        if place and grammar.is_place(place):
+            return fact(Relation.LIVES_IN, place, verb, holds=not grammar.negations(verb))
+    return None
 
 
 def _eaten(doc, sentence: str, fact) -> list[Fact]:
@@ -431,20 +483,42 @@ def _eaten(doc, sentence: str, fact) -> list[Fact]:
     love bacon sandwiches") or "my favourite dish is ...", and each noun in it that WordNet files under meat, fish
     or animal products (the thing eaten; the diet check decides). Read over the whole sentence rather than one
     dependency, which spaCy's small model gets wrong often here ("had roast lamb": "roast" parsed as the verb). A
-    denial ("I don't eat ...", "never") reads nothing: the diet rule has those."""
+    denial ("I don't eat ...", "never") reads nothing where it is said - the diet rule has those - and only there:
+    "I've had some great steaks, but I'm not sure ..." eats steak. A dish counts by what WordNet files it under or
+    what its gloss says it is made of (``grammar.made_of``: a burger is beef in a bun), a word WordNet does not know by
+    the food it is spelt closest to (``grammar.food_word``: "Cheeseburgs")."""
     first_person = any(t.dep_ in grammar.NOMINAL_SUBJECT_DEPS and grammar.is_speaker(t) for t in doc)
     favourite = _FAVOURITE.search(sentence) and any(t.lower_ in grammar.SPEAKER_OWNERS for t in doc)
     eating = any(t.lemma_.lower() in _EAT_VERBS for t in doc)
-    if not ((first_person and eating) or favourite) or any(t.dep_ == "neg" or t.lower_ == "never" for t in doc):
+    if not ((first_person and eating) or favourite):
         return []
     time = grammar.time_of(sentence, tense=False)  # last night's dinner says what a vegetarian eats now
     out = []
     for token in doc:
         word = token.lemma_.lower()
-        if token.pos_ in ("NOUN", "PROPN") and word not in _EAT_VERBS and not _kept_animal(token) and (
-                word == "meat" or grammar.is_kind_of(word, MEAT_ROOTS + ANIMAL_PRODUCT_ROOTS)):  # no "roast" veg
-            out.append(fact(Relation.DIET, "eats", thing=word, time=time))
+        if token.pos_ not in ("NOUN", "PROPN") or word in _EAT_VERBS or _kept_animal(token) or _denied_here(token):
+            continue
+        food = grammar.food_word(word) if token.pos_ == "NOUN" or token.text[:1].isupper() else word
+        if food == "meat" or animal_food(food, MEAT_ROOTS + ANIMAL_PRODUCT_ROOTS):  # no "roast" veg
+            out.append(fact(Relation.DIET, "eats", thing=food, time=time))
     return out
+
+
+def animal_food(food: str, roots) -> bool:
+    """Whether a food is (or, by its WordNet gloss, is made of) something under ``roots`` (meat, fish, dairy ...)."""
+    return grammar.is_kind_of(food, roots) or grammar.made_of(food, roots)
+
+
+def _denied_here(token) -> bool:
+    """Whether the clause a token sits in is denied ("I don't eat *meat*", "I never had *steak*"), up through the
+    verbs it hangs from within its sentence but not into a clause of its own ("..., but I'm not sure")."""
+    verb = grammar.governing_verb(token)
+    while True:
+        if any(c.dep_ == "neg" or c.lower_ == "never" for c in verb.children):
+            return True
+        if verb.dep_ not in ("xcomp", "aux") or verb.head.i == verb.i:
+            return False
+        verb = grammar.governing_verb(verb.head)
 
 
 def _kept_animal(token) -> bool:
@@ -463,7 +537,7 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     objects = [(p.lower_, o) for p in preps for o in p.children if o.dep_ == "pobj"]
 
     def places(wanted: str) -> list[str]:
-        return [_place(o) for prep, o in objects if prep == wanted and _place(o)]
+        return [grammar.place_name(o) for prep, o in objects if prep == wanted and grammar.place_name(o)]
 
     # where it lives now, where it grew up
     if lemma in _LIVE_VERBS or (lemma == "base" and grammar.is_passive(verb)):
@@ -479,13 +553,13 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     if lemma == "spend" and "childhood" in lowered:
         out += [fact(Relation.GREW_UP, p, verb, time=grammar.PRESENT) for p in places("in")]
     if lemma == "call" and any(t.lower_ == "home" for t in verb.subtree):
-        out += [fact(Relation.LIVES_IN, _place(c), verb) for c in verb.children
-                if c.dep_ in ("dobj", "oprd", "nsubj") and _place(c)]
+        out += [fact(Relation.LIVES_IN, grammar.place_name(c), verb) for c in verb.children
+                if c.dep_ in ("dobj", "oprd", "nsubj") and grammar.place_name(c)]
     if lemma in ("have", "own", "rent", "buy"):  # "I have a home in Berlin"
         for obj in (c for c in verb.children if c.dep_ == "dobj" and c.lemma_.lower() in _HOME_NOUNS):
             for prep in (p for p in obj.children if p.dep_ == "prep" and p.lower_ == "in"):
-                out += [fact(Relation.LIVES_IN, _place(o), verb, holds=holds) for o in prep.children
-                        if o.dep_ == "pobj" and _place(o)]
+                out += [fact(Relation.LIVES_IN, grammar.place_name(o), verb, holds=holds) for o in prep.children
+                        if o.dep_ == "pobj" and grammar.place_name(o)]
     # job: "I work as a nurse", "I'm a nurse", "I'm not a doctor"; diet: "I'm a vegetarian"
     if lemma == "work":
         for prep, obj in objects:
@@ -494,6 +568,12 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     if lemma == "be":
         for attr in (c for c in verb.children if c.dep_ in ("attr", "acomp")):
             out += _attribute_facts(attr, verb, fact, holds)
+            # "I'm Anna, your nanny!", "I'm Alex Chen, a medical researcher and freelance writer"
+            out += [f for c in attr.children if c.dep_ in ("appos", "conj") and c.pos_ == "NOUN"
+                    for f in _attribute_facts(c, verb, fact, holds) if f.relation == Relation.JOB]
+    # instruments: "I play the violin", "I only play the guitar", "I don't play the piano"
+    if lemma == "play":
+        out += _played(verb, fact, holds)
     # "I don't eat meat" as a diet (what is eaten is read per sentence: ``_eaten``)
     if lemma == "eat" and not holds and any(c.lemma_.lower() == "meat" for c in verb.children if c.dep_ == "dobj"):
         out.append(fact(Relation.DIET, "vegetarian", verb))
@@ -507,6 +587,24 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     return out
 
 
+#: "I only play the guitar": the speaker gives the whole of what it plays
+_ONLY = {"only", "just", "solely", "exclusively"}
+INSTRUMENT_ROOTS = ("musical_instrument.n.01",)
+
+
+def _played(verb, fact, holds: bool) -> list[Fact]:
+    """The instruments a "play" clause names (WordNet's musical instruments: a game or a sport is not one), each a
+    value of its own; "never" or a negation denies them, "only" says they are all."""
+    objects = [c for c in verb.children if c.dep_ == "dobj"]
+    objects += [t for o in objects for t in o.subtree if t.dep_ == "conj" and t.pos_ == "NOUN"]
+    never = any(c.lower_ == "never" for c in verb.children)
+    only = any(t.lower_ in _ONLY for t in verb.subtree if t.i < (objects[0].i if objects else verb.i + 1)) or any(
+        c.lower_ in _ONLY for o in objects for c in o.children)
+    return [fact(Relation.PLAYS, o.lemma_.lower(), verb, holds=holds and not never, exhaustive=only,
+                 time=grammar.PRESENT if never else None)
+            for o in objects if grammar.is_kind_of(o.lemma_.lower(), INSTRUMENT_ROOTS)]
+
+
 def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
     """"I'm a nurse" (job), "I'm a vegetarian" / "I'm vegan" (diet), "I am not a doctor" (a denied job)."""
     word = attr.lemma_.lower()
@@ -514,8 +612,11 @@ def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
         return [fact(Relation.DIET, attr.lower_ if attr.lower_ in DIETS else word, verb, holds=holds)]
     if attr.pos_ != "NOUN" or attr.tag_ not in ("NN",):
         return []
-    if not grammar.is_kind_of(word, JOB_ROOTS):
+    if not grammar.is_job(word):
         return []
+    subject = next(iter(grammar.subjects(verb)), None)
+    if subject is not None and not grammar.is_speaker(subject) and subject.lemma_.lower() not in grammar.WORK_NOUNS:
+        return []  # "My husband is a chef", "My favorite is a veggie burger": not the speaker's occupation
     return [fact(Relation.JOB, _noun_phrase(attr), verb, holds=holds)]
 
 
@@ -530,20 +631,24 @@ def _activity(verb) -> str | None:
     return _ACTIVITY.get((lemma, ""))
 
 
-def _count_fact(noun, fact) -> Fact | None:
+def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     """How many of a pet, child or sibling the speaker has, read off the noun phrase: a number ("two dogs", "a team
-    of 12 dogs", "my three sons"), "a" / "an" / "my" (at least one), "no" or a denied "have" (none), a vague word ("a
-    few dogs": no clash, no support); the clause must be the speaker's (its verb's subject "I" / "we", or "my X")."""
+    of 12 dogs", "my three sons", "two dogs and two more": four), "a" / "an" / "my" (at least one), "many" or a
+    team, pack or herd of them (at least three: "a whole team of dogs"), "no" or a denied "have" (none), a vague word
+    ("a few dogs": no clash, no support); the clause must be the speaker's (its verb's subject "I" / "we", or "my
+    X"). "A dog" is exactly one where the count is meant whole: in a persona line (the bot's own description: "I
+    have a little brother.") and in a list of what the speaker has ("a cat and a dog"; not "a dog named Max and
+    another one")."""
     word = noun.lemma_.lower()
-    thing = FAMILY.get(word)
+    thing = grammar.FAMILY.get(word)
     if thing is None:
-        if word in ("pet", "animal") or grammar.is_kind_of(word, ("animal.n.01",)) and noun.tag_ in ("NN", "NNS"):
+        if word in ("pet", "animal") or grammar.is_animal(word) and noun.tag_ in ("NN", "NNS"):
             thing = word
         else:
             return None
-    if word in ("animal",) and noun.tag_ == "NN":
-        return None
     mine = grammar.owned_by_speaker(noun)
+    if (word in ("animal",) and noun.tag_ == "NN") or noun.dep_ == "compound" or (noun.dep_ == "poss" and not mine):
+        return None  # "the children's hospital", "a dog trainer": no count of children or dogs ("my dog's name" is)
     verb = grammar.governing_verb(noun.head)
     owning = (verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be")
               and grammar.speakers_clause(verb))
@@ -551,20 +656,57 @@ def _count_fact(noun, fact) -> Fact | None:
         return None
     number = next((grammar.number_value(c.text) for c in noun.children if c.dep_ == "nummod"), None)
     determiners = {c.lower_ for c in noun.children if c.dep_ in ("det", "amod", "quantmod")}
-    vague = bool(determiners & _VAGUE) or any(c.lower_ in _VAGUE for c in noun.subtree if c.i < noun.i)
+    before = {c.lower_ for c in noun.subtree if c.i < noun.i}
+    vague = bool(determiners & _VAGUE) or bool(before & _VAGUE)
+    many = bool((determiners | before) & _MANY) or _of_many(noun)
     denied = "no" in determiners or (bool(grammar.negations(verb)) and owning and not mine)
     if number is not None:
+        number += _more(noun)
         return fact(Relation.COUNT, str(number), noun, thing=thing, low=number, high=number)
     if denied:
         return fact(Relation.COUNT, "0", noun, thing=thing, low=0, high=0, time=grammar.PRESENT)
+    if many:
+        return fact(Relation.COUNT, f"at least {MANY}", noun, thing=thing, low=MANY)
     if vague:
         return fact(Relation.COUNT, "some", noun, thing=thing, low=1, vague=True)
+    if determiners & {"a", "an", "one"} and noun.tag_ == "NN" and (persona or _listed(noun)):
+        return fact(Relation.COUNT, "1", noun, thing=thing, low=1, high=1)
     if determiners & {"a", "an", "one"} or mine:
         low = 2 if noun.tag_ == "NNS" else 1
         return fact(Relation.COUNT, f"at least {low}", noun, thing=thing, low=low, vague=False)
     if noun.tag_ == "NNS" and owning:  # "I have dogs", or "Yes." to "Do you have any pets?": some, no number
         return fact(Relation.COUNT, "some", noun, thing=thing, low=1, vague=True)
     return None
+
+
+def _of_many(noun) -> bool:
+    """"a (whole) team / pack / lot of dogs": the noun counted by a word that says many."""
+    return noun.dep_ == "pobj" and noun.head.lower_ == "of" and noun.head.head.lemma_.lower() in _MANY
+
+
+def _more(noun) -> int:
+    """What "and two more" adds to a count ("two dogs and two more": four)."""
+    added = 0
+    for c in noun.children:
+        if c.dep_ != "conj":
+            continue
+        words = {t.lower_ for t in c.subtree}
+        if words & {"more", "others"}:
+            value = next((grammar.number_value(t.text) for t in c.subtree if grammar.number_value(t.text)), None)
+            added += value or 0
+    return added
+
+
+def _listed(noun) -> bool:
+    """A noun in a list of the things a speaker has ("a cat and a dog", "two brothers, two sisters, and a
+    daughter"), of which none is left open ("another one", "more", "also")."""
+    top = noun
+    while top.dep_ in ("conj", "appos") and top.head.pos_ in ("NOUN", "PROPN", "NUM"):
+        top = top.head
+    members = [top] + [t for t in top.subtree if t.dep_ in ("conj", "appos") and t.i != top.i]
+    if len(members) < 2:
+        return False
+    return not any(t.lower_ in _OPEN_LIST for t in top.subtree)
 
 
 def _noun_phrase(noun) -> str:

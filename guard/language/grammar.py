@@ -21,7 +21,11 @@ builders (``guard.training``) all read sentences. Each rule they share is stated
 * ``time_of``: whether a clause speaks of the present, the past ("I used to live in ...", "originally from ...")
   or a wish ("I'd love to have a dog one day");
 * ``NUMBER_WORDS``: the number words, read by ``number_value`` ("twenty-six" → 26), written by ``number_word``;
-* ``is_kind_of`` / ``same_kind``: WordNet's "is a kind of" over nouns (a surgeon is a doctor, steak is meat).
+* ``is_kind_of`` / ``same_kind``: WordNet's "is a kind of" over nouns (a surgeon is a doctor, steak is meat);
+* the values a reply gives, read alike by the answer check (``guard.language.answers.answer_check``) and the fact
+  sheet: a name (``NAME_SAID``, ``NAME_GIVEN``, ``names_someone``), an age (``AGE``, ``DECADE``), a place
+  (``place_name``, ``is_place``), an occupation (``JOB_ROOTS``, ``is_job``), a food (``is_food``, ``made_of``: a
+  dish whose WordNet gloss names meat, ``food_word``: a misspelt one), what a count covers (``FAMILY``, ``covers``).
 """
 
 from __future__ import annotations
@@ -475,3 +479,230 @@ def same_kind(a: str, b: str) -> bool:
     if not senses_a or not senses_b:
         return False
     return bool(senses_a & above(b)) or bool(senses_b & above(a))
+
+
+# ------------------------------------------------------------------------------------------------ values a reply gives
+# What the answer check (``guard.language.answers.answer_check``) and the fact sheet (``guard.language.fact_sheet``)
+# both read in a sentence: a person's name, an age, a place, an occupation, a food. Stated here once, below both.
+
+#: people words WordNet files under these are occupations ("I'm a nurse"); "I work as ..." takes any person noun
+JOB_ROOTS = ("worker.n.01", "professional.n.01", "skilled_worker.n.01", "creator.n.02", "performer.n.01",
+             "entertainer.n.01", "scientist.n.01", "serviceman.n.01", "businessperson.n.01", "communicator.n.01",
+             "engineer.n.01", "defender.n.01", "programmer.n.01", "operator.n.02", "educator.n.01",
+             "employee.n.01", "health_professional.n.01", "specialist.n.01", "expert.n.01")
+PERSON_ROOT = "person.n.01"
+#: where things are (cities, countries, regions, the words for them: "Paris", "a small town")
+PLACE_ROOTS = ("location.n.01",)
+#: what is eaten or drunk: a dish, a foodstuff ("lasagna", "steak", "hummus")
+FOOD_ROOTS = ("food.n.01", "food.n.02")
+#: the words that name a meal or food in general, which name no food ("my favourite dish", "a big dinner")
+_GENERAL_FOOD = frozenset({"food.n.01", "food.n.02", "dish.n.02", "meal.n.01", "nutriment.n.01", "foodstuff.n.02",
+                           "course.n.07", "cuisine.n.01", "fare.n.04", "dainty.n.01", "delicacy.n.02", "dish.n.01"})
+
+#: how a speaker gives their age: "I'm 34", "I'm 34 years old", "my age is 32", "I just turned 40", "I'm a
+#: 22-year-old" (the number in words or digits, ``number_value``)
+AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have just turned|i'll be turning|"
+                 r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+|a\s+(?=\S+-years?-old))?"
+                 r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>-years?-old|\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|"
+                 r"\s+(?:and|but|which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
+#: an age by decade: "I'm in my forties"
+DECADE = re.compile(r"\bi'm in my (?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|"
+                    r"nineties)\b", re.IGNORECASE)
+DECADES = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
+           "eighties": 80, "nineties": 90}
+#: a name said outright: "my name is Sophie", "call me Max", "the name's Bond"
+NAME_SAID = re.compile(r"\b(?i:my name(?:'s| is)|call me|called me|i go by|the name's|the name is|name's)\s+"
+                       r"(?P<name>[A-Z][a-z]+)\b")
+#: a name given with "I'm": "I'm Anna", "It's Margaret" (``names_someone`` decides whether the word is a name)
+NAME_GIVEN = re.compile(r"\b(?:I'm|I am|it's|It's|it is)\s+(?P<name>[A-Z][a-z]+)\b")
+
+
+#: count words: a family member counted by its own word; "kid" and "child" are one thing
+FAMILY = {"kid": "child", "child": "child", "baby": "child", "son": "son", "daughter": "daughter",
+          "brother": "brother", "sister": "sister", "sibling": "sibling"}
+#: the general things that cover others: "no pets" denies every animal, "no kids" every son and daughter, and "how
+#: many siblings?" is answered by brothers and sisters (WordNet puts a brother under kinsman, not sibling)
+COVERS = {"pet": ("animal.n.01",), "animal": ("animal.n.01",), "child": ("son", "daughter"),
+          "sibling": ("brother", "sister")}
+
+
+def covers(general: str, specific: str) -> bool:
+    """Whether ``general`` things include ``specific`` ones ("pet" covers "dog", "sibling" covers "brother"), each
+    word read as ``FAMILY`` names it ("kids" are children)."""
+    general, specific = FAMILY.get(general, general), FAMILY.get(specific, specific)
+    if general == specific:
+        return True
+    covered = COVERS.get(general, ())
+    if specific in covered:
+        return True
+    roots = [c for c in covered if "." in c]
+    return bool(roots) and is_kind_of(specific, roots)
+
+
+#: "my X is a nurse" says the speaker's occupation for these X only ("my husband is a chef" does not)
+WORK_NOUNS = frozenset({"job", "work", "occupation", "profession", "career", "role", "position", "title"})
+ANIMAL_ROOT = "animal.n.01"
+
+
+def _counted(sense, word: str) -> int:
+    return sum(lemma.count() for lemma in sense.lemmas() if lemma.name().lower() == word.lower())
+
+
+def is_animal(word: str) -> bool:
+    """Whether a noun names an animal one could keep ("dog", "chickens", "turtle"): a sense under ``animal.n.01``,
+    unless WordNet's most frequent sense is something else and the animal sense is never seen in its tagged corpus
+    (a "hobby" is also a falcon, "hobbies" are no pets)."""
+    if not is_kind_of(word, (ANIMAL_ROOT,)):
+        return False
+    with _WORDNET_LOCK:
+        senses = _senses(word)
+        if not senses:
+            return False
+        animal = [s for s in senses if ANIMAL_ROOT in {k.name() for k in s.closure(lambda x: x.hypernyms())}]
+        first = senses[0]
+        return first in animal or _counted(first, word) == 0 or any(_counted(s, word) > 0 for s in animal)
+
+
+def _first_noun_sense(word: str):
+    senses = synsets(word)
+    return senses[0] if senses else None
+
+
+def names_someone(token) -> bool:
+    """Whether a capitalised word after "I'm" is a person's name ("I'm *Anna*", "I'm *Max*") rather than what the
+    speaker is ("I'm *Canadian*", "I'm *Captain* ..."): no "'s" follows it ("I'm Sophie's sister"), and either spaCy
+    tags it a proper noun and WordNet's most frequent sense of the word is no kind of person (a demonym, a rank) and no
+    adjective alone, or WordNet knows no sense of it at all. A name WordNet files as one person ("Sarah") is an
+    instance, not a kind, and stays a name."""
+    if not token.text[:1].isupper():
+        return False
+    after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    if after is not None and after.tag_ == "POS":
+        return False
+    if token.tag_ not in ("NNP", "NNPS"):  # the small model tags many names otherwise ("I'm Emily, a nurse": RB)
+        return not any(synsets(token.text, pos) for pos in ("n", "a", "v", "r"))
+    first = _first_noun_sense(token.text)
+    if first is None:
+        return not synsets(token.text, pos="a")
+    with _WORDNET_LOCK:
+        kinds = {s.name() for s in first.closure(lambda s: s.hypernyms())}
+    return PERSON_ROOT not in kinds
+
+
+def is_job(word: str) -> bool:
+    """Whether a noun names an occupation: some sense under ``JOB_ROOTS`` ("nurse", "nanny", "pilot"), unless its most
+    frequent sense is a person of no occupation ("man", "sister": WordNet also files a man as a worker and a sister as
+    a nun). Kinds only: one named person ("Burger", a chief justice) makes no word an occupation."""
+    roots = set(JOB_ROOTS)
+    with _WORDNET_LOCK:
+        kinds = [{s.name()} | {k.name() for k in s.closure(lambda x: x.hypernyms())} for s in _senses(word)]
+    if not any(k & roots for k in kinds):  # class senses only: "burger" is also Warren Burger, a jurist
+        return False
+    return bool(kinds[0] & roots) or PERSON_ROOT not in kinds[0]
+
+
+def is_place(word: str) -> bool:
+    """Whether WordNet files a word under ``PLACE_ROOTS`` ("Paris", "Winnipeg", "a village")."""
+    return is_kind_of(word, PLACE_ROOTS)
+
+
+def place_name(token) -> str | None:
+    """The place name a proper noun starts ("Berlin", "New York", "Addis Ababa"), or None for any other word."""
+    if token.tag_ not in ("NNP", "NNPS"):
+        return None
+    parts = [t for t in token.subtree if t.tag_ in ("NNP", "NNPS") or (t.dep_ == "compound" and t.pos_ == "PROPN")]
+    if not parts:
+        return None
+    return " ".join(t.text for t in parts)
+
+
+def is_food(word: str) -> bool:
+    """Whether a noun names a food or a dish ("lasagna", "steaks", "hummus"), not a meal or food in general
+    ("dinner", "dish", "food")."""
+    if not is_kind_of(word, FOOD_ROOTS):
+        return False
+    with _WORDNET_LOCK:
+        for sense in _senses(word):
+            kinds = {sense.name()} | {s.name() for s in sense.closure(lambda s: s.hypernyms())}
+            if kinds & set(FOOD_ROOTS) and not kinds & {"meal.n.01"} and sense.name() not in _GENERAL_FOOD:
+                return True
+    return False
+
+
+#: where a WordNet gloss stops saying what a dish is made of: "..., often with other ingredients", "(with raw fish)"
+_GLOSS_MAIN = re.compile(r"[,;(]|\b(?:usually|often|sometimes|typically|especially|e\.g\.|i\.e\.|may)\b")
+_GLOSS_WORD = re.compile(r"[a-z]+")
+_MADE_OF: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
+
+
+def _food_glosses(word: str) -> list[str]:
+    """The main part of the gloss of each food sense of ``word`` and of the dishes it is a kind of, up to the general
+    food words ("cheeseburger": 'a hamburger with melted cheese on it', then hamburger's 'a sandwich consisting of a
+    fried cake of minced beef served on a bun')."""
+    out = []
+    with _WORDNET_LOCK:
+        for sense in _senses(word):
+            chain, seen = [sense], set()
+            while chain:
+                current = chain.pop()
+                if current.name() in seen or current.name() in _GENERAL_FOOD:
+                    continue
+                seen.add(current.name())
+                out.append(_GLOSS_MAIN.split(current.definition(), maxsplit=1)[0])
+                chain += current.hypernyms()
+                if len(seen) > 4:  # a dish is a few steps below the general food words
+                    break
+    return out
+
+
+def made_of(word: str, roots: Sequence[str]) -> bool:
+    """Whether WordNet's gloss says a dish is made of something under ``roots`` ("hamburger": 'a sandwich
+    consisting of a fried cake of minced beef' - beef is meat; a cheeseburger is a hamburger), reading only the
+    gloss's main part (before a comma, a bracket, "usually", "e.g.") and not a meat offered as a choice
+    ("lasagna": '... and meat or vegetables' is no meat dish). For foods whose own place in WordNet (a sandwich, a pasta) says
+    nothing of what is in them."""
+    if not is_kind_of(word, FOOD_ROOTS):
+        return False
+
+    def read() -> bool:
+        for gloss in _food_glosses(word):
+            words = _GLOSS_WORD.findall(gloss.lower())
+            for i, w in enumerate(words):
+                if w == word.lower() or len(w) < 3 or not is_kind_of(w, roots):
+                    continue
+                # "meat or vegetables" offers a choice: this meat is not what the dish is made of
+                other = [words[j] for j, k in ((i + 2, i + 1), (i - 2, i - 1)) if 0 <= j < len(words) and words[k] == "or"]
+                if not any(not is_kind_of(o, roots) for o in other):
+                    return True
+        return False
+
+    return _MADE_OF.get_or_make((word.lower(), tuple(roots)), read)
+
+
+_FOOD_WORDS: list[str] = []
+
+
+def food_word(word: str) -> str:
+    """A food word WordNet does not know, read as the WordNet food it is closest to in spelling ("Cheeseburgs" ->
+    "cheeseburger": a chat's typos and made-up plurals); any other word as it is."""
+    if synsets(word):
+        return word
+    return _SPELT.get_or_make(word.lower(), lambda: _closest_food(word))
+
+
+_SPELT: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
+
+
+def _closest_food(word: str) -> str:
+    import difflib
+
+    with _WORDNET_LOCK:
+        if not _FOOD_WORDS:
+            wn = _wordnet()
+            found = set()
+            for root in FOOD_ROOTS:
+                for sense in wn.synset(root).closure(lambda s: s.hyponyms()):
+                    found |= {n.lower() for n in sense.lemma_names() if n.isalpha()}
+            _FOOD_WORDS.extend(sorted(found))
+    close = difflib.get_close_matches(word.lower(), _FOOD_WORDS, n=1, cutoff=0.85)
+    return close[0] if close else word
