@@ -21,7 +21,7 @@ import numpy as np
 from guard.config import FACT_LINE, JudgeSettings
 from guard.judge.planning import CandidatePlan, Slot, TurnPlan
 from guard.judge.verdicts import IntraCheck, PairScore, PersonaSide, RoleCheck, Verdict, VerdictDetails
-from guard.language.answers import says_nothing
+from guard.language.answers import answer_check, says_nothing
 from guard.language.fact_sheet import FactClash
 from guard.vocabulary import Category, Check, Method, PremiseSource
 
@@ -123,6 +123,7 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
         answer_kind=str(cand.reading.kind) if cand.reading else "",
         says_nothing=says_nothing(cand.text, cand.reading), persona_sides=sides,
         persona_entailment=support.best_entailment, persona_supported=tuple(support.lines),
+        answer=answer_check(plan.question, cand.text),
         fact_clashes=cand.fact_clashes if facts_run else (),
         fact_confidence=settings.fact_confidence if facts_run else None,
     )

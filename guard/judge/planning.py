@@ -102,6 +102,8 @@ class TurnPlan:
     same_speaker: tuple[Premise, ...]
     asked: int | None
     drift: tuple[DriftPair, ...]
+    #: the other speaker's message the candidates answer (None: the turn before is the speaker's own, or none)
+    question: str | None = None
 
 
 class PairBatch:
@@ -230,4 +232,4 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
             if premise.turn_id in paired:
                 drift.extend(DriftPair(premise, u, pp, pu, batch.slot(pp, pu, u))
                              for u in premise.units for pp in persona_premises for pu in pp.units)
-    return TurnPlan(tuple(batch.pairs), tuple(planned_candidates), tuple(premises), asked, tuple(drift))
+    return TurnPlan(tuple(batch.pairs), tuple(planned_candidates), tuple(premises), asked, tuple(drift), question)

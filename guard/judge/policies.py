@@ -64,6 +64,9 @@ def group_of(verdict: Verdict) -> Group:
     details = verdict.details
     if details.says_nothing:
         return Group.EMPTY
+    answer = details.answer
+    if answer is not None and (answer.degenerate or not answer.answered):
+        return Group.EVASIVE
     return Group.SUPPORTED if details.persona_supported else Group.ANSWERS
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from guard.config import FACT_LINE
+from guard.language.answers import AnswerCheck
 from guard.language.fact_sheet import FactClash
 from guard.vocabulary import Category, Method, Pairing, PremiseSource
 
@@ -125,6 +126,9 @@ class VerdictDetails:
     #: the candidate's sentences the persona supports: a persona line entails it at τ_e, or it states a persona
     #: fact's value (the choice puts a candidate the persona supports first, rule 3)
     persona_supported: tuple[str, ...] = ()
+    #: whether it answers the other speaker's message (``guard.language.answers.answer_check``; None: not checked, as
+    #: in verdicts stored before it was)
+    answer: AnswerCheck | None = None
     #: the fact sheet's clashes (``guard.language.fact_sheet``): a single-valued fact the bot stated given another value
     fact_clashes: tuple[FactClash, ...] = ()
     #: the score a clash gives (the fact check's measured precision), None when the check did not run
