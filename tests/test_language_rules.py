@@ -220,3 +220,28 @@ def test_do_support_goes_by_the_verbs_tense_in_answers(question, statement):
 def test_do_support_goes_by_the_verbs_tense_in_perturbations():
     assert [perturb.negate(s) for s in ("She likes cats.", "I liked it.", "They play chess.")] == [
         "She does not like cats.", "I did not like it.", "They do not play chess."]
+
+
+def test_a_no_taken_back_by_its_next_words_answers_neither_way():
+    """after.json: "No, not always. But I do have some... I've got some cheesemax!" to "So you eat meat sometimes,
+    right?" was read as "I do not eat meat sometimes" and counted as the persona's (a vegetarian) answer."""
+    from guard.language.grammar import particle
+
+    assert particle("No, not always. But I do have some...") is None
+    assert particle("Nope, sometimes I do.") is None
+    assert particle("No, not really.") == ("no", False)  # a plain no
+    assert particle("Yes, sometimes.") == ("yes", True)  # a softened yes is a yes
+
+
+@pytest.mark.parametrize("text, place", [
+    ("I live in a beautiful city called Paris.", "Paris"), ("so I live in the beautiful French city of BnB.", "BnB"),
+    ("I live in the city of Berlin.", "Berlin"), ("I live in a small town named Ely.", "Ely"),
+])
+def test_a_place_named_after_a_place_noun_is_read(text, place, nlp):
+    """after.json: "I live in a beautiful city called Paris." was read as no place, so it did not count as restating
+    the persona's "I live in Paris.", and "...the beautiful French city of BnB" did not clash with it."""
+    from guard.language.fact_sheet import read_facts
+    from guard.vocabulary import PremiseSource
+
+    assert [(f.relation.value, f.value) for f in read_facts(text, PremiseSource.HISTORY, 1)] == [("lives in", place)]
+    assert read_facts("I live in the city.", PremiseSource.HISTORY, 1) == ()

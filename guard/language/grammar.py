@@ -124,11 +124,23 @@ ECHO_ANSWER = re.compile(
 _NEGATIVE_ECHO = re.compile(r"not|n't|\bdont\b|\bcant\b|\bwont\b|didnt|havent|wasnt|never", re.IGNORECASE)
 
 
+#: words right after a "no" that take it back ("No, not always.", "No, sometimes.", "Nah, kind of."): the reply answers
+#: neither way (after a "yes" they only soften it: "Yes, sometimes." is a yes)
+_HEDGE = re.compile(r"^\s*(?:not\s+(?:always|exactly|usually|often|entirely|quite|necessarily)|sometimes|occasionally|"
+                    r"kind\s+of|sort\s+of|now\s+and\s+then|from\s+time\s+to\s+time|it\s+depends|depends|"
+                    r"more\s+or\s+less)\b", re.IGNORECASE)
+
+
 def answer_opening(reply: str):
-    """The regex match of the reply's opening particle or echo answer, or None."""
+    """The regex match of the reply's opening particle or echo answer, or None (also when the words after it take
+    its yes or no back: "No, not always. But I do have some...")."""
     if _NOT_ANSWERS.match(reply):
         return None
-    return _PARTICLE.match(reply) or ECHO_ANSWER.match(reply)
+    match = _PARTICLE.match(reply) or ECHO_ANSWER.match(reply)
+    if match is not None and " ".join(match.group("particle").lower().split()) in _NO \
+            and _HEDGE.match(reply[match.end():]):
+        return None
+    return match
 
 
 def particle(reply: str) -> tuple[str, bool] | None:
@@ -606,9 +618,28 @@ def is_place(word: str) -> bool:
     return is_kind_of(word, PLACE_ROOTS)
 
 
+#: nouns a place is named after ("a city called Paris", "the town of Ely")
+PLACE_NOUNS = frozenset({"city", "town", "village", "place", "country", "state", "island", "suburb", "neighborhood",
+                         "neighbourhood", "area", "capital", "region", "province", "county"})
+
+
 def place_name(token) -> str | None:
-    """The place name a proper noun starts ("Berlin", "New York", "Addis Ababa"), or None for any other word."""
+    """The place name a proper noun starts ("Berlin", "New York", "Addis Ababa"), or the name a place noun is given
+    ("a beautiful city called Paris", "the French city of BnB"); None for any other word."""
     if token.tag_ not in ("NNP", "NNPS"):
+        if token.lemma_.lower() not in PLACE_NOUNS:
+            return None
+        for child in token.children:  # "the city of Berlin", "a town called / named Ely"
+            named = [child] if child.dep_ == "prep" and child.lower_ == "of" else \
+                [child] if child.dep_ == "acl" and child.lemma_.lower() in ("call", "name") else []
+            for link in named:
+                for name in link.children:
+                    if name.dep_ in ("pobj", "oprd", "dobj", "attr", "xcomp"):
+                        found = place_name(name) if name.tag_ in ("NNP", "NNPS") else (
+                            name.text.rstrip(".") if name.text[:1].isupper() and name.pos_ in ("NOUN", "PROPN")
+                            else None)
+                        if found:
+                            return found
         return None
     parts = [t for t in token.subtree if t.tag_ in ("NNP", "NNPS") or (t.dep_ == "compound" and t.pos_ == "PROPN")]
     if not parts:
