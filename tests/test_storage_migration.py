@@ -55,7 +55,7 @@ NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "che
                      # issue 41: the fact sheet's clashes and the score a clash gives
                      "fact_clashes": [], "fact_confidence": None,
                      # issue 51: what the persona supports
-                     "persona_entailment": None, "persona_supported": [], "answer": None}
+                     "persona_entailment": None, "persona_supported": [], "restated": [], "answer": None}
 #: fields added to a candidate's report since (issue 25: the repair mode's removed sentence; issue 35: who wrote it)
 NEW_CANDIDATE_FIELDS = {"repair": None, "origin": "bot", "withheld": None}  # withheld: the classroom filter (issue 45)
 #: fields added to a scored pair since (issue 35: the reading compared beside the turn's own words)

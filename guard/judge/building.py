@@ -54,7 +54,9 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
     pair_scores = tuple(_pair(s, contradiction(s, probs, layout)) for s in cand.slots)
     support = persona_support(cand, probs, layout, settings.persona_support)
     sides = persona_sides(cand, plan, probs, pair_scores, layout, tau, support)
-    set_aside = {id(side.pair) for side in sides}
+    restated = tuple(p for p in pair_scores if p.source == PremiseSource.PERSONA and p.score >= tau
+                     and (p.turn_id, p.hypothesis) in cand.persona_facts)
+    set_aside = {id(side.pair) for side in sides} | {id(p) for p in restated}
     standing = [p for p in pair_scores if id(p) not in set_aside]
     best: dict[tuple[PremiseSource, int | None], PairScore] = {}
     for ps in standing:
@@ -122,7 +124,7 @@ def structured_verdict(cand: CandidatePlan, plan: TurnPlan, probs: np.ndarray, l
         answer_reading=cand.reading.statement if cand.reading else "",
         answer_kind=str(cand.reading.kind) if cand.reading else "",
         says_nothing=says_nothing(cand.text, cand.reading), persona_sides=sides,
-        persona_entailment=support.best_entailment, persona_supported=tuple(support.lines),
+        persona_entailment=support.best_entailment, persona_supported=tuple(support.lines), restated=restated,
         answer=answer_check(plan.question, cand.text),
         fact_clashes=cand.fact_clashes if facts_run else (),
         fact_confidence=settings.fact_confidence if facts_run else None,

@@ -126,6 +126,11 @@ class VerdictDetails:
     #: the candidate's sentences the persona supports: a persona line entails it at τ_e, or it states a persona
     #: fact's value (the choice puts a candidate the persona supports first, rule 3)
     persona_supported: tuple[str, ...] = ()
+    #: pairs with a persona line set aside because the candidate's sentence in the pair restates that very line's fact
+    #: (the fact sheet reads the same relation and value): a line cannot deny what it says, the pair's score is the
+    #: model's error ("No, I have never been on a plane." to "So you're a pilot?" scored 0.95 against "I have never
+    #: been on a plane.")
+    restated: tuple[PairScore, ...] = ()
     #: whether it answers the other speaker's message (``guard.language.answers.answer_check``; None: not checked, as
     #: in verdicts stored before it was)
     answer: AnswerCheck | None = None

@@ -50,6 +50,12 @@ def describe_verdict(verdict: Verdict) -> str:
                 f"{'them' if len(turns) > 1 else 'it'} is no error")
     else:
         took = ""
+    restated = verdict.details.restated
+    if restated:
+        lines = sorted({p.turn_id + 1 for p in restated})
+        took += (f"; the guard set aside its pair{'s' if len(restated) > 1 else ''} with persona line"
+                 f"{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}: the reply restates "
+                 f"{'them' if len(lines) > 1 else 'it'}")
     if not verdict.contradiction:
         return f"no contradiction found: highest contradiction {probability(verdict.score, tau)}{took}"
     score, limit = verdict.deciding

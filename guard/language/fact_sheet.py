@@ -197,12 +197,12 @@ def persona_agreements(sheet: FactSheet, said: Sequence[Fact]) -> tuple[tuple[Fa
     same thing and a meeting range, a diet only affirmed the same. The choice puts such a candidate with those a
     persona line entails (the persona supports it)."""
     out = []
-    persona = [f for f in sheet.current() if f.source == PremiseSource.PERSONA and f.holds and not f.vague]
+    persona = [f for f in sheet.current() if f.source == PremiseSource.PERSONA and not f.vague]
     for new in said:
-        if new.time != grammar.PRESENT or new.vague or not new.holds:
+        if new.time != grammar.PRESENT or new.vague:
             continue
-        for old in persona:
-            if old.relation != new.relation:
+        for old in persona:  # the same way round: "I have never been on a plane." again, "I'm not a smoker." again
+            if old.relation != new.relation or old.holds != new.holds:
                 continue
             if old.relation == Relation.COUNT:
                 same = (old.thing == new.thing or grammar.same_kind(old.thing, new.thing)) and _ranges_meet(old, new)
