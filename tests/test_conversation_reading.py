@@ -331,3 +331,23 @@ def test_a_rejudged_reminded_turn_keeps_what_was_sent_and_who_wrote_it():
     # now it would send the first reminded candidate: the fact sheet still flags both of the bot's own "Yes, I am." /
     # "Yes, I'm a teacher." (a teacher, against the persona's nurse) where this scorer flags nothing
     assert again.reminder == sent.report.reminder and again.would_send == 2
+
+
+def test_two_denials_contradict_only_where_what_they_deny_does():
+    """after.json: "Nah, not really. I'm actually managing a repair shop." to "So you're a pilot?" read as "I am not a
+    pilot." scored 0.96 against the persona's "I have never been on a plane."; two denials clash only where what
+    they deny cannot both be false ("I'm not married." / "I'm not single.")."""
+    from guard.language.exchange import both_denied
+
+    assert both_denied("I have never been on a plane.", "I'm not a pilot.") == ("I have been on a plane.",
+                                                                                 "I'm a pilot.")
+    assert both_denied("I have two dogs.", "I'm not a pilot.") is None
+    scorer = ScriptedScorer({("I have never been on a plane.", "I'm not a pilot."): CONTRA,
+                             ("I have been on a plane.", "I'm a pilot."): (0.1, 0.85, 0.05),  # they agree
+                             ("I'm not married.", "I'm not single."): CONTRA,
+                             ("I'm married.", "I'm single."): CONTRA})  # what they deny cannot both be false
+    guard, settings = guard_over(scorer, threshold=0.5, checks=False)
+    pilot, single = verdicts_of(guard, settings, [Turn(0, "user", "Hi")], ["I'm not a pilot.", "I'm not single."],
+                                persona=["I have never been on a plane.", "I'm not married."])
+    assert not pilot.contradiction and pilot.score < 0.5
+    assert single.contradiction and single.evidence[0].premise == "I'm not married."

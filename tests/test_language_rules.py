@@ -245,3 +245,23 @@ def test_a_place_named_after_a_place_noun_is_read(text, place, nlp):
 
     assert [(f.relation.value, f.value) for f in read_facts(text, PremiseSource.HISTORY, 1)] == [("lives in", place)]
     assert read_facts("I live in the city.", PremiseSource.HISTORY, 1) == ()
+
+
+def test_a_persona_fact_is_restated_only_with_its_own_value(nlp, wn):
+    """The choice puts a candidate that restates a persona fact first, and sets aside a pair with the very line it
+    restates: so a restatement must give the persona's value, not only a compatible one (the quantity probes: "All six
+    of my cats" read as "at least 2" against "I have two cats.", "married for two years" against "ten years")."""
+    from guard.language.fact_sheet import persona_agreements, read_facts, sheet_of
+    from guard.vocabulary import PremiseSource
+
+    def restated(persona: str, said: str) -> bool:
+        facts = read_facts(said, PremiseSource.HISTORY, -1)
+        return bool(persona_agreements(sheet_of((), [persona], "bot"), facts))
+
+    assert restated("I have two cats.", "I have two cats.")
+    assert not restated("I have two cats.", "All six of my cats are lovely.")
+    assert not restated("I have been married for ten years.", "I've been married for two years now.")
+    assert restated("I have never been on a plane.", "No, I have never been on a plane.")
+    assert restated("I work as a nurse.", "I'm a Nurse.")  # capitalised after an article: the job, not a name
+    assert not restated("I work as a nurse.", "I'm a doctor.")
+    assert restated("I live in Paris.", "I live in a beautiful city called Paris.")

@@ -34,11 +34,14 @@ ROLE_THRESHOLD = 0.5
 def contradiction(slot: Slot, probs: np.ndarray, layout) -> float:
     """A planned pair's contradiction score: the model's, capped for a denial by how far the other side agrees with
     what the denial denies (``guard.language.exchange.denial_support``: 1 - P(contradiction) of the pair with the denial
-    affirmed)."""
+    affirmed), and for two denials by how far what they deny contradicts (``both_denied``: P(contradiction) of the
+    pair of affirmations)."""
     score = float(probs[slot.row, layout.contradiction])
-    if slot.support is None:
-        return score
-    return min(score, 1.0 - float(probs[slot.support, layout.contradiction]))
+    if slot.support is not None:
+        return min(score, 1.0 - float(probs[slot.support, layout.contradiction]))
+    if slot.affirmed is not None:
+        return min(score, float(probs[slot.affirmed, layout.contradiction]))
+    return score
 
 
 def _pair(slot: Slot, score: float) -> PairScore:

@@ -22,7 +22,7 @@ from guard.config import JudgeSettings
 from guard.language import grammar
 from guard.language import text as textsplit
 from guard.language.answers import Reading, read_answer
-from guard.language.exchange import Unit, asked_back_turn, denial_support, question_before
+from guard.language.exchange import Unit, asked_back_turn, both_denied, denial_support, question_before
 from guard.language.fact_sheet import FactClash, persona_agreements, read_facts, sheet_of
 from guard.language.grammar import after_particle
 from guard.models.pair_cache import embed
@@ -54,6 +54,8 @@ class Slot:
     candidate_unit: Unit
     row: int
     support: int | None = None
+    #: both sides deny: the row of the pair of what each denies (``guard.language.exchange.both_denied``)
+    affirmed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,13 @@ class PairBatch:
         return len(self.pairs) - 1
 
     def slot(self, premise: Premise, unit: Unit, candidate_unit: Unit) -> Slot:
-        """A contradiction pair, with its denial's support pair where one side denies (``denial_support``)."""
+        """A contradiction pair, with its denial's support pair where one side denies (``denial_support``), or the
+        pair of both affirmations where both deny (``both_denied``)."""
         support = denial_support(unit.text, candidate_unit.text)
+        affirmed = None if support is not None else both_denied(unit.text, candidate_unit.text)
         return Slot(premise, unit, candidate_unit, self.add(unit.text, candidate_unit.text),
-                    None if support is None else self.add(*support))
+                    None if support is None else self.add(*support),
+                    None if affirmed is None else self.add(*affirmed))
 
 
 def units_of(text: str, pairing: Pairing, reading: Reading | None = None, claims_only: bool = True

@@ -78,3 +78,14 @@ def denial_support(premise: str, hypothesis: str) -> tuple[str, str] | None:
     if denied_p and not denied_h:
         return denied_p, hypothesis
     return None
+
+
+def both_denied(premise: str, hypothesis: str) -> tuple[str, str] | None:
+    """When both sides deny, the pair of what each denies ("I have been on a plane.", "I am a pilot." for "I have
+    never been on a plane." and "I'm not a pilot."); None otherwise.
+
+    Two denials contradict only where what they deny cannot both be false ("I'm not married." / "I'm not single."),
+    which is when the two affirmations contradict each other; the detector caps a pair of denials by that pair's
+    P(contradiction). The model reads nearly any two denials as a clash (v4: 0.95 for the pilot pair above)."""
+    denied_h, denied_p = affirmative(hypothesis), affirmative(premise)
+    return (denied_p, denied_h) if denied_h and denied_p else None

@@ -192,27 +192,35 @@ def own_clashes(said: Sequence[Fact]) -> tuple[FactClash, ...]:
 
 # ------------------------------------------------------------------------------------------------ clashes
 def persona_agreements(sheet: FactSheet, said: Sequence[Fact]) -> tuple[tuple[Fact, Fact], ...]:
-    """The persona facts ``said`` (one candidate's facts) states again with their value, as (persona fact, the
-    candidate's fact) pairs: "I work as a nurse in a hospital." restates "I work as a nurse."; a count only with the
-    same thing and a meeting range, a diet only affirmed the same. The choice puts such a candidate with those a
-    persona line entails (the persona supports it)."""
+    """The persona facts ``said`` (one candidate's facts) states again, as (persona fact, the candidate's fact) pairs:
+    the same relation, the same way round, and the persona's value or a more specific one ("I work as a pediatric
+    nurse." restates "I work as a nurse."; "I live in Montmartre, Paris" restates "I live in Paris."); a count or
+    an age only with the very same number ("All six of my cats" read as "at least 2" restates no "two cats"); of the
+    things a speaker does, only a "never" ("I have never been on a plane." again), since the sheet keeps no detail of
+    what it does ("married for two years" is no restatement of "married for ten years"). The choice puts such a
+    candidate with those a persona line entails (the persona supports it)."""
     out = []
     persona = [f for f in sheet.current() if f.source == PremiseSource.PERSONA and not f.vague]
     for new in said:
         if new.time != grammar.PRESENT or new.vague:
             continue
-        for old in persona:  # the same way round: "I have never been on a plane." again, "I'm not a smoker." again
-            if old.relation != new.relation or old.holds != new.holds:
-                continue
-            if old.relation == Relation.COUNT:
-                same = (old.thing == new.thing or grammar.same_kind(old.thing, new.thing)) and _ranges_meet(old, new)
-            elif old.relation == Relation.DOES:
-                same = old.thing == new.thing
-            else:
-                same = _same_value(old, new)
-            if same:
+        for old in persona:
+            if old.relation == new.relation and old.holds == new.holds and _restates(old, new):
                 out.append((old, new))
     return tuple(out)
+
+
+def _restates(old: Fact, new: Fact) -> bool:
+    if old.relation in (Relation.COUNT, Relation.AGE):
+        exact = old.low is not None and old.low == old.high == new.low == new.high
+        return exact and (old.relation == Relation.AGE or old.thing == new.thing
+                          or grammar.is_kind_of(new.thing, [s.name() for s in grammar.synsets(old.thing)]))
+    if old.relation == Relation.DOES:
+        return not old.holds and old.thing == new.thing
+    if old.relation == Relation.JOB:
+        return old.value.lower() == new.value.lower() or grammar.is_kind_of(
+            new.value, [s.name() for s in grammar.synsets(old.value)])
+    return _same_value(old, new)
 
 
 def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
@@ -610,14 +618,19 @@ def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
     word = attr.lemma_.lower()
     if word in DIETS or attr.lower_ in DIETS:
         return [fact(Relation.DIET, attr.lower_ if attr.lower_ in DIETS else word, verb, holds=holds)]
-    if attr.pos_ != "NOUN" or attr.tag_ not in ("NN",):
+    # "I'm a Nurse.": a capitalised job after an article is the job, not a name (spaCy tags it a proper noun)
+    capitalised_job = attr.tag_ == "NNP" and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in attr.children)
+    if capitalised_job:
+        word = attr.lower_
+    elif attr.pos_ != "NOUN" or attr.tag_ not in ("NN",):
         return []
     if not grammar.is_job(word):
         return []
     subject = next(iter(grammar.subjects(verb)), None)
     if subject is not None and not grammar.is_speaker(subject) and subject.lemma_.lower() not in grammar.WORK_NOUNS:
         return []  # "My husband is a chef", "My favorite is a veggie burger": not the speaker's occupation
-    return [fact(Relation.JOB, _noun_phrase(attr), verb, holds=holds)]
+    return [fact(Relation.JOB, _noun_phrase(attr).lower() if capitalised_job else _noun_phrase(attr), verb,
+                 holds=holds)]
 
 
 def _activity(verb) -> str | None:
