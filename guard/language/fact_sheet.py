@@ -205,12 +205,13 @@ def persona_agreements(sheet: FactSheet, said: Sequence[Fact]) -> tuple[tuple[Fa
         if new.time != grammar.PRESENT or new.vague:
             continue
         for old in persona:
-            if old.relation == new.relation and old.holds == new.holds and _restates(old, new):
+            if old.relation == new.relation and old.holds == new.holds and _gives_again(old, new):
                 out.append((old, new))
     return tuple(out)
 
 
-def _restates(old: Fact, new: Fact) -> bool:
+def _gives_again(old: Fact, new: Fact) -> bool:
+    """Whether a candidate's fact gives a persona fact again (``persona_agreements``' rules)."""
     if old.relation in (Relation.COUNT, Relation.AGE):
         exact = old.low is not None and old.low == old.high == new.low == new.high
         return exact and (old.relation == Relation.AGE or old.thing == new.thing
