@@ -27,8 +27,8 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from embedded.once import LoadedOnce
 from guard.training.labels import LabelledPair
 
 #: every value the frozen probe set uses (guard/data/probe_facts.jsonl's facts, their contradictions and twins):
@@ -117,8 +117,16 @@ def _lemma_words(synset, min_count: int) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=2)
+#: each split's values, read from WordNet once per process (a few seconds each; train and dev)
+_VALUES = LoadedOnce(limit=2)
+
+
 def values_for(split: str) -> Values:
+    """The values of ``split`` (``train`` or ``dev``: ``split_of``), read once per process."""
+    return _VALUES.get(("fact values from WordNet", split), lambda: _read_values(split))
+
+
+def _read_values(split: str) -> Values:
     import embedded
 
     wn = embedded.wordnet()
