@@ -18,12 +18,12 @@ Settings the tests (and `make run` users) control come from environment variable
 from __future__ import annotations
 
 import copy
-import functools
 import os
 
 import streamlit as st
 
 from conversation.records import ChatSettings
+from embedded.once import BoundedCache
 from ui import chat_state
 from ui.errors import LOAD_ERRORS
 
@@ -40,10 +40,14 @@ def default_script() -> str | None:
 def defaults() -> ChatSettings:
     """The app's default chat settings: the settings record, filled from the environment (module docstring). Worked
     out once per process and environment (the sidebar, the warm-up and every page ask for them each run)."""
-    return copy.deepcopy(_defaults(tuple(os.environ.get(name) or "" for name in ENVIRONMENT)))
+    environment = tuple(os.environ.get(name) or "" for name in ENVIRONMENT)
+    return copy.deepcopy(_DEFAULTS.get_or_make(environment, lambda: _defaults(environment)))
 
 
-@functools.lru_cache(maxsize=4)
+#: the defaults worked out for the last few environments (tests switch between them)
+_DEFAULTS: BoundedCache[tuple[str, ...], ChatSettings] = BoundedCache(4)
+
+
 def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     from bots.base import DEFAULT_PRESET, PRESETS
 

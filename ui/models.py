@@ -1,7 +1,7 @@
-"""The models the pages use, loaded once per server process, with progress while they load and an error that says
-what to do when they do not.
+"""The models the pages use (and the playground's pool of real chit-chat exchanges), loaded once per server
+process, with progress while they load and an error that says what to do when they do not.
 
-Each is loaded once per process (``embedded.once.LoadedOnce``: the bots here, the guard by
+Each is loaded once per process (``embedded.once.LoadedOnce``: the bots and the pool here, the guard by
 ``guard.judge.pipeline.load_guard``), so every page, every browser session and the start-up warm-up (``ui.startup``) share
 one copy, and a page that asks for a model the warm-up is still loading waits for that load. Sessions that compute
 with a model at once take turns on it inside the model (``embedded.turns``): nothing here locks.
@@ -20,6 +20,10 @@ import streamlit as st
 from bots import registry
 from bots.base import Bot
 from embedded.once import LoadedOnce
+from guard.eval.chitchat import a2t_pool as chitchat_a2t_pool
+from guard.eval.dialogue_text import parse_dialogue_text
+from guard.eval.examples import EXAMPLES
+from guard.records import Dialogue
 from ui.app_defaults import default_script
 from ui.errors import LOAD_ERRORS, detector_problem, kept_note, short_error, show_error
 
@@ -34,7 +38,9 @@ NO_LOCAL_MODEL = ("scripted", "remote")
 CONVERTS_ONCE = "its first use on this machine converts it to CTranslate2 int8 once"
 
 
-_bots = LoadedOnce()  # the guards are kept by guard.judge.pipeline.load_guard, loaded once the same way
+_LOADED = LoadedOnce()  # the guards are kept by guard.judge.pipeline.load_guard, loaded once the same way
+#: the playground's A2T pool's key in it (the bots' keys: ``_bot_key``)
+_A2T_POOL = ("A2T pool", "chit-chat exchanges")
 
 
 def _bot_key(name: str, engine: str) -> tuple:
@@ -52,7 +58,7 @@ def load_bot(name: str, engine: str = "auto", convert_apart: bool = False) -> Bo
             return registry.make_bot(name, script=default_script())
         return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
 
-    return _bots.get(_bot_key(name, engine), load)
+    return _LOADED.get(_bot_key(name, engine), load)
 
 
 def _convert_bot_apart(name: str) -> None:
@@ -94,7 +100,7 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
         label = f"Loading bot '{name}'…"
         if name not in NO_LOCAL_MODEL and engine != "transformers":
             label = f"Loading bot '{name}' ({CONVERTS_ONCE})…"
-        return _with_status(_bots.has(_bot_key(name, engine)), label, lambda: load_bot(name, engine))
+        return _with_status(_LOADED.has(_bot_key(name, engine)), label, lambda: load_bot(name, engine))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
                    f"sidebar{kept_note(kept)}.", str(exc))
@@ -103,7 +109,7 @@ def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
 
 def bot_loaded(name: str, engine: str = "auto") -> bool:
     """Whether this process has loaded the bot (asking for it returns at once)."""
-    return _bots.has(_bot_key(name, engine))
+    return _LOADED.has(_bot_key(name, engine))
 
 
 def guard_loaded(name: str) -> bool:
@@ -115,7 +121,7 @@ def guard_loaded(name: str) -> bool:
 
 def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
-    if not _bots.has(_bot_key(name, engine)):
+    if not _LOADED.has(_bot_key(name, engine)):
         return None
     return load_bot(name, engine)
 
@@ -145,3 +151,15 @@ def get_guard(name: str, kept: str = "") -> Guard | None:
                    "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
                    f"{kept_note(kept)}.", str(exc))
         return None
+
+
+def a2t_pool() -> list[Dialogue]:
+    """Real exchanges for the playground's A2T probe (``guard.eval.chitchat.a2t_pool``; the built-in examples when the
+    chit-chat package is not installed), read once per process, with a spinner the first time."""
+    def load() -> list[Dialogue]:
+        return chitchat_a2t_pool() or [parse_dialogue_text(e.text, e.key) for e in EXAMPLES]
+
+    if _LOADED.has(_A2T_POOL):
+        return _LOADED.get(_A2T_POOL, load)
+    with st.spinner("Loading real chit-chat turns for A2T…"):
+        return _LOADED.get(_A2T_POOL, load)
