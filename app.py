@@ -34,6 +34,7 @@ with profiling.profiled("run"):
     asked = navigation.open_requested()  # a page run alone offered the app: open that page in it
     if asked is not None:
         st.switch_page(navigation.page(asked))
+    chat_session.follow_script_link()  # a link's ?script=: this session's scripted bot plays that script
     if page.url_path == chat_page.url_path:
         # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
         # controls before they are drawn; a session of another browser is refused (ui.ownership)

@@ -54,6 +54,9 @@ class ChatSettings:
     # when the policy finds nothing consistent that answers, ask the bot again reminded of the fact it contradicted
     # (guard.judge.reminders); None: not recorded (no reminder then)
     remind: bool | None = True
+    # the scripted bot's script: the name of one of the server's scripts (the app's GUARD_APP_SCRIPTS, chosen by a
+    # link's ?script=); None: the server's own (GUARD_APP_SCRIPT, else the built-in demo). Other bots ignore it
+    script: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.decoding, DecodingConfig):  # kept as plain values: the record is stored as JSON

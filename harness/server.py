@@ -6,6 +6,7 @@ No Streamlit import here: this drives the app from outside, like a user's browse
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -15,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent  # harness/ sits at the top of the repository
@@ -30,16 +32,78 @@ def scripted_app_env(folder: Path, script: dict, mode: str, candidates: int = 2,
     ``mode``: the embedded detector when models/detector is there, else a tiny random one with τ = 0.1 that
     flags every candidate (the same highlights then come from the plumbing alone). Reminders start off (a script
     cannot be asked again: the guard would send its composed opening where the script's reply is what a test
-    checks); ``GUARD_APP_REMIND="1"`` in ``more`` turns them on. ``more``: other variables."""
+    checks); ``GUARD_APP_REMIND="1"`` in ``more`` turns them on. ``more``: other variables.
+
+    For a server of a test module's own (an empty cache, a password or default bot of its own); the browser tests
+    that need none of that share one server per test process (``shared_app``)."""
+    path = folder / "script.json"
+    path.write_text(json.dumps(script))
+    return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": app_detector(folder), "GUARD_APP_MODE": mode,
+            "GUARD_APP_CANDIDATES": str(candidates), "GUARD_APP_REMIND": "0", **more}
+
+
+def app_detector(folder: Path) -> str:
+    """The detector a test's app server judges with: "embedded" when models/detector is there, else a tiny random
+    one with τ = 0.1 built in ``folder`` that flags every candidate."""
     from embedded import DETECTOR_DIR
     from harness.tiny_nli import build_flagging_detector
 
-    path = folder / "script.json"
-    path.write_text(json.dumps(script))
-    detector = "embedded" if (DETECTOR_DIR / "config.json").exists() else str(build_flagging_detector(
-        folder / "tiny_nli"))
-    return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": mode,
-            "GUARD_APP_CANDIDATES": str(candidates), "GUARD_APP_REMIND": "0", **more}
+    if (DETECTOR_DIR / "config.json").exists():
+        return "embedded"
+    return str(build_flagging_detector(folder / "tiny_nli"))
+
+
+#: the teacher's password of the shared test server (``shared_app``)
+SHARED_TEACHER_PASSWORD = "owl-42 in the class"
+
+
+@dataclass(frozen=True)
+class SharedApp:
+    """An app server the browser test modules of one test process share (``shared_app``; tests/conftest.py's
+    ``app_server``). The scripted bot by default, re-rank, two candidates, reminders off, the detector of
+    ``app_detector``, a teacher's password (``password``) and a studio database of its own (``db``, at
+    ``db_path``); every browser session opened with ``url(script)`` has the scripted bot play ``script``, and
+    may change anything else in the sidebar, as a user would."""
+
+    base: str
+    db: str
+    db_path: Path
+    scripts: Path
+    detector: str
+    password: str
+
+    def url(self, script: dict | None = None, page: str = "") -> str:
+        """The address of ``page`` ("" for the chat, "playground", "learn", "review"); with ``script``, a link whose
+        browser session has the scripted bot play it (the app's ``?script=``, ui.chat_session.follow_script_link)."""
+        address = f"{self.base}/{page}"
+        return address if script is None else f"{address}?script={self.add_script(script)}"
+
+    def add_script(self, script: dict) -> str:
+        """Put ``script`` among the server's scripts (once: its name is made from its content); its name."""
+        text = json.dumps(script, sort_keys=True)
+        name = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = self.scripts / f"{name}.json"
+        if not path.exists():
+            partial = path.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(text)
+            partial.replace(path)  # never read half-written by the server
+        return name
+
+
+@contextmanager
+def shared_app(folder: Path, timeout: float = 120.0) -> Iterator[SharedApp]:
+    """Start the app server ``SharedApp`` describes, with its files in ``folder`` (its log: streamlit.log); stop it
+    afterwards. Nothing of the calling environment's app settings leaks in (an empty value is the app's default)."""
+    scripts = folder / "scripts"
+    scripts.mkdir()
+    db_path = folder / "studio.db"
+    app = SharedApp(base="", db=f"sqlite:///{db_path}", db_path=db_path, scripts=scripts,
+                    detector=app_detector(folder), password=SHARED_TEACHER_PASSWORD)
+    env = {"GUARD_APP_SCRIPTS": str(scripts), "GUARD_APP_SCRIPT": "", "GUARD_APP_BOT": "", "GUARD_APP_PRESET": "",
+           "GUARD_APP_DETECTOR": app.detector, "GUARD_APP_MODE": "rerank", "GUARD_APP_CANDIDATES": "2",
+           "GUARD_APP_REMIND": "0", "GUARD_STUDIO_DB": app.db, "GUARD_TEACHER_PASSWORD": app.password}
+    with streamlit_server(env, log_path=folder / "streamlit.log", timeout=timeout) as url:
+        yield replace(app, base=url)
 
 
 def free_port() -> int:
@@ -55,7 +119,8 @@ def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | N
     port = free_port()
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        # harness.quick_exit: once stopped, the process ends without the interpreter's 2-3 s of clean-up of its heap
+        [sys.executable, "-m", "harness.quick_exit", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT,

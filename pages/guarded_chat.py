@@ -40,7 +40,8 @@ if prompt is None and picked is not None:
 conversation.persona = list(settings.persona)  # the persona applies from the next turn; earlier turns keep theirs
 
 st.title("Guarded chat")
-st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {settings.mode} · detector: "
+played = f", script {settings.script}" if settings.bot == "scripted" and settings.script else ""
+st.caption(escape_markdown(f"Bot: {settings.bot}{played} ({settings.preset}) · guard: {settings.mode} · detector: "
                            f"{settings.detector}, flags from τ = {tau_words(shown_threshold(settings))}"),
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
@@ -145,14 +146,15 @@ def answer(live=None, slot=None, while_running=None) -> bool:
     # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
     live = st.empty() if live is None else live
     with live.container():
-        if not (settings.mode == GuardMode.OFF or guard_loaded(settings.detector)) or not bot_loaded(settings.bot):
+        if not (settings.mode == GuardMode.OFF or guard_loaded(settings.detector)) \
+                or not bot_loaded(settings.bot, script=settings.script):
             fill_transcript()  # a first load takes seconds: the transcript is not left faded meanwhile
         guard = None
         if settings.mode != GuardMode.OFF:
             guard = get_guard(settings.detector, kept=KEPT)
             if guard is None:
                 return False
-        bot = get_bot(settings.bot, kept=KEPT)
+        bot = get_bot(settings.bot, kept=KEPT, script=settings.script)
         if bot is None:
             return False
         try:
@@ -218,4 +220,4 @@ if rejudged is not None:
     st.session_state[chat_session.CONVERSATION_KEY] = rejudged
     chat_session.save_rejudged(rejudged)
     st.rerun()
-suggestions.panel(conversation, loaded_bot(settings.bot))
+suggestions.panel(conversation, loaded_bot(settings.bot, script=settings.script))

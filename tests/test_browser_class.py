@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn, wait_until_idle
+from harness.server import CHROMIUM, open_expander, send, turn, wait_until_idle
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -32,11 +32,10 @@ MESSAGES = ["Do you have pets?", "Tell me about your pets", "And do you like dog
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_class")
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_APP_PRESET="fast")
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), SCRIPT played at the default preset, "fast", whose
+    32 words cut turn 5's reply."""
+    return app_server.url(SCRIPT)
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +118,9 @@ def test_the_fact_sheet_above_the_transcript_marks_the_sent_replys_clash(chat):
     assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1
 
 
-def test_heatmap_cells_are_visible_with_a_legend(server, browser):
+def test_heatmap_cells_are_visible_with_a_legend(app_server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
-    page.goto(f"{server}/playground")
+    page.goto(app_server.url(page="playground"))
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").wait_for(timeout=180_000)
     chart = page.locator(".vega-embed").last

@@ -41,7 +41,7 @@ def self_play_form(settings: ChatSettings) -> None:
     db = store()
     kept = "the stored sessions are kept; nothing was played"
     chat = replace(settings, bot=bot_name, guard_mode=mode)
-    bot = get_bot(bot_name, kept=kept)
+    bot = get_bot(bot_name, kept=kept, script=chat.script)
     guard = get_guard(chat.detector, kept=kept)
     if db is None or bot is None or guard is None:
         return
