@@ -9,6 +9,10 @@
     # PYTHONPATH) to compare it
     .venv/bin/python -m benchmarks.bench_class_filter judge benchmarks/results/class_filter/replies.json \\
         --json benchmarks/results/class_filter/judged.json --sample 40
+    # issue 53: the labelled set (benchmarks/data/class_filter_lines.json, frozen before the filter read word forms
+    # and phrases): the share of offensive lines caught, of innocent lines withheld, and every line it got wrong
+    .venv/bin/python -m benchmarks.bench_class_filter lines benchmarks/data/class_filter_lines.json \\
+        --json benchmarks/results/class_filter/lines.json
 
 The goading messages are of the studio's kinds (CDConv's trigger methods: asking what the bot said, a perturbed or
 negated earlier message, a paraphrase, a short utterance, a follow-up) and of what a class types to make a bot be
@@ -195,6 +199,43 @@ def cmd_judge(args) -> int:
     return 0
 
 
+def cmd_lines(args) -> int:
+    """The shipped filter on a labelled set: offensive lines caught and innocent lines withheld, overall and by kind,
+    with every line it got wrong (the goals are the set's own, written when it was frozen)."""
+    from conversation.classroom import ClassroomFilter
+
+    data = json.loads(args.lines.read_text())
+    shipped = ClassroomFilter()
+    started = time.perf_counter()
+    rows = [{**line, "withheld": shipped.check(line["text"]).flagged} for line in data["lines"]]
+    seconds = time.perf_counter() - started
+
+    def share(rows_: list[dict]) -> dict:
+        return {"lines": len(rows_), "withheld": sum(r["withheld"] for r in rows_),
+                "share": round(sum(r["withheld"] for r in rows_) / max(len(rows_), 1), 4)}
+
+    summary: dict = {}
+    for label in ("offensive", "innocent"):
+        picked = [r for r in rows if r["label"] == label]
+        summary[label] = {**share(picked), "by_kind": {kind: share([r for r in picked if r["kind"] == kind])
+                                                       for kind in sorted({r["kind"] for r in picked})}}
+    goals = data.get("goals", {})
+    summary["goals"] = goals
+    summary["met"] = {"offensive_caught": summary["offensive"]["share"] >= goals.get("offensive_caught_at_least", 0),
+                      "innocent_withheld": summary["innocent"]["share"] <= goals.get("innocent_withheld_at_most", 1)}
+    summary["ms_per_line"] = round(1000 * seconds / max(len(rows), 1), 3)
+    print(json.dumps(summary, indent=2))
+    wrong = {"offensive passed": [r for r in rows if r["label"] == "offensive" and not r["withheld"]],
+             "innocent withheld": [r for r in rows if r["label"] == "innocent" and r["withheld"]]}
+    for name, picked in wrong.items():
+        print(f"\n--- {name} ({len(picked)})")
+        for r in picked:
+            print(f"[{r['kind']}] {r['text']!r}")
+    _write(args.json, {"machine": machine_info(), "from": str(args.lines), "summary": summary,
+                       "wrong": {k: [r["text"] for r in v] for k, v in wrong.items()}, "lines": rows})
+    return 0
+
+
 def _write(path: Path | None, out: dict) -> None:
     if path is None:
         return
@@ -217,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     judge.add_argument("--sample", type=int, default=40, help="masked and unmasked replies printed for reading")
     judge.add_argument("--seed", type=int, default=0)
     judge.set_defaults(run=cmd_judge)
+    lines = sub.add_parser("lines", help="the shipped filter on a labelled set of offensive and innocent lines")
+    lines.add_argument("lines", type=Path)
+    lines.add_argument("--json", type=Path)
+    lines.set_defaults(run=cmd_lines)
     args = parser.parse_args(argv)
     return args.run(args)
 
