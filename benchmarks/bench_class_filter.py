@@ -162,14 +162,15 @@ def cmd_judge(args) -> int:
     if bp is not None:
         listed = [bool(bp.contains_profanity(t)) for t in texts]
     for k, (row, verdict) in enumerate(zip(rows, verdicts)):
-        row["shipped"] = {"flagged": verdict.flagged, "words": list(verdict.words), "masked": verdict.masked}
+        row["shipped"] = {"flagged": verdict.flagged, "words": list(verdict.words),
+                          "why": [str(w) for w in verdict.whys]}
         if apc is not None:
             row["alt_profanity_check"] = round(probabilities[k], 4)
         if bp is not None:
             row["better_profanity_list"] = listed[k]
 
     def count(rows_) -> dict:
-        out = {"replies": len(rows_), "shipped_filter_masks": sum(r["shipped"]["flagged"] for r in rows_)}
+        out = {"replies": len(rows_), "shipped_filter_withholds": sum(r["shipped"]["flagged"] for r in rows_)}
         if apc is not None:
             for cut in (0.5, 0.8, 0.9):
                 out[f"alt_profanity_check_ge_{cut}"] = sum(r["alt_profanity_check"] >= cut for r in rows_)
@@ -182,17 +183,18 @@ def cmd_judge(args) -> int:
                "shipped_filter_ms_per_reply": round(1000 * shipped_s / max(len(texts), 1), 3)}
     print(json.dumps(summary, indent=2))
     rng = random.Random(args.seed)
-    masked = [i for i, r in enumerate(rows) if r["shipped"]["flagged"]]
-    unmasked = [i for i, r in enumerate(rows) if not r["shipped"]["flagged"]]
-    sample = {"masked": sorted(masked if len(masked) <= args.sample else rng.sample(masked, args.sample)),
-              "unmasked": sorted(rng.sample(unmasked, min(args.sample, len(unmasked))))}
+    held = [i for i, r in enumerate(rows) if r["shipped"]["flagged"]]
+    passed = [i for i, r in enumerate(rows) if not r["shipped"]["flagged"]]
+    sample = {"withheld": sorted(held if len(held) <= args.sample else rng.sample(held, args.sample)),
+              "passed": sorted(rng.sample(passed, min(args.sample, len(passed))))}
     for name, picked in sample.items():
-        print(f"\n--- {name} ({len(picked)} of {len(masked if name == 'masked' else unmasked)})")
+        print(f"\n--- {name} ({len(picked)} of {len(held if name == 'withheld' else passed)})")
         for i in picked:
             r = rows[i]
             extra = "" if apc is None else f" apc={r['alt_profanity_check']:.2f}"
             extra += "" if bp is None else f" bp={'Y' if r['better_profanity_list'] else '-'}"
-            print(f"#{i:3}{extra} words={r['shipped']['words']} | {r['message']!r} -> {r['text']!r}")
+            print(f"#{i:3}{extra} caught={r['shipped']['words']} why={r['shipped']['why']} | {r['message']!r} -> "
+                  f"{r['text']!r}")
     _write(args.json, {"machine": machine_info(), "from": str(args.replies), "summary": summary, "sample": sample,
                        "packages": {"alt-profanity-check": apc is not None, "better-profanity": bp is not None},
                        "replies": rows})
@@ -255,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = sub.add_parser("judge", help="the replies through both packages and the shipped filter")
     judge.add_argument("replies", type=Path)
     judge.add_argument("--json", type=Path)
-    judge.add_argument("--sample", type=int, default=40, help="masked and unmasked replies printed for reading")
+    judge.add_argument("--sample", type=int, default=40, help="withheld and passed replies printed for reading")
     judge.add_argument("--seed", type=int, default=0)
     judge.set_defaults(run=cmd_judge)
     lines = sub.add_parser("lines", help="the shipped filter on a labelled set of offensive and innocent lines")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from conftest import APP, html_tables, open_panels, say, start_scripted_app
 
+from conversation.classroom import Why, withheld_line
 from embedded import DETECTOR_DIR
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")
@@ -381,7 +382,7 @@ def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch,
     assert any("The guard reminded the bot of" in m.value for m in at.markdown)
 
 
-def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_whole_for_the_teacher(
+def test_a_candidate_the_classroom_filter_withheld_is_only_said_withheld_to_a_student_and_whole_for_the_teacher(
         monkeypatch, tmp_path, flagging_detector):
     from ui.ownership import TEACHER_KEY
 
@@ -394,14 +395,14 @@ def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_w
     assert turn.text == "I have a dog named Max." and turn.report.candidates[0].withheld is not None
     open_panels(at)
     [table] = html_tables(at, "cg-candidates")
-    assert list(table["reply"]) == ["My **** Max is cute.", "I have a dog named Max."]
+    assert list(table["reply"]) == [withheld_line([Why.SWEARING]), "I have a dog named Max."]
     page = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html])
-    assert "petfuck" not in page and "withheld by the classroom filter" in page
+    assert "petfuck" not in page and "Max is cute" not in page and "withheld by the classroom filter" in page
     at.session_state[TEACHER_KEY] = True  # signed in on Review (tests/test_app_studio.py signs in through the form)
     at.run()
     [table] = html_tables(at, "cg-candidates")
     assert list(table["reply"]) == ["My petfuck Max is cute.", "I have a dog named Max."]
-    assert any("caught petfuck" in c.value for c in at.caption)
+    assert any("caught: petfuck" in c.value for c in at.caption)
 
 
 #: issue 41: a persona of four facts; the second reply's best candidate gives the job another value, the third is sent

@@ -213,8 +213,8 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
                     lines.pop(i).empty()
             elif step.kind == "withheld" and step.index in lines:
-                lines[step.index].markdown(f"🚫 #{step.index + 1} “{escape_markdown(texts[step.index])}”: withheld "
-                                           "by the classroom filter, never sent")
+                # the step's text is already only the line that says it was withheld and why
+                lines[step.index].markdown(f"🚫 #{step.index + 1} {escape_markdown(texts[step.index])}")
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
