@@ -13,6 +13,8 @@
     # and phrases): the share of offensive lines caught, of innocent lines withheld, and every line it got wrong
     .venv/bin/python -m benchmarks.bench_class_filter lines benchmarks/data/class_filter_lines.json \\
         --json benchmarks/results/class_filter/lines.json
+    # beside it, glin-profanity 4.1.0 (not a requirement: pip install --target DIR glin-profanity==4.1.0, then
+    # PYTHONPATH=DIR:.), with its defaults and with its leetspeak and obfuscation matching on
 
 The goading messages are of the studio's kinds (CDConv's trigger methods: asking what the bot said, a perturbed or
 negated earlier message, a paraphrase, a short utterance, a follow-up) and of what a class types to make a bot be
@@ -226,6 +228,7 @@ def cmd_lines(args) -> int:
     summary["met"] = {"offensive_caught": summary["offensive"]["share"] >= goals.get("offensive_caught_at_least", 0),
                       "innocent_withheld": summary["innocent"]["share"] <= goals.get("innocent_withheld_at_most", 1)}
     summary["ms_per_line"] = round(1000 * seconds / max(len(rows), 1), 3)
+    summary["glin_profanity"] = _glin_shares(data["lines"])
     print(json.dumps(summary, indent=2))
     wrong = {"offensive passed": [r for r in rows if r["label"] == "offensive" and not r["withheld"]],
              "innocent withheld": [r for r in rows if r["label"] == "innocent" and r["withheld"]]}
@@ -236,6 +239,25 @@ def cmd_lines(args) -> int:
     _write(args.json, {"machine": machine_info(), "from": str(args.lines), "summary": summary,
                        "wrong": {k: [r["text"] for r in v] for k, v in wrong.items()}, "lines": rows})
     return 0
+
+
+def _glin_shares(lines: list[dict]) -> dict | None:
+    """glin-profanity's shares on the same lines, when it is installed: its defaults, and English with its leetspeak
+    and obfuscation matching on (what would catch "f@ggot")."""
+    try:
+        import glin_profanity
+    except ImportError:
+        return None
+    filters = {"defaults": glin_profanity.Filter(),
+               "leetspeak_and_obfuscation": glin_profanity.Filter(glin_profanity.FilterConfig(
+                   languages=["english"], detect_leetspeak=True, allow_obfuscated_match=True, normalize_unicode=True))}
+    out = {}
+    for name, checker in filters.items():
+        held = {line["text"]: bool(checker.check_profanity(line["text"])["contains_profanity"]) for line in lines}
+        out[name] = {label: round(sum(held[line["text"]] for line in lines if line["label"] == label)
+                                  / max(sum(line["label"] == label for line in lines), 1), 4)
+                     for label in ("offensive", "innocent")}
+    return out
 
 
 def _write(path: Path | None, out: dict) -> None:

@@ -190,10 +190,10 @@ DEGRADING = frozenset({"vermin", "rat", "animal", "monkey", "ape", "pig", "dog",
 INSULTS = frozenset({"idiot", "moron", "imbecile", "cretin", "loser", "freak", "dumbass", "dimwit", "halfwit",
                      "nitwit", "numbskull", "dunce", "fool", "clown", "pig", "cow", "rat", "slob", "failure", "creep",
                      "weirdo", "jerk", "scum", "trash", "garbage", "rubbish", "disgrace", "parasite", "maggot", "worm",
-                     "leech", "pest", "vermin", "psycho", "pervert", "degenerate", "coward", "fatso", "fatty", "waste",
+                     "leech", "pest", "vermin", "psycho", "pervert", "degenerate", "coward", "fatso", "fatty",
                      "stupid", "dumb", "ugly", "fat", "worthless", "useless", "pathetic", "disgusting", "brainless",
                      "idiotic", "moronic", "hideous", "gross", "repulsive", "revolting", "smelly", "stinky", "creepy",
-                     "retarded", "braindead", "spineless", "vile", "filthy", "nasty", "pitiful", "dirty", "lame",
+                     "retarded", "braindead", "spineless", "vile", "filthy", "nasty", "pitiful", "lame",
                      "bitch", "bastard", "prick", "wanker", "twat", "dickhead", "asshole", "arsehole", "shit", "crap",
                      "scumbag", "sleazebag", "douchebag", "douche", "tosser", "git", "dipshit", "airhead", "bozo",
                      "buffoon", "oaf", "twit", "nobody", "nonce", "hag", "troll", "snake", "disappointment",
@@ -642,11 +642,14 @@ def _hate_about(tokens, k: int, group_end: int) -> str | None:
         return None
     after = tokens[group_end + 1:end]
     words_after = [_lemmas(t) for t in after]
-    # called a degrading thing, or wished harm: "X are (like) vermin", "X should be deported / die / burn"
+    # called a degrading thing, or wished harm: "X are (like) vermin", "X should be deported / die / burn"; an active
+    # verb after "should" is the group's own doing ("girls should break the record"), not harm wished on it
     if after and (_low(after[0]) in COPULA or after[0].lemma_ == "be" or _low(after[0]) in {"should", "must", "need",
                                                                                              "deserve", "ought"}):
-        for lemmas in words_after[:8]:
-            if lemmas & (DEGRADING | VIOLENT | EXPEL | {"die", "rot", "burn"}):
+        for j, lemmas in enumerate(words_after[:8]):
+            suffered = j > 0 and _low(after[j - 1]) in {"be", "get", "got", "been", "being"}
+            if lemmas & (DEGRADING | {"die", "rot", "burn", "perish", "suffer", "hang"}) or \
+                    (suffered and lemmas & (VIOLENT | EXPEL)):
                 return _span(tokens, k, group_end + min(8, len(after)))
     rest = [_low(t) for t in tokens[group_end + 1:]]
     for j, word in enumerate(rest[:-1]):
@@ -679,8 +682,9 @@ def _insult_at(tokens, k: int) -> str | None:
             if j < len(tokens) and tokens[j].pos_ == "VERB" and tokens[j].tag_ in ("VBG", "VBN"):
                 return None  # "you're talking about ...": an auxiliary, not what the reader is called
             for m in range(j, min(end, j + 9)):
-                if _lemmas(tokens[m]) & INSULTS and not _negated(tokens, j - 1, m):
-                    return _span(tokens, k, m)
+                modifier = tokens[m].pos_ == "NOUN" and m + 1 < len(tokens) and tokens[m + 1].pos_ in ("NOUN", "PROPN")
+                if _lemmas(tokens[m]) & INSULTS and not modifier and not _negated(tokens, j - 1, m):
+                    return _span(tokens, k, m)  # not "you're a dog person", "a pig farmer"
         elif low in YOU:  # vocative: "you moron", "you stupid little idiot" (then the sentence or clause ends)
             for m in range(k + 1, min(len(tokens), k + 4)):
                 ends = m + 1 == len(tokens) or tokens[m + 1].is_punct

@@ -100,7 +100,8 @@ def test_it_catches_slurs_threats_hate_insults_and_swearing_in_their_forms(scree
     "The assassin was caught.", "I saw a blue tit.", "I'm assessing it.", "You're killing it!", "I would never hurt you.",
     "You're not stupid, you're learning.", "If you feel like hurting yourself, talk to someone you trust.",
     "I'll shoot you a text later.", "The Holocaust killed six million Jews.", "I hate spiders, they are creepy.",
-    "I nearly died laughing.", "We visited Cockburnspath.", "You should dye your hair.",
+    "I nearly died laughing.", "We visited Cockburnspath.", "You should dye your hair.", "You're a dog person.",
+    "Girls should break the record.", "You're so dirty after the hike!",
 ])
 def test_innocent_lines_pass(screen, text):
     found = screen.check(text)
