@@ -155,6 +155,7 @@ def cmd_judge(args) -> int:
     rows = data["replies"]
     texts = [r["text"] for r in rows]
     shipped = ClassroomFilter()
+    shipped.check("Loading the parser first.")  # spaCy loads on the first check: not a reply's cost
     started = time.perf_counter()
     verdicts = [shipped.check(t) for t in texts]
     shipped_s = time.perf_counter() - started
@@ -210,6 +211,7 @@ def cmd_lines(args) -> int:
 
     data = json.loads(args.lines.read_text())
     shipped = ClassroomFilter()
+    shipped.check("Loading the parser first.")  # spaCy loads on the first check: not a line's cost
     started = time.perf_counter()
     rows = [{**line, "withheld": shipped.check(line["text"]).flagged} for line in data["lines"]]
     seconds = time.perf_counter() - started

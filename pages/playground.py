@@ -14,6 +14,7 @@ from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import navigation
 from ui.app_defaults import current_settings
+from ui.class_models import shown_name
 from ui.models import get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
 from ui.render import escape_markdown
@@ -58,7 +59,7 @@ def load_example() -> None:
 
 
 st.title("Probe playground")
-st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {threshold:.4f} (the threshold τ; change both in "
+st.caption(escape_markdown(f"Detector: {shown_name(detector_name)}, flagging from {threshold:.4f} (the threshold τ; change both in "
                            "the sidebar)"))
 
 left, right = st.columns([3, 2])

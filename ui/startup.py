@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from ui.app_defaults import defaults
+from ui.class_models import shown_name
 from ui.errors import short_error
 from ui.models import CONVERTS_ONCE, load_bot
 
@@ -73,7 +74,8 @@ def start_warm_up(bot: str, detector: str) -> WarmUp:
                                       args=(bot_label, lambda: load_bot(bot, convert_apart=True)),
                                       name="model-warm-up-bot", daemon=True)
         bot_thread.start()
-        progress.run(f"the detector '{detector}' and the sentence embedder", load_the_guard)
+        progress.run(f"the detector '{shown_name(detector, everyone=True)}' and the sentence embedder",
+                     load_the_guard)
         bot_thread.join()
         progress.finished = True
 

@@ -15,6 +15,7 @@ from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui import ownership, profiling
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
+from ui.class_models import shown_name
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
 from ui.sheet_widgets import show_candidate_clashes
@@ -96,7 +97,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
-            f"detector {report.detector} · τ = {report.threshold:.4f}"))
+            f"detector {shown_name(report.detector)} · τ = {report.threshold:.4f}"))
 
 
 def show_repair(cand: CandidateReport) -> None:
@@ -142,7 +143,8 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = f"Re-judge the conversation ({settings.detector}, τ = {settings.threshold:.4f}, {settings.mode})"
+    label = (f"Re-judge the conversation ({shown_name(settings.detector)}, τ = {settings.threshold:.4f}, "
+             f"{settings.mode})")
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
         return None
