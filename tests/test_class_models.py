@@ -10,7 +10,7 @@ from ui import class_models
 @pytest.mark.parametrize("text, shown", [
     ("cannot load NLI checkpoint '/etc' as a local folder",
      f"cannot load NLI checkpoint '{class_models.HIDDEN_PATH}' as a local folder"),
-    ("cannot load NLI checkpoint '/home/teacher/models/nli' as a local folder",
+    ("cannot load NLI checkpoint '/srv/class/models/nli' as a local folder",
      f"cannot load NLI checkpoint '{class_models.HIDDEN_PATH}' as a local folder"),
     ("No such file: /tmp/x/teachers-detector/config.json", f"No such file: {class_models.HIDDEN_PATH}"),
     ("read ~/.cache/consistency-guard/bot failed", f"read {class_models.HIDDEN_PATH} failed"),

@@ -13,9 +13,8 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.policies import deciding_score, score_and_threshold
 from guard.report import BotTurnReport, CandidateReport, reminder_phrase
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui import ownership, profiling
+from ui import class_models, ownership, profiling
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
-from ui.class_models import shown_name
 from ui.live_turn import run_live
 from ui.render import escape_markdown, turn_html
 from ui.sheet_widgets import show_candidate_clashes
@@ -97,7 +96,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
-            f"detector {shown_name(report.detector)} · τ = {report.threshold:.4f}"))
+            f"detector {class_models.shown_name(report.detector)} · τ = {report.threshold:.4f}"))
 
 
 def show_repair(cand: CandidateReport) -> None:
@@ -143,7 +142,7 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = (f"Re-judge the conversation ({shown_name(settings.detector)}, τ = {settings.threshold:.4f}, "
+    label = (f"Re-judge the conversation ({class_models.shown_name(settings.detector)}, τ = {settings.threshold:.4f}, "
              f"{settings.mode})")
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
@@ -215,7 +214,6 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
                     lines.pop(i).empty()
             elif step.kind == "withheld" and step.index in lines:
-                # the step's text is already only the line that says it was withheld and why
                 lines[step.index].markdown(f"🚫 #{step.index + 1} {escape_markdown(texts[step.index])}")
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
