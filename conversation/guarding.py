@@ -14,7 +14,8 @@ candidate's verdict, the reminder, the policy's choice), so a page can show the 
 
 The classroom filter (``conversation.classroom``, on unless the server was started with it off) checks every candidate
 first: a flagged one is withheld, never judged nor sent (the policy chooses among the others, else the safe reply goes
-out), and keeps its place and number among the candidates, its text masked in every step a page shows live.
+out), and keeps its place and number among the candidates; every step a page shows live carries it only as the line
+that says it was withheld and why (``conversation.classroom.withheld_line``), never its text.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ class GuardStep:
     "withheld" (a candidate the classroom filter kept back, with its ``index``), "judging", "verdict" (one per judged
     candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new candidates, the
     composed one last; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
-    "done"; ``seconds`` since the turn started. With the classroom filter on, every text a step carries has the
-    filter's words masked (what a page may show anyone)."""
+    "done"; ``seconds`` since the turn started. With the classroom filter on, a text the filter withholds is carried
+    only as the line that says so (what a page may show anyone)."""
 
     kind: str
     seconds: float
@@ -67,9 +68,14 @@ StepCallback = Callable[[GuardStep], None]
 SERVER = object()
 
 
-def _shown(screen: ClassroomFilter | None, texts) -> list[str]:
-    """Texts as a page may show them live: the classroom filter's words masked."""
-    return list(texts) if screen is None else [screen.mask(t) for t in texts]
+def _shown(screen: ClassroomFilter | None, texts, writing: bool = False) -> list[str]:
+    """Texts as a page may show them live: a text the classroom filter withholds only as the line that says so. While
+    the bot is still ``writing``, a text's last word may be half written ("nig..."): it is shown once whole."""
+    if screen is None:
+        return list(texts)
+    if writing:
+        texts = [t if not t or t[-1].isspace() else t[:max(t.rfind(" "), 0)] for t in texts]
+    return [screen.shown(t) for t in texts]
 
 
 def _masked(screen: ClassroomFilter | None, candidates: list[Candidate]) -> list[Candidate]:
@@ -116,7 +122,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     decoding = settings.decoding_config
     persona = tuple(conversation.persona)
     step("generating")
-    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts))} \
+    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts, writing=True))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
                               **stream)

@@ -81,6 +81,18 @@ class ChatSettings:
             return DecodingConfig(**self.decoding)
         return PRESETS.get(self.preset, PRESETS[DEFAULT_PRESET])
 
+    @property
+    def played_persona(self) -> tuple[list[str], bool]:
+        """The persona the bot plays with these settings, and whether it is the bot's own default: the persona lines
+        given, else the bot's own (``bots.registry.default_persona``: the embedded bot plays "My name is Sam. ..."
+        when given none), so a page shows it and the guard checks against it rather than nothing."""
+        if self.persona:
+            return list(self.persona), False
+        from bots.registry import default_persona
+
+        own = list(default_persona(self.bot))
+        return own, bool(own)
+
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))

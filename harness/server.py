@@ -245,6 +245,25 @@ def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: in
                 raise
 
 
+def sign_in_as_teacher(page, url: str, password: str) -> None:
+    """Sign ``page`` in as the teacher on the Review page's sidebar (a server started with ``GUARD_TEACHER_PASSWORD``),
+    opening Review inside the app first when the server offers it alone (a first visitor of /review)."""
+    page.goto(f"{url}/review")
+    opener = page.get_by_role("link", name="Open “Review sessions” in the app")
+    heading = page.get_by_role("heading", name="Review goading sessions")
+    opener.or_(heading).first.wait_for(timeout=120_000)
+    if opener.count():
+        opener.click()
+    heading.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Teacher", exact=True).click()
+    sidebar.get_by_label("Teacher password").fill(password)
+    sidebar.get_by_role("button", name="Sign in").click()
+    sidebar.get_by_text("Signed in as the teacher").wait_for(timeout=60_000)
+    wait_until_idle(page)
+
+
 def dialogue_editor(page):
     """The playground's dialogue text box (its label starts "Dialogue")."""
     import re

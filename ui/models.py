@@ -25,6 +25,7 @@ from guard.eval.dialogue_text import parse_dialogue_text
 from guard.eval.examples import EXAMPLES
 from guard.records import Dialogue
 from ui.app_defaults import script_file
+from ui.class_models import restricted, shown_name
 from ui.errors import LOAD_ERRORS, detector_problem, kept_note, short_error, show_error
 
 if TYPE_CHECKING:  # loads torch
@@ -109,7 +110,7 @@ def get_bot(name: str, engine: str = "auto", kept: str = "", script: str | None 
                             lambda: load_bot(name, engine, script=script))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
-                   f"sidebar{kept_note(kept)}.", str(exc))
+                   f"sidebar{kept_note(kept)}.", str(exc))  # show_error hides a server path from a student
         return None
 
 
@@ -155,10 +156,11 @@ def get_guard(name: str, kept: str = "") -> Guard | None:
     try:
         from guard.judge.pipeline import guard_loaded, load_guard
 
-        return _with_status(guard_loaded(name), f"Loading detector '{name}'…", lambda: load_guard(name))
+        return _with_status(guard_loaded(name), f"Loading detector '{shown_name(name)}'…", lambda: load_guard(name))
     except LOAD_ERRORS as exc:
-        show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
-                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
+        what_to_do = ("Pick another detector in the sidebar, or ask the teacher" if restricted() else
+                      "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder")
+        show_error(f"Could not load the detector '{shown_name(name)}': {detector_problem(name, exc)}. {what_to_do}"
                    f"{kept_note(kept)}.", str(exc))
         return None
 

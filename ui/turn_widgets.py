@@ -13,7 +13,7 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.judge.report import BotTurnReport, CandidateReport
 from guard.judge.wording import reminder_phrase, score_and_threshold, summary
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui import ownership, profiling
+from ui import class_models, ownership, profiling
 from ui.app_defaults import shown_threshold
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
@@ -97,7 +97,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
-            f"detector {report.detector} · τ = {report.threshold:.4f}"))
+            f"detector {class_models.shown_name(report.detector)} · τ = {report.threshold:.4f}"))
 
 
 def show_repair(cand: CandidateReport) -> None:
@@ -146,7 +146,7 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = (f"Re-judge the conversation ({settings.detector}, τ = {tau_words(shown_threshold(settings))}, "
+    label = (f"Re-judge the conversation ({class_models.shown_name(settings.detector)}, τ = {tau_words(shown_threshold(settings))}, "
              f"{settings.mode})")
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
@@ -218,8 +218,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
                     lines.pop(i).empty()
             elif step.kind == "withheld" and step.index in lines:
-                lines[step.index].markdown(f"🚫 #{step.index + 1} “{escape_markdown(texts[step.index])}”: withheld "
-                                           "by the classroom filter, never sent")
+                lines[step.index].markdown(f"🚫 #{step.index + 1} {escape_markdown(texts[step.index])}")
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
