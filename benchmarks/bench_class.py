@@ -396,10 +396,22 @@ def _stats(rows: list[Reply]) -> dict:
     for key in keys:  # the server's split: each timing's median over the replies that report it
         values = [r.timings[key] for r in rows if isinstance(r.timings.get(key), (int, float))]
         out[f"{key}_p50"] = round(statistics.median(values), 3)
-    rest = [r.seconds - sum(r.timings.get(k, 0) for k in ("generate_s", "guard_s", "remind_s")) for r in rows
-            if r.answered and r.timings]
-    if rest:  # Enter -> reply less what the server says it spent generating and guarding: waiting, page, HTTP
+    rest = [r.seconds - sum(r.timings.get(k, 0) for k in ("generate_s", "guard_s", "remind_s", "guard_queued_s"))
+            for r in rows if r.answered and r.timings]
+    if rest:  # Enter -> reply less what the server says it spent generating and guarding (and waiting for either
+        # where it says so; generate_s holds queued_s): the page or HTTP, and waiting the server does not report
         out["other_p50_s"] = round(statistics.median(rest), 3)
+    means = {k: statistics.mean(r.timings.get(k, 0) for r in rows if r.answered and r.timings) for k in
+             ("generate_s", "queued_s", "guard_s", "guard_queued_s", "remind_s")} if rest else {}
+    if means:  # where the mean turn's time went: generation, guard, and the waits the server reports
+        mean_total = statistics.mean(r.seconds for r in rows if r.answered and r.timings)
+        out["mean_split_s"] = {"enter_to_reply": round(mean_total, 3),
+                               "waiting_for_bot": round(means["queued_s"], 3),
+                               "generation": round(means["generate_s"] - means["queued_s"], 3),
+                               "waiting_for_guard": round(means["guard_queued_s"], 3),
+                               "guard": round(means["guard_s"], 3), "reminders": round(means["remind_s"], 3),
+                               "rest": round(mean_total - means["generate_s"] - means["guard_s"]
+                                             - means["guard_queued_s"] - means["remind_s"], 3)}
     return out
 
 
