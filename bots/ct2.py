@@ -71,6 +71,11 @@ STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.25"))
 #: Generations of several conversations waiting at once may share one ``generate_batch`` (bots.worker), up to this
 #: many; ``GUARD_GEN_BATCH`` sets it (1: one at a time, as before). Measured before it was set: docs/bots.md.
 BATCH_LIMIT = max(int(os.environ.get("GUARD_GEN_BATCH", "1")), 1)
+#: Generations share a batch only when their prompts' lengths differ by at most this many tokens
+#: (``GUARD_GEN_SPREAD``): CTranslate2 forwards a batch's prompts at once only up to the shortest one's length and
+#: the rest one token a decoding step, so a batch of a 118- and a 233-token prompt took 2.3 times their two
+#: generations one after the other, while four prompts of 184-194 tokens took 0.55 times (benchmarks/bench_batching.py).
+BATCH_SPREAD = max(int(os.environ.get("GUARD_GEN_SPREAD", "24")), 0)
 #: How long the head of the line waits for more generations to share its batch (``GUARD_GEN_GATHER_MS``, at most
 #: 100 ms): 0 takes only those already waiting, so a lone student never waits for company.
 GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "0")), 0.0), 100.0) / 1000
@@ -442,7 +447,8 @@ class CTranslate2Engine:
         self.sampled = False  # whether the loaded model's worker thread has drawn (its random generator is seeded)
         self.generator = self._load()
         #: the line of generations in front of the model (bots.worker): who is ahead, who shares a batch
-        self.worker = GenerationWorker(self._run_jobs, batch_limit=BATCH_LIMIT, gather_s=GATHER_S)
+        self.worker = GenerationWorker(self._run_jobs, batch_limit=BATCH_LIMIT, gather_s=GATHER_S,
+                                       max_spread=BATCH_SPREAD)
         self._caller = threading.local()  # what the calling thread's last generation waited (``queued_s``)
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
         _ENGINES.add(self)
@@ -614,7 +620,7 @@ class CTranslate2Engine:
                                  write=bool(stop_strings) or stream, clean=clean)
         wanted = not request.beam and bool(stop_strings or stream)
         job = Job(_Generation(prompt, static, kwargs, banned, hypotheses if wanted else None, decoding),
-                  key=self._batch_key(kwargs, decoding, request.beam))
+                  key=self._batch_key(kwargs, decoding, request.beam), size=len(prompt))
         streamer = _Streamer(hypotheses, on_text, STREAM_INTERVAL_S) if stream else contextlib.nullcontext()
         try:
             with streamer:

@@ -10,9 +10,10 @@ was no end to how many could wait. Here a turn's generation is a ``Job`` in one 
 * the line has a length (``max_waiting``) and a job a longest wait (``max_wait_s``): beyond either the caller gets
   ``ServerBusy``, a message that says to send again in a moment (the API's 503), never a hang;
 * the job at the head of the line runs, together with the jobs behind it that can share its batch (same decoding
-  options, ``Job.key``; a job with no key, such as one that names a seed, runs alone), up to ``batch_limit``; it waits
-  up to ``gather_s`` for more when the line holds fewer. The engine says how a batch runs (``run``); whether sharing
-  pays is the engine's measurement (bots/ct2.py: ``BATCH_LIMIT``).
+  options, ``Job.key``, and a prompt within ``max_spread`` tokens of the head's, ``Job.size``; a job with no key, such
+  as one that names a seed, runs alone), up to ``batch_limit``; it waits up to ``gather_s`` for more when the line
+  holds fewer. The engine says how a batch runs (``runner``); whether sharing pays, and for which prompts, is the
+  engine's measurement (bots/ct2.py: ``BATCH_LIMIT``, ``BATCH_SPREAD``).
 
 No thread of its own: the caller whose job is at the head of the line runs its batch, then the next head's caller
 runs the next one, so a line no one stands in costs nothing and a lone student's turn runs at once, as before.
@@ -44,6 +45,7 @@ class Job:
 
     payload: object
     key: Hashable | None = None  # jobs with the same key may share a batch; None: this job runs alone
+    size: int = 0  # its prompt's length: jobs share a batch only within ``GenerationWorker.max_spread`` of the head's
     result: object = None
     error: BaseException | None = None
     done: bool = False
@@ -59,6 +61,7 @@ class GenerationWorker:
     runner: Callable[[list[Job]], None]
     batch_limit: int = 1
     gather_s: float = 0.0
+    max_spread: int = 1 << 30  # the most a job's ``size`` may differ from the head's to share its batch
     max_waiting: int = MAX_WAITING
     max_wait_s: float = MAX_WAIT_S
     _line: deque = field(default_factory=deque, repr=False)
@@ -144,15 +147,18 @@ class GenerationWorker:
             for other in list(self._line)[1:]:
                 if len(batch) >= self.batch_limit:
                     break
-                if other.key == head.key:
+                if self._shares(head, other):
                     batch.append(other)
         for job in batch:
             self._line.remove(job)
         self._busy, self._running = True, batch
         return batch
 
+    def _shares(self, head: Job, other: Job) -> bool:
+        return other.key is not None and other.key == head.key and abs(other.size - head.size) <= self.max_spread
+
     def _sharing(self, head: Job) -> int:
-        return sum(1 for job in self._line if job is head or (job.key is not None and job.key == head.key))
+        return sum(1 for job in self._line if job is head or self._shares(head, job))
 
     def _run_batch(self, batch: list[Job]) -> None:
         started = time.monotonic()

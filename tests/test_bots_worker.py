@@ -35,10 +35,10 @@ class SlowRunner:
             job.result = f"reply to {job.payload}"
 
 
-def _start(worker: GenerationWorker, payload, key=None, told=None, results=None) -> threading.Thread:
+def _start(worker: GenerationWorker, payload, key=None, told=None, results=None, size=0) -> threading.Thread:
     def go():
         try:
-            results[payload] = worker.run(Job(payload, key), told.append if told is not None else None)
+            results[payload] = worker.run(Job(payload, key, size=size), told.append if told is not None else None)
         except Exception as exc:  # noqa: BLE001 - the test reads it
             results[payload] = exc
 
@@ -121,19 +121,21 @@ def test_a_caller_that_stops_leaves_the_line():
 def test_jobs_waiting_together_share_a_batch_up_to_its_limit_and_keyless_ones_run_alone():
     runner = SlowRunner()
     runner.release.clear()
-    worker = GenerationWorker(runner, batch_limit=2)
+    worker = GenerationWorker(runner, batch_limit=2, max_spread=10)
     results: dict = {}
     threads = [_start(worker, "first", key="k", results=results)]
     _wait_for(worker, 1)
-    for payload, key in (("b", "k"), ("seeded", None), ("c", "k"), ("d", "k"), ("other", "x")):
-        threads.append(_start(worker, payload, key=key, results=results))
+    for payload, key, size in (("b", "k", 100), ("long", "k", 300), ("seeded", None, 100), ("c", "k", 105),
+                               ("d", "k", 95), ("other", "x", 100)):
+        threads.append(_start(worker, payload, key=key, results=results, size=size))
         _wait_for(worker, len(threads))
     runner.release.set()
     for thread in threads:
         thread.join(10)
     assert runner.batches[0] == ["first"]
-    assert runner.batches[1:] == [["b", "c"], ["seeded"], ["d"], ["other"]]
-    assert all(results[p] == f"reply to {p}" for p in ("b", "c", "d", "seeded", "other"))
+    # b and c share (same options, prompts 5 tokens apart); a prompt 200 tokens longer never shares
+    assert runner.batches[1:] == [["b", "c"], ["long"], ["seeded"], ["d"], ["other"]]
+    assert all(results[p] == f"reply to {p}" for p in ("b", "c", "d", "long", "seeded", "other"))
 
 
 # ------------------------------------------------------------------------------------------------ on the tiny Llama
