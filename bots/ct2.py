@@ -79,8 +79,10 @@ BATCH_LIMIT = max(int(os.environ.get("GUARD_GEN_BATCH", "4")), 1)
 #: generations one after the other, while four prompts of 184-194 tokens took 0.55 times (benchmarks/bench_batching.py).
 BATCH_SPREAD = max(int(os.environ.get("GUARD_GEN_SPREAD", "24")), 0)
 #: How long the head of the line waits for more generations to share its batch (``GUARD_GEN_GATHER_MS``, at most
-#: 100 ms): 0 takes only those already waiting, so a lone student never waits for company.
-GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "0")), 0.0), 100.0) / 1000
+#: 100 ms; 0: only those already waiting), and only when other generations arrived in the last seconds
+#: (bots.worker.ACTIVE_S), so a lone student never waits for company: a class's burst of messages reaches the
+#: server some milliseconds apart (two API clients sent at once: the second waited the first's whole generation).
+GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "50")), 0.0), 100.0) / 1000
 #: ``GUARD_STREAM=0``: the engine hands nothing on while it writes (``streams`` False: no step callback at all in the
 #: page's generation), for benchmarks that compare the page with and without the stream.
 STREAMS = os.environ.get("GUARD_STREAM", "1").strip() != "0"

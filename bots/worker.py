@@ -12,7 +12,8 @@ was no end to how many could wait. Here a turn's generation is a ``Job`` in one 
 * the job at the head of the line runs, together with the jobs behind it that can share its batch (same decoding
   options, ``Job.key``, and a prompt within ``max_spread`` tokens of the head's, ``Job.size``; a job with no key, such
   as one that names a seed, runs alone), up to ``batch_limit``; it waits up to ``gather_s`` for more when the line
-  holds fewer. The engine says how a batch runs (``runner``); whether sharing pays, and for which prompts, is the
+  holds fewer, and only when other jobs arrived lately (a lone student never waits for company). The engine says
+  how a batch runs (``runner``); whether sharing pays, and for which prompts, is the
   engine's measurement (bots/ct2.py: ``BATCH_LIMIT``, ``BATCH_SPREAD``).
 
 No thread of its own: the caller whose job is at the head of the line runs its batch, then the next head's caller
@@ -35,6 +36,8 @@ from bots.base import BotError, ServerBusy
 MAX_WAITING = int(os.environ.get("GUARD_MAX_WAITING", "48"))
 #: The longest a job waits for its turn before it is refused (``GUARD_MAX_WAIT_S``): a student is told, not left.
 MAX_WAIT_S = float(os.environ.get("GUARD_MAX_WAIT_S", "240"))
+#: A job arriving this soon after another counts as part of a class at work (``GenerationWorker.active_s``).
+ACTIVE_S = 5.0
 #: How often a waiting caller looks at its place in the line (and tells ``on_wait`` when it changed).
 POLL_S = 0.25
 
@@ -50,6 +53,7 @@ class Job:
     error: BaseException | None = None
     done: bool = False
     arrived: float = 0.0  # when it joined the line (time.monotonic)
+    company: bool = False  # whether another job arrived shortly before it (see GenerationWorker.active_s)
     queued_s: float = 0.0  # how long it waited for its batch to start
 
 
@@ -62,6 +66,10 @@ class GenerationWorker:
     batch_limit: int = 1
     gather_s: float = 0.0
     max_spread: int = 1 << 30  # the most a job's ``size`` may differ from the head's to share its batch
+    #: the head waits ``gather_s`` for company only when another job arrived this recently: in a class a burst of
+    #: messages reaches the server some milliseconds apart, while a lone student's last message is seconds old
+    active_s: float = ACTIVE_S
+    _arrivals: deque = field(default_factory=deque, repr=False)
     max_waiting: int = MAX_WAITING
     max_wait_s: float = MAX_WAIT_S
     _line: deque = field(default_factory=deque, repr=False)
@@ -95,6 +103,10 @@ class GenerationWorker:
         too long; whatever ``on_wait`` raises takes the job out of the line and is raised here."""
         job.arrived = time.monotonic()
         with self._cond:
+            while self._arrivals and job.arrived - self._arrivals[0] > self.active_s:
+                self._arrivals.popleft()
+            job.company = bool(self._arrivals)  # another job arrived lately: worth waiting a moment for more
+            self._arrivals.append(job.arrived)
             if len(self._line) >= self.max_waiting:
                 raise ServerBusy(f"the server is busy: {len(self._line) + len(self._running)} replies are being "
                                  "written or waiting for the bot; send your message again in a minute",
@@ -138,7 +150,7 @@ class GenerationWorker:
     def _take(self, head: Job) -> list[Job]:
         """The head of the line and the jobs that share its batch, out of the line (called holding the lock, the
         head's caller about to run them); waits up to ``gather_s`` for more while fewer than ``batch_limit``."""
-        if head.key is not None and self.batch_limit > 1 and self.gather_s > 0:
+        if head.key is not None and self.batch_limit > 1 and self.gather_s > 0 and head.company:
             deadline = time.monotonic() + self.gather_s
             while self._sharing(head) < self.batch_limit and time.monotonic() < deadline:
                 self._cond.wait(max(deadline - time.monotonic(), 0.0))

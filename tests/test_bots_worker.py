@@ -193,3 +193,20 @@ def test_a_seeded_generation_reproduces_while_others_share_batches(llama_dir):
     for thread in others:
         thread.join(60)
     assert again == alone
+
+
+def test_the_head_waits_a_moment_for_company_only_while_a_class_is_at_work():
+    """A lone student's generation starts at once; one that arrives while others keep arriving waits up to the
+    gather time, so a burst of messages a few milliseconds apart shares one batch."""
+    runner = SlowRunner(0.0)
+    worker = GenerationWorker(runner, batch_limit=4, gather_s=0.4)
+    started = time.perf_counter()
+    worker.run(Job("alone", "k"))
+    assert time.perf_counter() - started < 0.2
+    results: dict = {}
+    first = _start(worker, "b", key="k", results=results)  # another job arrived a moment ago ("alone")
+    time.sleep(0.1)
+    second = _start(worker, "c", key="k", results=results)
+    first.join(5)
+    second.join(5)
+    assert runner.batches == [["alone"], ["b", "c"]]
