@@ -12,6 +12,7 @@ the guard's decision alone orders them. Beam search is not part of the OpenAI AP
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,6 +32,9 @@ from bots.base import (
 from guard.records import Turn
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+#: Where the remote bot goes when no base URL is given (the chat app's "remote" bot, ``python -m bots``):
+#: a school's one bot engine for every app replica (docs/deploy.md)
+URL_ENV = "GUARD_REMOTE_URL"
 #: Extra requests allowed when a server returns fewer choices than asked for.
 MAX_REQUESTS = 8
 
@@ -44,11 +48,13 @@ class ServerStatusError(BotError):
 
 
 class RemoteChatBot(Bot):
-    """Chat completions over HTTP; ``model=None`` takes the first model the server lists. ``system_prompt=None``
+    """Chat completions over HTTP at ``base_url`` (None: ``GUARD_REMOTE_URL``, else ``DEFAULT_BASE_URL``);
+    ``model=None`` takes the first model the server lists. ``system_prompt=None``
     sends the persona lines as the system message itself (``bots.base.chat_messages``)."""
 
-    def __init__(self, base_url: str = DEFAULT_BASE_URL, model: str | None = None, timeout: float = 30.0,
+    def __init__(self, base_url: str | None = None, model: str | None = None, timeout: float = 30.0,
                  api_key: str | None = None, system_prompt: str | None = SYSTEM_PROMPT, name: str = "remote"):
+        base_url = base_url or os.environ.get(URL_ENV, "").strip() or DEFAULT_BASE_URL
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.system_prompt = system_prompt

@@ -135,3 +135,13 @@ def test_beam_search_is_refused(start_server):
     url, _ = start_server()
     with pytest.raises(BotError, match="no beam search"):
         RemoteChatBot(base_url=url, model="m").generate(HISTORY, 2, PRESETS["decode_beam"])
+
+
+def test_the_servers_address_can_come_from_the_environment(start_server, monkeypatch):
+    """The chat app builds its remote bot without options: GUARD_REMOTE_URL points every app replica at the school's
+    one bot engine (docs/deploy.md)."""
+    url, log = start_server()
+    monkeypatch.setenv("GUARD_REMOTE_URL", url)
+    bot = RemoteChatBot(model="m", timeout=10)
+    assert bot.base_url == url.rstrip("/")
+    assert len(bot.generate(HISTORY, 2, PRESETS["fast"])) == 2 and _requests(log)
