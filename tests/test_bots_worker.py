@@ -210,3 +210,47 @@ def test_the_head_waits_a_moment_for_company_only_while_a_class_is_at_work():
     first.join(5)
     second.join(5)
     assert runner.batches == [["alone"], ["b", "c"]]
+
+
+def test_a_guarded_turn_that_waits_for_the_bot_says_how_many_are_ahead(llama_dir):
+    """The chat page's live box hears "waiting" with the replies ahead of this one while another conversation's
+    generation holds the model, then 0 once its turn comes, then the candidates; the turn's timings say how long it
+    waited (queued_s, part of generate_s)."""
+    from conversation.guarding import guarded_reply
+    from conversation.records import ChatSettings, Conversation
+
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    engine = bot.engine
+    engine.worker.batch_limit = 1  # one at a time: the second turn waits the first's whole generation
+    hold = threading.Lock()
+    real = engine._run_jobs
+
+    def held(jobs):
+        with hold:
+            real(jobs)
+
+    engine.worker.runner = held
+    hold.acquire()
+    other = threading.Thread(target=bot.generate, args=(OTHER, 2, SAMPLED))
+    other.start()
+    _wait_for(engine.worker, 1)
+    conversation = Conversation()
+    conversation.add("user", "hi, do you have any pets?")
+    steps = []
+    settings = ChatSettings(guard_mode="off", num_candidates=2, decoding=SAMPLED)
+    turn_thread = threading.Thread(target=lambda: steps.append(guarded_reply(
+        conversation, bot, None, settings, on_step=steps.append, classroom=None)))
+    turn_thread.start()
+    deadline = time.monotonic() + 10
+    while not any(getattr(s, "kind", "") == "waiting" for s in steps) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    hold.release()
+    other.join(30)
+    turn_thread.join(30)
+    waits = [s.ahead for s in steps[:-1] if s.kind == "waiting"]
+    assert waits == [1, 0]
+    kinds = [s.kind for s in steps[:-1]]
+    assert kinds.index("waiting") < kinds.index("candidates")
+    timings = steps[-1].report.timings
+    assert timings["queued_s"] >= 0.3 and timings["generate_s"] >= timings["queued_s"]
