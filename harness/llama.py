@@ -21,7 +21,7 @@ from harness.server import free_port, stop, wait_for_health
 #: The pinned build (docs/deploy.md): llama-cpp-python 0.3.36 from source, AVX2 (not this CPU's own instructions),
 #: with llama.cpp's server and without its web UI (which it would download).
 BUILD_HINT = (
-    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON '
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_TOOLS_INSTALL=ON -DLLAMA_BUILD_SERVER=ON '
     '-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" '
     "CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install --no-binary llama-cpp-python -r requirements-llama.txt (or: make llama)")
 SERVER_ENV = "GUARD_LLAMA_SERVER"
@@ -50,8 +50,9 @@ def llama_server_path() -> Path | None:
 
 
 def _library_path(binary: Path) -> str:
-    """Where the binary's shared libraries are (llama_cpp/lib of the same venv), ahead of the current path."""
-    folders = [str(binary.parent)]
+    """Where the binary's shared libraries are (the build installs them beside ``bin/``, in ``lib/``, and in the
+    ``llama_cpp`` package's ``lib/``; the binary carries no search path of its own), ahead of the current path."""
+    folders = [str(binary.parent), str(binary.parent.parent / "lib")]
     try:
         import llama_cpp
 
