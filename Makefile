@@ -79,7 +79,7 @@ training-setup: setup
 llama: setup
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_TOOLS_INSTALL=ON -DLLAMA_BUILD_SERVER=ON \
 		-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
-		CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --no-binary llama-cpp-python -r requirements-llama.txt
+		CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --no-cache-dir --no-binary llama-cpp-python -r requirements-llama.txt
 
 clean:
 	rm -rf $(VENV)

@@ -21,6 +21,8 @@ time went by the server's own timings (generation, guard, and the waiting the se
 ``queued_s``; the rest of Enter -> reply is waiting and the page or HTTP), and whether anything was lost.
 
 ``--repo DIR`` runs the server from another checkout (main's, for the before figures) with this benchmark.
+``--llama-parallel N`` (api) puts the bot on llama.cpp's server with N slots (``make llama``) and the guard server in
+front of it (``--upstream``), as a school that splits the bot off would (docs/deploy.md).
 
     flock /tmp/heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_class api --clients 10 --pattern burst
     flock /tmp/heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_class api --clients 30 --pattern think
@@ -196,9 +198,21 @@ def run_class(students: list, ask, pattern: str, turns: int, think: tuple[float,
 
 
 def api_run(args: argparse.Namespace) -> dict:
+    if args.llama_parallel:  # the bot on llama.cpp's server, the guard server in front of it (docs/deploy.md)
+        import embedded
+        from harness.llama import llama_server
+
+        with tempfile.TemporaryDirectory(prefix="bench_class_llama_") as folder, llama_server(
+                embedded.smollm2_gguf_path(), parallel=args.llama_parallel, context=1024 * args.llama_parallel,
+                log_path=Path(folder) / "llama-server.log", timeout=300) as upstream:
+            return _api_run(args, ["--upstream", upstream])
+    return _api_run(args, ["--bot", "embedded"])
+
+
+def _api_run(args: argparse.Namespace, generator: list[str]) -> dict:
     from harness.server import free_port, start_guard_server, stop, wait_for_health
 
-    arguments = ["--bot", "embedded", "--detector", args.detector, "--candidates", str(args.candidates),
+    arguments = [*generator, "--detector", args.detector, "--candidates", str(args.candidates),
                  "--preset", args.preset, "--mode", args.mode, "--log-level", "warning",
                  "--max-waiting", str(args.max_waiting), *([] if args.remind else ["--no-remind"])]
     with tempfile.TemporaryDirectory(prefix="bench_class_") as folder:
@@ -425,7 +439,7 @@ def summarize(args: argparse.Namespace, run: dict) -> dict:
         "way": args.way, "pattern": args.pattern, "students": args.clients if args.way == "api" else args.students,
         "turns_each": args.turns, "think_s": args.think if args.pattern == "think" else None, "seed": args.seed,
         "candidates": args.candidates, "preset": args.preset, "mode": args.mode, "reminders": args.remind,
-        "repo": str(args.repo), "solo": solo, "class": klass,
+        "repo": str(args.repo), "llama_parallel": args.llama_parallel, "solo": solo, "class": klass,
         "class_p50_over_solo_p50": round(klass["p50_s"] / solo["p50_s"], 2) if klass.get("p50_s") and
         solo.get("p50_s") else None,
         "class_p95_over_solo_p50": round(klass["p95_s"] / solo["p50_s"], 2) if klass.get("p95_s") and
@@ -461,6 +475,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remind", action="store_true", help="the guard's reminders on (off: timings comparable)")
     parser.add_argument("--max-waiting", type=int, default=64, help="api: the server's --max-waiting")
     parser.add_argument("--repo", type=Path, default=REPO, help="run the server from this checkout")
+    parser.add_argument("--llama-parallel", type=int, default=0,
+                        help="api: the bot on llama.cpp's server with this many slots (make llama), the guard server "
+                             "in front of it with --upstream")
     parser.add_argument("--json", type=Path, help="write the summary and every reply here")
     args = parser.parse_args(argv)
     if args.way == "browser" and not 1 <= args.students <= 5:

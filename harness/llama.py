@@ -23,7 +23,7 @@ from harness.server import free_port, stop, wait_for_health
 BUILD_HINT = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_TOOLS_INSTALL=ON -DLLAMA_BUILD_SERVER=ON '
     '-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" '
-    "CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install --no-binary llama-cpp-python -r requirements-llama.txt (or: make llama)")
+    "CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install --no-cache-dir --no-binary llama-cpp-python -r requirements-llama.txt (or: make llama)")
 SERVER_ENV = "GUARD_LLAMA_SERVER"
 
 
