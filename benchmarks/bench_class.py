@@ -258,7 +258,7 @@ class BrowserStudent:
 
         page = self.page
         page.locator(CHAT_INPUT).wait_for(timeout=180_000)
-        box = page.get_by_label("What the bot says about itself (one fact a line)")
+        box = page.get_by_role("textbox", name="What the bot says about itself")
         box.fill("\n".join(PERSONAS[self.index % len(PERSONAS)]))
         box.press("Tab")
         settle(page)
