@@ -114,17 +114,20 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | None = None,
-                     timeout: float = 120.0) -> Iterator[str]:
-    """Run the app; yield its URL once /_stcore/health answers; stop it afterwards."""
+                     timeout: float = 120.0, repo: Path = REPO, started: list | None = None) -> Iterator[str]:
+    """Run the app (``repo``'s: another checkout's app, for a benchmark that compares two); yield its URL once
+    /_stcore/health answers; stop it afterwards. ``started`` gets the server's process (its CPU is read)."""
     port = free_port()
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
         # harness.quick_exit: once stopped, the process ends without the interpreter's 2-3 s of clean-up of its heap
         [sys.executable, "-m", "harness.quick_exit", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        cwd=repo, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT,
     )
+    if started is not None:
+        started.append(proc)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(proc, url, time.monotonic() + timeout, str(log_path) if log_path else None,
@@ -302,11 +305,12 @@ def guard_servers(*argument_lists: list[str], env: dict[str, str] | None = None,
 
 
 def start_guard_server(arguments: list[str], port: int, env: dict[str, str] | None = None,
-                       log=subprocess.DEVNULL) -> subprocess.Popen:
-    """``python -m serve`` on 127.0.0.1:``port`` with ``arguments``, output to ``log`` (not waited for)."""
+                       log=subprocess.DEVNULL, repo: Path = REPO) -> subprocess.Popen:
+    """``python -m serve`` of ``repo`` on 127.0.0.1:``port`` with ``arguments``, output to ``log`` (not waited
+    for)."""
     return subprocess.Popen(
         [sys.executable, "-m", "serve", "--host", "127.0.0.1", "--port", str(port), *arguments],
-        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        cwd=repo, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT)
 
 

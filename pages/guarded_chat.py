@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bots.base import BotError
+from bots.base import BotError, ServerBusy
 from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
 from ui import chat_session, chat_sidebar, navigation, profiling, suggestions
@@ -165,6 +165,10 @@ def answer(live=None, slot=None, while_running=None) -> bool:
             return False
         try:
             turn = conversation.append(guarded_turn_live(conversation, bot, guard, settings, while_running))
+        except ServerBusy as exc:  # too many students wait for the bot (bots.worker): say so, never hang
+            st.error(f"{str(exc)[:1].upper()}{str(exc)[1:]}. Your message is kept: press Retry in a minute.",
+                     icon="⏳")
+            return False
         except BotError as exc:
             st.error(f"The bot could not answer: {hide_paths(exc)}. Your message is kept; press Retry or pick another "
                      "bot.", icon="⚠️")

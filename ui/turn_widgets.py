@@ -185,6 +185,14 @@ def _choice_line(report: BotTurnReport, mode: GuardMode) -> str:
     return f"**{mode}** sends {which}"
 
 
+def waiting_label(ahead: int, candidates: int) -> str:
+    """The live box's heading while a turn waits for the bot: how many students' replies come first (none left: the
+    bot is writing this one)."""
+    if ahead <= 0:
+        return f"The bot is writing {candidates} candidate{'s' if candidates != 1 else ''}…"
+    return f"⏳ Waiting for the bot: {ahead} student{'s' if ahead != 1 else ''} ahead of you…"
+
+
 def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
                       while_running: Callable[[Callable[[], None]], None] | None = None) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates while the bot writes them
@@ -192,7 +200,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
     reply is in; the chat page then puts the finished turn in its place (a failed turn leaves it, marked failed). It
     runs in a thread (``ui.live_turn.run_live``); ``while_running(pump)`` draws the rest of the page meanwhile."""
     n = int(settings.num_candidates or 1)
-    with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+    with st.status(waiting_label(0, n), expanded=True) as status:
         profiling.mark("live box")
         header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
@@ -205,7 +213,9 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
             return lines[i]
 
         def show(step: GuardStep) -> None:
-            if step.kind == "writing":
+            if step.kind == "waiting":  # the bot's model is writing other students' replies first (bots.worker)
+                status.update(label=waiting_label(step.ahead or 0, n))
+            elif step.kind == "writing":
                 for i, text in enumerate(step.written):
                     if drawn.get(i) != text:
                         drawn[i] = text
