@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from embedded import configure_openmp
+from embedded.once import LoadedOnce
 
 configure_openmp()  # as the app does
 
@@ -96,17 +97,13 @@ class Model:
         self.dir = bot.engine.model_dir
         self.tokens = bot.engine._tokens
         self.ends = bot.end_ids()
-        self._loaded: dict = {}
+        self._loaded = LoadedOnce(limit=1)  # one model in memory at a time: the last one goes before the next loads
 
     def generator(self, compute_type: str = "int8", threads: int = 2):
         import ctranslate2
 
-        key = (compute_type, threads)
-        if key not in self._loaded:
-            self._loaded.clear()  # one model in memory at a time
-            self._loaded[key] = ctranslate2.Generator(str(self.dir), device="cpu", compute_type=compute_type,
-                                                      intra_threads=threads)
-        return self._loaded[key]
+        return self._loaded.get(("CTranslate2 generator", compute_type, threads), lambda: ctranslate2.Generator(
+            str(self.dir), device="cpu", compute_type=compute_type, intra_threads=threads))
 
     def prompt(self, length: int) -> list[str]:
         """A chat's prompt cut to ``length`` tokens (a long chat, unfitted)."""

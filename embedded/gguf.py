@@ -7,13 +7,12 @@ machine). The first load converts once and ``save_pretrained``s the result into
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 from pathlib import Path
 
 from embedded import cache_dir
-from embedded.once import build_once
+from embedded.once import LoadedOnce, build_once
 
 logger = logging.getLogger(__name__)
 
@@ -60,25 +59,34 @@ def ensure_converted(gguf_path: str | Path, dtype: str = "float32") -> Path:
                       fix=f"check that {gguf_path} is a whole GGUF file (reinstall its package)")
 
 
-@functools.lru_cache(maxsize=4)
+#: (model, tokenizer) per converted GGUF file and dtype; four at most, as a run that tries several bots and dtypes
+#: lets the oldest go
+_MODELS = LoadedOnce(limit=4)
+
+
 def load_gguf_causal_lm(gguf_path: str | Path, dtype: str = "float32"):
     """Return ``(model, tokenizer)`` for a GGUF causal LM, in eval mode, converting once per file.
 
     ``dtype`` is "float32", "bfloat16" (half the memory; faster on CPUs with AVX-512 BF16, see docs/bots.md)
     or "auto" (bfloat16 only where the CPU has it natively).
-    The result is cached per process, so callers share one copy of the weights.
+    The result is loaded once per process (``embedded.once.LoadedOnce``), so callers share one copy of the weights.
     """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     if dtype == "auto":
         from embedded import cpu_dtype
 
         dtype = cpu_dtype()
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be 'auto' or one of {_DTYPES}, not {dtype!r}")
-    target = ensure_converted(gguf_path, dtype)
-    tokenizer = AutoTokenizer.from_pretrained(target)
-    model = AutoModelForCausalLM.from_pretrained(target, dtype=getattr(torch, dtype))
-    model.eval()
-    return model, tokenizer
+    gguf_path = Path(gguf_path)
+
+    def load():
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        target = ensure_converted(gguf_path, dtype)
+        tokenizer = AutoTokenizer.from_pretrained(target)
+        model = AutoModelForCausalLM.from_pretrained(target, dtype=getattr(torch, dtype))
+        model.eval()
+        return model, tokenizer
+
+    return _MODELS.get(("causal LM from GGUF", str(gguf_path.resolve()), dtype), load)

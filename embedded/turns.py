@@ -12,20 +12,14 @@ The locks are re-entrant, so a call that holds a model's turn may call another m
 from __future__ import annotations
 
 import threading
-import weakref
 
-_LOCKS: weakref.WeakKeyDictionary[object, threading.RLock] = weakref.WeakKeyDictionary()
-_BY_ID: dict[int, threading.RLock] = {}  # objects that take no weak reference (kept for the process's life)
-_GUARD = threading.Lock()
+from embedded.once import PerObject
+
+#: one lock per model object, let go with the model; an object that takes no weak reference keeps its lock for the
+#: process's life (``PerObject``'s "by id": every caller must get the same lock)
+_LOCKS: PerObject[threading.RLock] = PerObject("by id")
 
 
 def cpu_turn(model: object) -> threading.RLock:
     """The lock every computation on ``model`` holds (one per model object, made on first use)."""
-    with _GUARD:
-        try:
-            lock = _LOCKS.get(model)
-            if lock is None:
-                lock = _LOCKS[model] = threading.RLock()
-        except TypeError:  # not weakly referenceable (a builtin object): keyed by identity
-            lock = _BY_ID.setdefault(id(model), threading.RLock())
-        return lock
+    return _LOCKS.of(model, threading.RLock)

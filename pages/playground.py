@@ -6,7 +6,6 @@ from __future__ import annotations
 import streamlit as st
 
 from guard.eval import probes
-from guard.eval.chitchat import a2t_pool as chitchat_a2t_pool
 from guard.eval.dialogue_text import DialogueTextError, dialogue_to_text, parse_dialogue_text
 from guard.eval.examples import BY_KEY, EXAMPLES
 from guard.judge.wording import score_and_threshold
@@ -14,7 +13,8 @@ from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import navigation
 from ui.app_defaults import current_settings, shown_threshold
-from ui.models import get_guard
+from ui.class_models import shown_name
+from ui.models import a2t_pool, get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
 from ui.render import escape_markdown, tau_words
 from ui.sheet_widgets import dialogue_sheet
@@ -45,12 +45,6 @@ if "pg_a2t_seed_next" in state:
     state["pg_a2t_seed"] = state.pop("pg_a2t_seed_next")
 
 
-@st.cache_resource(show_spinner="Loading real chit-chat turns for A2T…")
-def a2t_pool() -> list[Dialogue]:
-    pool = chitchat_a2t_pool()
-    return pool or [parse_dialogue_text(e.text, e.key) for e in EXAMPLES]
-
-
 def load_example() -> None:
     state["pg_text"] = BY_KEY[state["pg_example"]].text
     state["pg_log"] = []
@@ -58,7 +52,7 @@ def load_example() -> None:
 
 
 st.title("Probe playground")
-st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {tau_words(shown_threshold(settings))} (the "
+st.caption(escape_markdown(f"Detector: {shown_name(detector_name)}, flagging from {tau_words(shown_threshold(settings))} (the "
                            "threshold τ; change both in "
                            "the sidebar)"))
 

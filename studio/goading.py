@@ -19,9 +19,9 @@ generated with the LM, so suggestions stay fast.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,8 +64,6 @@ FAMILIES = (("inquire_bot", "inquire_user"), ("follow_up",), ("perturb_negation"
 #: CDConv's short utterances were <= 3 Chinese characters; these are their English counterparts.
 SHORT_UTTERANCES = ("ok", "really?", "why?", "hmm", "and?", "so?", "lol", "sure", "cool", "what?",
                     "huh?", "me too", "oh", "yes", "no")
-#: NLTK's WordNet reader seeks and reads shared file handles: one thread at a time (Streamlit sessions are threads).
-_WORDNET_LOCK = threading.Lock()
 #: How many earlier turns of each speaker are mined for suggestions (recent ones matter most).
 RECENT_TURNS = 3
 _LOCATION_PREPS = {"in", "at", "near", "to", "from"}
@@ -267,13 +265,15 @@ def _as_statement(text: str) -> tuple[str, bool] | None:
 def _perturb(history: Sequence[Turn], rng: random.Random, unavailable: dict[str, str]) -> list[Suggestion]:
     """Negated / antonym / synonym versions of the user's recent messages (newest first). Antonyms and synonyms
     need WordNet: where it cannot be had, those methods are left out and ``unavailable`` says why."""
-    from embedded import MissingAssetError, wordnet_dir
+    from embedded import MissingAssetError
 
     functions = {"perturb_negation": negate, "perturb_antonym": lambda s: antonym(s, rng),
                  "perturb_synonym": lambda s: synonym(s, rng)}
+    reading = contextlib.nullcontext()  # without WordNet only the negation is left, which reads none
     try:
-        with _WORDNET_LOCK:
-            wordnet_dir()  # made on first use from its sdist, whatever the cache folder
+        # WordNet loaded (unpacked from its sdist on first use, whatever the cache folder), and its one turn: one
+        # reader at a time, the guard's fact sheet included
+        reading = grammar.wordnet_turn()
     except MissingAssetError as exc:
         reason = f"WordNet is not available ({str(exc).splitlines()[0][:160]})"
         for method in ("perturb_antonym", "perturb_synonym"):
@@ -288,7 +288,7 @@ def _perturb(history: Sequence[Turn], rng: random.Random, unavailable: dict[str,
             statement, was_question = converted
             statement = statement.rstrip(".!?") + "."
             for method, function in functions.items():
-                with _WORDNET_LOCK:
+                with reading:
                     changed = function(statement)
                 if not changed or changed.strip().lower() == statement.lower():
                     continue
@@ -508,7 +508,7 @@ def suggest(history: Sequence[Turn], scorer: ContinuationScorer | None = None,
 def warm_up() -> None:
     """Load spaCy and WordNet's noun, verb and adjective indexes now, not on the first suggestion."""
     statement = "I like the small red car."
-    with _WORDNET_LOCK:
+    with grammar.wordnet_turn():
         negate(statement)
         antonym(statement, random.Random(0))
         synonym(statement, random.Random(0))

@@ -1,4 +1,5 @@
-"""The playground and learn pages through Streamlit's AppTest.
+"""The playground and learn pages through Streamlit's AppTest, and what every page run of the process shares (the
+start-up warm-up, the A2T pool: loaded once, whichever session asks).
 
 Plumbing on a tiny random NLI model (τ = 0.1 via its guard_config.json, so it flags); what the
 verdicts should be on the papers' examples is checked with the embedded detector (skipped without it).
@@ -222,6 +223,50 @@ def test_a2t_draws_real_chitchat_pairs_by_seed_and_says_which(monkeypatch, flagg
     numbers = [int(n) for n in re.search(r"turns (\d+)-(\d+)", second).groups()]
     quoted = re.findall(r'"([^"]*)"', second)
     assert [lines[n].split(": ", 1)[1] for n in numbers] == quoted, (second, lines)
+
+
+def test_two_sessions_read_the_a2t_pool_once(monkeypatch, flagging_detector):
+    """The pool is kept by ui.models, which every page run shares, not by the playground's script, which Streamlit
+    runs anew on every click: a second session's A2T reads no chit-chat again."""
+    import ui.models
+
+    reads, read = [], ui.models.chitchat_a2t_pool
+    monkeypatch.setattr(ui.models, "chitchat_a2t_pool", lambda: reads.append("read") or read())
+    ui.models._LOADED.forget(ui.models._A2T_POOL)  # as on a fresh server
+    for _ in range(2):
+        at = _page(monkeypatch, str(flagging_detector), "pages/playground.py")
+        at.selectbox(key="pg_example").set_value("dnli_job").run()
+        _button(at, "Detect").click().run()
+        _button(at, "Add two turns (A2T)").click().run()
+        _button(at, "Add two turns (A2T)").click().run()
+        assert not at.exception, at.exception
+        assert [e["probe"] for e in _probe_log(at)] == ["A2T", "A2T"]
+    assert reads == ["read"]
+
+
+def test_two_sessions_start_one_warm_up(monkeypatch, flagging_detector):
+    """The start-up warm-up (ui.startup) starts once per process and defaults, not once per session or page run."""
+    import ui.startup
+    from ui.app_defaults import defaults
+
+    started = []
+
+    def start(bot: str, detector: str) -> ui.startup.WarmUp:
+        started.append((bot, detector))
+        return ui.startup.WarmUp(finished=True)  # loads nothing: what is counted is the starting
+
+    monkeypatch.setattr(ui.startup, "_start", start)
+    monkeypatch.setenv("GUARD_APP_DETECTOR", str(flagging_detector))
+    key = ("model warm-up", defaults().bot, str(flagging_detector))
+    ui.startup._WARM_UPS.forget(key)  # as on a fresh server
+    try:
+        for _ in range(2):
+            at = AppTest.from_file(APP, default_timeout=120).run()
+            assert not at.exception, at.exception
+            at.run()
+    finally:
+        ui.startup._WARM_UPS.forget(key)  # the next test's app starts a real one
+    assert started == [key[1:]]
 
 
 def test_rct_says_which_turns_it_removed(monkeypatch, flagging_detector):

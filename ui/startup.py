@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from embedded.once import LoadedOnce
 from ui.app_defaults import defaults
+from ui.class_models import shown_name
 from ui.errors import short_error
 from ui.models import CONVERTS_ONCE, load_bot
 
@@ -17,6 +19,9 @@ from ui.models import CONVERTS_ONCE, load_bot
 PAGE_MODULES = ("pandas", "altair", "narwhals.stable.v1", "narwhals.stable.v2", "ui.charts", "ui.widgets",
                 "ui.turn_widgets")
 _IMPORT_LOCK = threading.Lock()
+#: the warm-up, started once per server process and pair of defaults (the pages run in threads of their own: the
+#: first ones to ask start it once between them, and every later run reads its progress)
+_WARM_UPS = LoadedOnce()
 
 
 def import_page_modules() -> None:
@@ -54,11 +59,14 @@ class WarmUp:
             self.running.remove(label)
 
 
-@st.cache_resource(show_spinner=False)
 def start_warm_up(bot: str, detector: str) -> WarmUp:
     """Load (and on a new machine convert) the default bot and guard in background threads, once per server process,
     as soon as the first page is served: the first reply does not pay for them. The bot converts in a process of its
     own while the guard (detector and sentence embedder) loads here."""
+    return _WARM_UPS.get(("model warm-up", bot, detector), lambda: _start(bot, detector))
+
+
+def _start(bot: str, detector: str) -> WarmUp:
     progress = WarmUp()
     bot_label = f"the bot '{bot}' ({CONVERTS_ONCE})"
 
@@ -75,7 +83,8 @@ def start_warm_up(bot: str, detector: str) -> WarmUp:
                                       args=(bot_label, lambda: load_bot(bot, convert_apart=True)),
                                       name="model-warm-up-bot", daemon=True)
         bot_thread.start()
-        progress.run(f"the detector '{detector}' and the sentence embedder", load_the_guard)
+        progress.run(f"the detector '{shown_name(detector, everyone=True)}' and the sentence embedder",
+                     load_the_guard)
         bot_thread.join()
         progress.finished = True
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from bots.base import Bot
 from conversation.records import BOT, Conversation
+from embedded.once import LoadedOnce
 from studio.goading import METHOD_HELP, METHOD_LABELS, SuggestionSet, refine_follow_ups, suggest
 from studio.storage import StoreError
 from ui.render import escape_markdown
@@ -37,10 +38,17 @@ class Picked:
     edited: bool = False
 
 
-@st.cache_resource(show_spinner=False)
+#: the language tools' warm-up thread, started once per server process by whichever page run asks first
+_WARM_UP = LoadedOnce()
+
+
 def _warm_up_in_background() -> threading.Thread:
     """spaCy and WordNet load once per server process, off the request path (~5-15 s on first use; WordNet is
     unpacked from its sdist then if the cache folder lacks it)."""
+    return _WARM_UP.get("spaCy and WordNet warm-up", _start_warm_up)
+
+
+def _start_warm_up() -> threading.Thread:
     from studio.goading import warm_up
 
     def run() -> None:

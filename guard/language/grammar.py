@@ -31,10 +31,10 @@ builders (``guard.training``) all read sentences. Each rule they share is stated
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Sequence
 
 from embedded.once import BoundedCache
+from embedded.turns import cpu_turn
 
 #: parsed texts kept across turns (a chat reads its earlier turns again every turn)
 PARSE_CACHE_LIMIT = 8_192
@@ -431,18 +431,22 @@ def number_word(value: int) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ kinds (WordNet)
-_WORDNET_LOCK = threading.Lock()  # NLTK's reader seeks shared file handles: one thread at a time
-
-
 def _wordnet():
     import embedded
 
     return embedded.wordnet()
 
 
+def wordnet_turn():
+    """The lock every look-up in WordNet holds: NLTK's reader seeks and reads shared file handles, so one thread at a
+    time (the chat's sessions, the goading assistant's warm-up, the guard's fact sheet). It is the reader's own turn
+    (``embedded.turns.cpu_turn``), one for everyone who reads it, and re-entrant: a look-up inside another is free."""
+    return cpu_turn(_wordnet())
+
+
 def synsets(word: str, pos: str = "n") -> list:
     """WordNet's senses of a word or phrase ("orthopedic surgeon" looked up whole, then by its head noun)."""
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         return _senses(word, pos)
 
 
@@ -459,7 +463,7 @@ def _above(word: str) -> set[str]:
     """Every sense of ``word`` and everything WordNet places it under (hypernyms, instance hypernyms, and the
     places it is part of: Brooklyn is in New York)."""
     out: set[str] = set()
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         for sense in _senses(word):
             out.add(sense.name())
             out |= {s.name() for s in sense.closure(

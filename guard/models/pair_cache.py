@@ -8,13 +8,11 @@ pair's probabilities do not depend on how they are then read.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 
 import numpy as np
 
-from embedded.once import BoundedCache
+from embedded.once import BoundedCache, PerObject
 from embedded.turns import cpu_turn
 
 #: scored pairs kept per scorer: a conversation pairs the same persona lines and earlier sentences every turn
@@ -22,28 +20,19 @@ PAIR_CACHE_LIMIT = 20_000
 #: sentence embeddings kept per embedder
 EMBED_CACHE_LIMIT = 50_000
 
-_BY_MODEL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+#: each model's own cache, let go with the model; a model that takes no weak reference gets a cache for the call only
+#: (``PerObject``'s "per call": a cache kept by its id could reach a later model at the same address)
+_BY_MODEL: PerObject[BoundedCache] = PerObject("per call")
 
 
 def cache_of(model, limit: int) -> BoundedCache:
     """The cache kept for ``model`` (a scorer or an embedder): made on first use, gone with the model."""
-    with _LOCK:
-        try:
-            cache = _BY_MODEL.get(model)
-            if cache is None:
-                cache = _BY_MODEL[model] = BoundedCache(limit)
-            return cache
-        except TypeError:  # a model that cannot be weakly referenced: a cache for this call only
-            return BoundedCache(limit)
+    return _BY_MODEL.of(model, lambda: BoundedCache(limit))
 
 
 def clear_pair_cache(scorer=None) -> None:
     """Forget scored pairs and embeddings (of one model, or of all): benchmarks time a turn as if its pairs were new."""
-    with _LOCK:
-        models = [scorer] if scorer is not None else list(_BY_MODEL.keys())
-        caches = [_BY_MODEL[m] for m in models if m in _BY_MODEL]
-    for cache in caches:
+    for cache in _BY_MODEL.kept() if scorer is None else _BY_MODEL.kept(scorer):
         cache.clear()
 
 

@@ -27,8 +27,8 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from embedded.once import LoadedOnce
 from guard.language import forms
 from guard.language.forms import with_article
 from guard.language.grammar import number_word
@@ -121,8 +121,16 @@ def _lemma_words(synset, min_count: int) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=2)
+#: each split's values, read from WordNet once per process (a few seconds each; train and dev)
+_VALUES = LoadedOnce(limit=2)
+
+
 def values_for(split: str) -> Values:
+    """The values of ``split`` (``train`` or ``dev``: ``split_of``), read once per process."""
+    return _VALUES.get(("fact values from WordNet", split), lambda: _read_values(split))
+
+
+def _read_values(split: str) -> Values:
     import embedded
 
     wn = embedded.wordnet()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from conversation.records import BOT, ChatSettings, ChatTurn
+from embedded.once import LoadedOnce
 from guard.judge.jsonform import from_jsonable, jsonable
 from guard.judge.report import BotTurnReport
 from studio.storage.errors import StoreError
@@ -366,8 +366,8 @@ class Store:
                     for name, model in TABLES.items()}
 
 
-_stores: dict[str, Store] = {}
-_stores_lock = threading.Lock()
+#: one Store per URL for the process (its engine and connection pool, shared by every page, session and request)
+_STORES = LoadedOnce()
 
 
 def open_store(url: str | None = None) -> Store:
@@ -376,17 +376,12 @@ def open_store(url: str | None = None) -> Store:
     A failed open is not cached: fixing the URL (or the file) and calling again works.
     """
     url = (url or "").strip() or default_url()
-    with _stores_lock:
-        store = _stores.get(url)
-        if store is None:
-            store = _stores[url] = Store(url)
-        return store
+    return _STORES.get(("store", url), lambda: Store(url))
 
 
 def forget_store(url: str) -> None:
     """Drop a cached Store (tests that delete their database file)."""
-    with _stores_lock:
-        store = _stores.pop(url, None)
+    store = _STORES.forget(("store", url))
     if store is not None:
         store.dispose()
 
