@@ -570,7 +570,7 @@ def is_animal(word: str) -> bool:
     (a "hobby" is also a falcon, "hobbies" are no pets)."""
     if not is_kind_of(word, (ANIMAL_ROOT,)):
         return False
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         senses = _senses(word)
         if not senses:
             return False
@@ -600,7 +600,7 @@ def names_someone(token) -> bool:
     first = _first_noun_sense(token.text)
     if first is None:
         return not synsets(token.text, pos="a")
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         kinds = {s.name() for s in first.closure(lambda s: s.hypernyms())}
     return PERSON_ROOT not in kinds
 
@@ -610,7 +610,7 @@ def is_job(word: str) -> bool:
     frequent sense is a person of no occupation ("man", "sister": WordNet also files a man as a worker and a sister as
     a nun). Kinds only: one named person ("Burger", a chief justice) makes no word an occupation."""
     roots = set(JOB_ROOTS)
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         kinds = [{s.name()} | {k.name() for k in s.closure(lambda x: x.hypernyms())} for s in _senses(word)]
     if not any(k & roots for k in kinds):  # class senses only: "burger" is also Warren Burger, a jurist
         return False
@@ -656,7 +656,7 @@ def is_food(word: str) -> bool:
     ("dinner", "dish", "food")."""
     if not is_kind_of(word, FOOD_ROOTS):
         return False
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         for sense in _senses(word):
             kinds = {sense.name()} | {s.name() for s in sense.closure(lambda s: s.hypernyms())}
             if kinds & set(FOOD_ROOTS) and not kinds & {"meal.n.01"} and sense.name() not in _GENERAL_FOOD:
@@ -675,7 +675,7 @@ def _food_glosses(word: str) -> list[str]:
     food words ("cheeseburger": 'a hamburger with melted cheese on it', then hamburger's 'a sandwich consisting of a
     fried cake of minced beef served on a bun')."""
     out = []
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         for sense in _senses(word):
             chain, seen = [sense], set()
             while chain:
@@ -731,7 +731,7 @@ _SPELT: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
 def _closest_food(word: str) -> str:
     import difflib
 
-    with _WORDNET_LOCK:
+    with wordnet_turn():
         if not _FOOD_WORDS:
             wn = _wordnet()
             found = set()
