@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from conversation.records import BOT, Conversation
 from guard.judge.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.judge.verdicts import PairScore
-from guard.judge.wording import score_and_threshold
+from guard.judge.wording import answer_words, score_and_threshold
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
 from ui.fact_sheet import candidate_clashes, clash_words
 from ui.render import DialogueMarks, Mark, turn_html
@@ -210,10 +210,14 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
         if any(map(candidate_clashes, report.candidates)):
             rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, candidate_clashes(c)))
+        if report.unanswered:
+            rows[-1][ANSWER_COLUMN] = answer_words(c) or ("answers" if c.verdict is not None else "")
     return rows
 
 
 FACT_COLUMN = "clashes with the fact sheet"  # the candidate table's column, there when a candidate has a clash
+#: the candidate table's column saying whether each candidate answers, there when one does not
+ANSWER_COLUMN = "answers the question?"
 
 
 #: what a candidate contradicts, in words (the candidate table's "kind")

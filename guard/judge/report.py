@@ -103,6 +103,14 @@ class CandidateReport:
     def details(self) -> VerdictDetails | None:
         return None if self.verdict is None else self.verdict.details
 
+    @property
+    def unanswered(self) -> bool:
+        """Whether the answer check found that it answers nothing of what the user's message asked, or repeats
+        itself (``VerdictDetails.answer``); False when it was not checked (the guard off, a report from before the
+        check) or the message asked nothing."""
+        answer = None if self.details is None else self.details.answer
+        return answer is not None and (answer.degenerate or (answer.expected is not None and not answer.answered))
+
 
 class TurnStatus(StrEnum):
     """The guard's outcome for one bot turn."""
@@ -232,6 +240,11 @@ class BotTurnReport:
         if self.badge is None or score >= self.badge.threshold:
             return "red"
         return "possible"
+
+    @property
+    def unanswered(self) -> list[CandidateReport]:
+        """The judged candidates that did not answer the user's message (``CandidateReport.unanswered``)."""
+        return [c for c in self.candidates if c.unanswered]
 
     @property
     def withheld(self) -> list[CandidateReport]:

@@ -228,6 +228,27 @@ def rejudged_change(report: BotTurnReport) -> str:
     return f"at τ = {report.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
 
+def answer_words(cand: CandidateReport) -> str:
+    """What the answer check found of one candidate, in a class's words: "did not answer", "repeats itself", or ""
+    when it answers (or was not checked)."""
+    if not cand.unanswered:
+        return ""
+    return "repeats itself" if cand.details.answer.degenerate else "did not answer"
+
+
+def unanswered_phrase(report: BotTurnReport) -> str:
+    """How many judged candidates did not answer the user's message, and whether the sent one is among them ("" when
+    every one answered)."""
+    judged = [c for c in report.candidates if c.withheld is None]
+    missed = report.unanswered
+    if not missed:
+        return ""
+    counted = f"{len(missed)} of {len(judged)} candidates"
+    if report.chosen is not None and report.chosen.unanswered:
+        return f"the sent reply did not answer what was asked ({counted} did not)"
+    return f"{counted} did not answer what was asked"
+
+
 def _outcome(report: BotTurnReport) -> str:
     held = report.withheld
     if held and len(held) == len(report.candidates):
@@ -241,7 +262,8 @@ def _outcome(report: BotTurnReport) -> str:
     if held:
         listed = ", ".join(f"#{c.index + 1}" for c in held)
         outcome += f"; candidate{'s' if len(held) > 1 else ''} {listed} withheld by the {held[0].withheld.by}"
-    return outcome
+    unanswered = unanswered_phrase(report)
+    return f"{outcome}; {unanswered}" if unanswered else outcome
 
 
 def _decision(report: BotTurnReport) -> str:
