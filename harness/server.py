@@ -61,9 +61,9 @@ SHARED_TEACHER_PASSWORD = "owl-42 in the class"
 class SharedApp:
     """An app server the browser test modules of one test process share (``shared_app``; tests/conftest.py's
     ``app_server``). The scripted bot by default, re-rank, two candidates, reminders off, the detector of
-    ``app_detector``, a teacher's password (``password``) and a studio database of its own (``db``, at
-    ``db_path``); every browser session opened with ``url(script)`` has the scripted bot play ``script``, and
-    may change anything else in the sidebar, as a user would."""
+    ``app_detector``, a teacher's password (``password``; students may pick the scripted and the embedded bot) and a
+    studio database of its own (``db``, at ``db_path``); every browser session opened with ``url(script)`` has the
+    scripted bot play ``script``, and may change anything else in the sidebar, as a user would."""
 
     base: str
     db: str
@@ -101,7 +101,9 @@ def shared_app(folder: Path, timeout: float = 120.0) -> Iterator[SharedApp]:
                     detector=app_detector(folder), password=SHARED_TEACHER_PASSWORD)
     env = {"GUARD_APP_SCRIPTS": str(scripts), "GUARD_APP_SCRIPT": "", "GUARD_APP_BOT": "", "GUARD_APP_PRESET": "",
            "GUARD_APP_DETECTOR": app.detector, "GUARD_APP_MODE": "rerank", "GUARD_APP_CANDIDATES": "2",
-           "GUARD_APP_REMIND": "0", "GUARD_STUDIO_DB": app.db, "GUARD_TEACHER_PASSWORD": app.password}
+           "GUARD_APP_REMIND": "0", "GUARD_STUDIO_DB": app.db, "GUARD_TEACHER_PASSWORD": app.password,
+           # the teacher allows both bots the browser tests play (the scripted one and the embedded one)
+           "GUARD_CLASS_BOTS": "scripted,embedded"}
     with streamlit_server(env, log_path=folder / "streamlit.log", timeout=timeout) as url:
         yield replace(app, base=url)
 
