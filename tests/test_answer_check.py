@@ -44,6 +44,9 @@ def test_a_message_expects_the_kind_of_answer_its_words_name(message, kind):
 
 
 ANSWERED = [
+    # an open request about the listener's things: a statement of one the speaker names, or of the thing asked
+    ("Tell me about your pets", "Max loves long walks in the park."),
+    ("Tell me about your pets", "The pets are lovely."),
     ("How many dogs do you have?", "I have a total of 5 dogs."),
     ("How many dogs do you have?", "I have a dog named Stella, and she's a 23-year-olds."),
     ("How many dogs do you have?", "Just one."),
@@ -86,6 +89,7 @@ ANSWERED = [
 ]
 
 NOT_ANSWERED = [
+    ("Tell me about yourself", "Paris is lovely.", AnswerWhy.MISSING),  # a place named tells nothing of the speaker
     ("How many dogs do you have?", "In Paris, we say, I'm a dog to one, but I'm pretty confident in my ability to "
                                    "care for the animals.", AnswerWhy.MISSING),
     ("Tell me again, how many dogs?", "We have a fantastic team, and some of them are some of the best.",

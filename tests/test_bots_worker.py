@@ -178,8 +178,10 @@ def test_conversations_batched_together_each_get_their_own_candidates_and_stream
     assert 1 <= len(results["a"]) <= 3 and 1 <= len(results["b"]) <= 3
     for k in "ab":  # each stream has its own three hypotheses, and its texts are those of its own candidates
         assert streamed[k] and all(len(texts) == 3 for texts in streamed[k])
-        final = {t.replace("\ufffd", "").strip() for t in streamed[k][-1]}
-        assert all(any(f.startswith(c.text.removesuffix("…").strip()) for f in final) for c in results[k]), (final, results[k])
+        # compared with their whitespace made plain: the candidates' text is (a random tiny model writes form feeds)
+        final = {" ".join(t.replace("\ufffd", "").split()) for t in streamed[k][-1]}
+        assert all(any(f.startswith(" ".join(c.text.removesuffix("…").split())) for f in final)
+                   for c in results[k]), (final, results[k])
 
 
 def test_a_seeded_generation_reproduces_while_others_share_batches(llama_dir):

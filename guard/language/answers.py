@@ -626,6 +626,19 @@ def _speaks_of_self(sent) -> bool:
                (t.lower_ in grammar.SPEAKER_OWNERS and t.dep_ == "poss") for t in sent)
 
 
+def _owned_by_listener(question: str) -> set[str]:
+    """The lemmas of what an open request asks about as the listener's ("Tell me about your pets" -> {"pet"})."""
+    return {t.head.lemma_.lower() for t in grammar.parse(question)
+            if t.lower_ in ("your", "ur") and t.dep_ == "poss" and t.head.pos_ == "NOUN"}
+
+
+def _speaks_of(sent, things: set[str]) -> bool:
+    """A statement whose subject is what was asked about or one the speaker names, not a place ("Tell me about your
+    pets" "Max loves long walks.": the speaker tells of its pet by name; "Paris is lovely." tells nothing of it)."""
+    return any(t.dep_ in grammar.NOMINAL_SUBJECT_DEPS and ((t.pos_ == "PROPN" and not grammar.is_place(t.text)) or t.lemma_.lower() in things)
+               for t in sent) and any(grammar.is_verb(t) for t in sent)
+
+
 #: the longest fragment read as a bare value ("In the city of Paris."; "The best thing about life, Sophie." is not one)
 _BARE_WORDS = 5
 
@@ -922,7 +935,8 @@ def answer_check(question: str | None, reply: str) -> AnswerCheck:
     if expected == AnswerKind.YES_NO:
         why = _answers_yes_no(reply, sents, text)
     elif expected == AnswerKind.OPEN:
-        why = AnswerWhy.CLAIM if any(_speaks_of_self(s) for s in sents) else None
+        asked_of = _owned_by_listener(question or "")
+        why = AnswerWhy.CLAIM if any(_speaks_of_self(s) or _speaks_of(s, asked_of) for s in sents) else None
     elif _gives(expected, sents, text):
         why = AnswerWhy.GIVEN
     else:
