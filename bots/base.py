@@ -182,18 +182,29 @@ def persona_lines(persona: Sequence[str]) -> list[str]:
     return [line.strip() for line in persona if line.strip()]
 
 
+#: how a chat prompt words the bot's memory, the last system message before its reply (``chat_messages``)
+MEMORY_NOTE = "What you have said about yourself before, which your reply must agree with:"
+
+
 def chat_messages(history: Sequence[Turn], persona: Sequence[str] = (),
-                  system_prompt: str | None = SYSTEM_PROMPT) -> list[dict[str, str]]:
+                  system_prompt: str | None = SYSTEM_PROMPT, memory: Sequence[str] = ()) -> list[dict[str, str]]:
     """The conversation as chat messages: a system prompt carrying the persona, then user/assistant turns.
 
     One builder for every chat-style backend (a local chat template, an OpenAI-compatible server), so
     they all see the same prompt. ``system_prompt=None`` passes the persona lines on as the system message
     itself, one a line (none without a persona): the guard server (``serve``) forwards a client's own system
     text to the bot behind it that way, instead of wrapping it in this project's prompt.
+
+    ``memory``: facts the reply must agree with (the guard's recall of the fact sheet, ``guard.judge.memory``), as
+    the speaker said them; they go last, a system message right before the reply, where a small model heeds them
+    (the persona at the top is many turns away by then).
     """
     lines = persona_lines(persona)
+    remembered = persona_lines(memory)
+    note = [{"role": "system", "content": f"{MEMORY_NOTE} {' '.join(remembered)}"}] if remembered else []
     roles = {"user": "user", "bot": "assistant"}
     turns = [{"role": roles[m.agent_id], "content": m.text} for m in history]
+    turns = turns[:-1] + note + turns[-1:]  # the note just before the message it is recalled for
     if system_prompt is None:
         return ([{"role": "system", "content": "\n".join(lines)}] if lines else []) + turns
     system = system_prompt
@@ -266,6 +277,9 @@ class Bot(ABC):
     #: shared by a class (bots.worker), and ``queued_s`` says how long the last one waited
     reports_queue: bool = False
     queued_s: float | None = None
+    #: Whether ``generate`` and ``continue_reply`` take ``memory=`` (the facts the reply must agree with, put right
+    #: before the reply in the prompt); the guarded turn hands the guard's recall only to a bot that does
+    reads_memory: bool = False
 
     @abstractmethod
     def generate(
@@ -275,7 +289,8 @@ class Bot(ABC):
         decoding: DecodingConfig | None = None,
         persona: Sequence[str] = (),
     ) -> list[Candidate]:
-        """Return ``num_candidates`` replies to the last user turn, best generator score first."""
+        """Return ``num_candidates`` replies to the last user turn, best generator score first. A bot whose
+        ``reads_memory`` is true also takes ``memory=`` (lines the reply must agree with)."""
 
     #: whether ``continue_reply`` works: the bot writes on from words its reply was opened with (a local decoder-only
     #: model); the guard's reminders restate the facts in the persona of a bot that cannot (a remote server)
@@ -288,7 +303,8 @@ class Bot(ABC):
         ``continues_openings`` is true can; the others raise ``BotError``."""
         raise BotError(f"{self.name} cannot continue a reply opened for it; restate the facts in its persona instead")
 
-    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptCoverage | None:
+    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = (),
+                        memory: Sequence[str] = ()) -> PromptCoverage | None:
         """What the bot's prompt holds of ``history`` when it answers its last turn; None when the bot reads it
         whole (a script) or cannot tell (a remote server fits the prompt itself)."""
         return None

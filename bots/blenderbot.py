@@ -58,17 +58,18 @@ class BlenderBot(LocalTransformersBot):
         context_tokens = min(context_tokens, getattr(model.config, "max_position_embeddings", context_tokens))
         super().__init__(model, tokenizer, name, max_prompt_tokens=context_tokens, engine=engine)
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
-        return list(self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, persona)))["input_ids"])
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
+        # BlenderBot reads its memory as more persona lines ("your persona: ..."), as it was trained to
+        return list(self.tokenizer(TURN_SEPARATOR.join(encoder_text(history, [*persona, *memory])))["input_ids"])
 
-    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
+    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> PromptFit:
         """Persona lines first, then the newest whole turns that fit the context.
 
         When even the persona and the last turn overflow, persona lines are dropped before the turn; a single turn
         longer than the context keeps its end (``cut_to_fit``).
         """
         history = list(history)
-        persona = persona_lines(persona)
+        persona = persona_lines([*persona, *memory])
         fit = super().fit_prompt(history, persona)
         if not history or fit.last_text == history[-1].text or not persona:
             return fit
@@ -80,5 +81,5 @@ class BlenderBot(LocalTransformersBot):
                 return PromptFit(ids, len(history) - 1, last.text)
         return self.cut_to_fit(last, persona, len(history) - 1)
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
-        return super().prompt_ids(history, persona)[-self.max_prompt_tokens:]  # a turn too long even to cut
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
+        return super().prompt_ids(history, persona, memory)[-self.max_prompt_tokens:]  # a turn too long even to cut

@@ -64,12 +64,13 @@ class TranscriptBot(LocalTransformersBot):
         head = transcript([], persona, self.few_shot).removesuffix(BOT_TAG)
         return self.tokenizer(head)["input_ids"]
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
-        return list(self.tokenizer(transcript(history, persona, self.few_shot))["input_ids"])
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
+        # a transcript has no place for a note before the reply: the memory is read as more of the persona
+        return list(self.tokenizer(transcript(history, [*persona, *memory], self.few_shot))["input_ids"])
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
         """Oldest whole turns dropped until it fits; a single turn longer than the budget keeps its end."""
-        return super().prompt_ids(history, persona)[-self.max_prompt_tokens:]
+        return super().prompt_ids(history, persona, memory)[-self.max_prompt_tokens:]
 
     def clean_reply(self, text: str) -> str:
         """Drop a speaker tag the model may repeat at the start of its line."""

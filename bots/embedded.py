@@ -68,9 +68,9 @@ class ChatTemplateBot(LocalTransformersBot):
         messages = chat_messages([], self.persona_for(persona), self.system_prompt)
         return list(self.tokenizer.apply_chat_template(messages, return_dict=True)["input_ids"])
 
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
         return list(self.tokenizer.apply_chat_template(
-            chat_messages(history, self.persona_for(persona), self.system_prompt), add_generation_prompt=True,
+            chat_messages(history, self.persona_for(persona), self.system_prompt, memory), add_generation_prompt=True,
             return_dict=True,
         )["input_ids"])
 

@@ -185,41 +185,42 @@ class LocalTransformersBot(Bot):
         return cls(weights, tokenizer, name=name, **options)
 
     @abstractmethod
-    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
-        """The prompt's token ids for exactly these turns."""
+    def encode_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
+        """The prompt's token ids for exactly these turns (``memory``: facts the reply must agree with, ``generate``)."""
 
     def clean_reply(self, text: str) -> str:
         """The candidate's text from the decoded reply."""
         return text.strip()
 
-    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str]) -> list[int]:
+    def prompt_ids(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> list[int]:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays, cut to its end
         when it alone is longer than the budget (``fit_prompt``, once per conversation state: ``fitted``)."""
-        return self.fitted(history, persona).ids
+        return self.fitted(history, persona, memory).ids
 
-    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = ()) -> PromptCoverage:
+    def prompt_coverage(self, history: Sequence[Turn], persona: Sequence[str] = (),
+                        memory: Sequence[str] = ()) -> PromptCoverage:
         """What the prompt for a reply to ``history`` holds of it: how much of the last turn, how many earlier turns."""
         history = list(history)
-        fit = self.fitted(history, persona)
+        fit = self.fitted(history, persona, memory)
         last = history[-1].text if history else ""
         return PromptCoverage(budget=self.max_prompt_tokens, last_chars=len(last),
                              last_chars_read=len(last) if fit.last_text == last else len(fit.last_text),
                              earlier=max(len(history) - 1, 0), earlier_read=max(len(history) - 1 - fit.start, 0))
 
-    def fitted(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
+    def fitted(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> PromptFit:
         """``fit_prompt`` once per turn: the bot fits the prompt when it generates, and the page asks right after
         what that prompt held (``reading``); a fit renders the chat template several times (twice the bisection's
         steps), which a long chat paid twice a turn. The last fit is kept, keyed by every turn's speaker and text,
         the persona and the budget."""
-        key = (tuple((t.agent_id, t.text) for t in history), tuple(persona), self.max_prompt_tokens)
+        key = (tuple((t.agent_id, t.text) for t in history), tuple(persona), tuple(memory), self.max_prompt_tokens)
         last = getattr(self, "_last_fit", None)
         if last is not None and last[0] == key:
             return last[1]
-        fit = self.fit_prompt(history, persona)
+        fit = self.fit_prompt(history, persona, memory)
         self._last_fit = (key, fit)
         return fit
 
-    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str]) -> PromptFit:
+    def fit_prompt(self, history: Sequence[Turn], persona: Sequence[str], memory: Sequence[str] = ()) -> PromptFit:
         """The prompt for the newest turns that fit ``max_prompt_tokens``; the last turn always stays.
 
         Oldest whole turns are dropped first. A prompt only shrinks as turns are dropped, so the
@@ -236,7 +237,7 @@ class LocalTransformersBot(Bot):
 
         def encode(start: int) -> list[int]:
             if start not in encoded:
-                encoded[start] = self.encode_prompt(history[start:], persona)
+                encoded[start] = self.encode_prompt(history[start:], persona, memory)
             return encoded[start]
 
         def fits(start: int) -> bool:
@@ -245,11 +246,11 @@ class LocalTransformersBot(Bot):
         last = history[-1].text if history else ""
         if len(history) <= 1 or fits(0):
             if history and not fits(0):
-                return self.cut_to_fit(history[-1], persona, len(history) - 1)
+                return self.cut_to_fit(history[-1], persona, len(history) - 1, memory)
             return PromptFit(encode(0), 0, last)
         start = bisect_left(range(len(history) - 1), True, lo=1, key=fits)
         if not fits(start):  # even the last turn alone is too long
-            return self.cut_to_fit(history[-1], persona, start)
+            return self.cut_to_fit(history[-1], persona, start, memory)
         block = 1 if self.is_encoder_decoder else getattr(self.engine, "drop_block", 1)  # no cached prefix to keep
         if block > 1:  # drop turns a block at a time: the prompt's start, and so its cached state, stays put
             blocked = -(-start // block) * block
@@ -257,27 +258,30 @@ class LocalTransformersBot(Bot):
                 start = blocked
         return PromptFit(encode(start), start, last)
 
-    def cut_to_fit(self, turn: Turn, persona: Sequence[str], start: int) -> PromptFit:
+    def cut_to_fit(self, turn: Turn, persona: Sequence[str], start: int, memory: Sequence[str] = ()) -> PromptFit:
         """The prompt of ``turn`` alone with its text cut to its end, whole words after an ellipsis, so that it fits
         ``max_prompt_tokens``; as long as it is when even the ellipsis leaves no room (a persona or system prompt
         over the budget: the backend's own limits then apply)."""
-        room = self.max_prompt_tokens - len(self.encode_prompt([replace(turn, text=ELLIPSIS)], persona))
+        room = self.max_prompt_tokens - len(self.encode_prompt([replace(turn, text=ELLIPSIS)], persona, memory))
         tokens = list(self.tokenizer(turn.text, add_special_tokens=False)["input_ids"])
         keep = min(room, len(tokens))
         while keep >= MIN_CUT_TOKENS:
             tail = self.tokenizer.decode(tokens[-keep:], skip_special_tokens=True)
             words = tail.split(maxsplit=1)  # the first word may be cut in the middle: it goes
             text = ELLIPSIS + (words[1] if len(words) > 1 else tail.strip())
-            ids = self.encode_prompt([replace(turn, text=text)], persona)
+            ids = self.encode_prompt([replace(turn, text=text)], persona, memory)
             if len(ids) <= self.max_prompt_tokens:
                 return PromptFit(ids, start, text[len(ELLIPSIS):])
             keep -= len(ids) - self.max_prompt_tokens
-        return PromptFit(self.encode_prompt([turn], persona), start, turn.text)
+        return PromptFit(self.encode_prompt([turn], persona, memory), start, turn.text)
 
     def head_ids(self, persona: Sequence[str]) -> list[int]:
         """The fixed start of every prompt for this persona (system prompt, preamble): the CTranslate2 engine
         caches its state across turns. Empty: no fixed head."""
         return []
+
+    #: every local bot words the memory into its prompt (``encode_prompt``)
+    reads_memory = True
 
     @property
     def streams_text(self) -> bool:
@@ -301,7 +305,8 @@ class LocalTransformersBot(Bot):
         return not self.is_encoder_decoder
 
     def continue_reply(self, history: list[Turn], opening: str, num_candidates: int,
-                       decoding: DecodingConfig | None = None, persona: Sequence[str] = ()) -> list[Candidate]:
+                       decoding: DecodingConfig | None = None, persona: Sequence[str] = (),
+                       memory: Sequence[str] = ()) -> list[Candidate]:
         """Replies that begin with ``opening`` and go on as the model writes them (the prompt ends with the opening's
         tokens, as the reply would spell them); scored by the continuation alone."""
         if not self.continues_openings:
@@ -309,7 +314,7 @@ class LocalTransformersBot(Bot):
         opening = " ".join(opening.split())
         if not opening:
             raise BotError("an opening to continue needs some words")
-        return self.generate(history, num_candidates, decoding, persona, opening=opening)
+        return self.generate(history, num_candidates, decoding, persona, opening=opening, memory=memory)
 
     def reply_ids(self, text: str) -> list[int]:
         """``text``'s token ids as they follow the prompt at the start of a reply (a transcript bot's reply starts
@@ -320,14 +325,16 @@ class LocalTransformersBot(Bot):
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = (), opening: str = "", *,
                  on_text: Callable[[list[str]], None] | None = None,
-                 on_wait: Callable[[int], None] | None = None) -> list[Candidate]:
+                 on_wait: Callable[[int], None] | None = None, memory: Sequence[str] = ()) -> list[Candidate]:
         """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``). ``on_text`` (where
         ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread; with
         ``opening`` (``continue_reply``), each begins with it. ``on_wait(n)`` (where ``reports_queue``) hears how many
-        generations are ahead of this one while it waits for the model (bots.worker)."""
+        generations are ahead of this one while it waits for the model (bots.worker). ``memory``: facts the reply must
+        agree with, put right before the reply (``bots.base.chat_messages``; a transcript model reads them beside its
+        persona)."""
         history = check_history(history)
         decoding = decoding or self.default_decoding
-        input_ids = self.prompt_ids(history, persona) + (self.reply_ids(opening) if opening else [])
+        input_ids = self.prompt_ids(history, persona, memory) + (self.reply_ids(opening) if opening else [])
         head = self.head_ids(persona)
         banned = self.history_ngrams(history, decoding.history_ngram_size) if decoding.history_ngram_size else []
         candidates = self.engine.generate(

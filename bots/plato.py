@@ -98,8 +98,13 @@ class PlatoBot(Bot):
     def engine_label(self) -> str:
         return self.base.engine_label
 
+    @property
+    def reads_memory(self) -> bool:
+        """The memory is handed to the base bot, where it reads one."""
+        return self.base.reads_memory
+
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = ()) -> list[Candidate]:
+                 persona: Sequence[str] = (), memory: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         decoding = decoding or self.base.default_decoding
         if not decoding.samples:  # PLATO's diversity needs sampling; deterministic searches fall back to top-p
@@ -113,7 +118,8 @@ class PlatoBot(Bot):
                 continue
             seed = None if decoding.seed is None else decoding.seed + index
             draw = decoding.replace(temperature=temperature, seed=seed, method=_sampling_method(decoding))
-            for candidate in self.base.generate(history, share, draw, persona):
+            remembered = {"memory": memory} if memory and self.base.reads_memory else {}
+            for candidate in self.base.generate(history, share, draw, persona, **remembered):
                 key = " ".join(candidate.text.lower().split())
                 if key and (key not in samples or candidate.score > samples[key].score):
                     samples[key] = candidate

@@ -96,10 +96,11 @@ class RemoteChatBot(Bot):
             raise BotError(f"the chat server at {url} answered {type(body).__name__}, expected a JSON object")
         return body
 
-    def payload(self, history: Sequence[Turn], persona: Sequence[str], decoding: DecodingConfig, n: int) -> dict:
+    def payload(self, history: Sequence[Turn], persona: Sequence[str], decoding: DecodingConfig, n: int,
+                memory: Sequence[str] = ()) -> dict:
         body: dict = {
             "model": self.model,
-            "messages": chat_messages(history, persona, self.system_prompt),
+            "messages": chat_messages(history, persona, self.system_prompt, memory),
             "n": n,
             "max_tokens": decoding.max_new_tokens,
             "logprobs": True,
@@ -118,8 +119,11 @@ class RemoteChatBot(Bot):
             body["min_tokens"] = decoding.min_new_tokens  # vLLM extension; others ignore it
         return body
 
+    #: the memory goes to the server as the last system message (``bots.base.chat_messages``)
+    reads_memory = True
+
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
-                 persona: Sequence[str] = ()) -> list[Candidate]:
+                 persona: Sequence[str] = (), memory: Sequence[str] = ()) -> list[Candidate]:
         history = check_history(history)
         decoding = decoding or self.default_decoding
         if decoding.method == "beam":
@@ -136,13 +140,13 @@ class RemoteChatBot(Bot):
                 n = wanted - len(candidates) if self.accepts_n else 1
                 try:
                     body = self._request("POST", "/chat/completions",
-                                         self.payload(history, persona, _seeded(decoding, attempt), n))
+                                         self.payload(history, persona, _seeded(decoding, attempt), n, memory))
                 except ServerStatusError as exc:
                     if n == 1 or exc.status not in (400, 422):
                         raise
                     self.accepts_n = False  # it refuses several choices in one answer: ask for one at a time
                     body = self._request("POST", "/chat/completions",
-                                         self.payload(history, persona, _seeded(decoding, attempt), 1))
+                                         self.payload(history, persona, _seeded(decoding, attempt), 1, memory))
                 got = _parse_choices(body, self.base_url)
                 candidates.extend(got)
                 attempt += 1
@@ -154,7 +158,7 @@ class RemoteChatBot(Bot):
             missing = min(wanted - len(candidates), MAX_REQUESTS - attempt)
             with ThreadPoolExecutor(max_workers=missing) as pool:
                 bodies = list(pool.map(lambda k: self._request("POST", "/chat/completions", self.payload(
-                    history, persona, _seeded(decoding, k), 1)), range(attempt, attempt + missing)))
+                    history, persona, _seeded(decoding, k), 1, memory)), range(attempt, attempt + missing)))
             for body in bodies:
                 candidates.extend(_parse_choices(body, self.base_url))
             attempt += missing

@@ -30,6 +30,7 @@ from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from embedded.turns import cpu_turn
 from guard.config import JudgeSettings
+from guard.judge.memory import recall
 from guard.judge.pipeline import Guard
 from guard.judge.reminders import (
     CandidateOrigin,
@@ -126,24 +127,28 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
     decoding = settings.decoding_config
     persona = tuple(conversation.persona)
+    memory = _memory(conversation, bot, settings)
+    remembered = {"memory": memory} if memory else {}
     step("generating")
     stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts, writing=True))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
     if on_step is not None and getattr(bot, "reports_queue", False):
         stream["on_wait"] = lambda ahead: step("waiting", ahead=ahead)
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
-                              **stream)
+                              **stream, **remembered)
     queued = getattr(bot, "queued_s", None)
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
-    coverage = bot.prompt_coverage(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
+    # a message longer than the bot's prompt
+    coverage = bot.prompt_coverage(conversation.turns, conversation.persona, **remembered)
     note = coverage.note("Your message") if coverage is not None and coverage.cut else ""
     step("candidates", candidates=_masked(screen, candidates))
     timings = {"generate_s": round(time.perf_counter() - started, 4)}
     if queued is not None:  # of generate_s, the time the bot's model was busy with other replies
         timings["queued_s"] = round(queued, 4)
-    context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note, timings=timings)
+    context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note, timings=timings,
+                          memory=memory)
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind and needs_reminder(report):
@@ -154,6 +159,16 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
                     settings=produced_by)
     step("done", report=report)
     return turn
+
+
+def _memory(conversation: Conversation, bot: Bot, settings: ChatSettings) -> tuple[str, ...]:
+    """The facts to put in the bot's prompt as its memory (``guard.judge.memory.recall``: what the user's message asks
+    about or asserts, the persona's facts first, never a drifted turn's), as they were said; () when the setting is
+    off or the bot reads no memory (``Bot.reads_memory``)."""
+    if not settings.memory or not bot.reads_memory:
+        return ()
+    return tuple(dict.fromkeys(" ".join(f.said.split()) for f in recall(conversation.turns, conversation.persona,
+                                                                          BOT).facts))
 
 
 def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSettings:
@@ -178,12 +193,15 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     persona = list(conversation.persona)
     n = int(settings.num_candidates or 1)
     step("reminding", reminder=reminder)
+    remembered = {"memory": report.memory} if report.memory else {}
     if bot.continues_openings:
-        new = bot.continue_reply(conversation.turns, reminder.opening, n, settings.decoding_config, persona=persona)
+        new = bot.continue_reply(conversation.turns, reminder.opening, n, settings.decoding_config, persona=persona,
+                                 **remembered)
     else:
         reminder = replace(reminder, method=ReminderMethod.RESTATED,
                            restated=tuple(restated_persona(persona, reminder)[len(persona):]))
-        new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder))
+        new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder),
+                           **remembered)
     said = {c.text.strip() for c in candidates}
     new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
     reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))
@@ -199,6 +217,7 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     withheld.update({i: w for i, w in _screened(screen, everything, step, len(candidates)).items()
                      if i >= len(candidates)})
     context = TurnContext(origins=origins, withheld=withheld, reminder=reminder, prompt_note=report.prompt_note,
+                          memory=report.memory,
                           timings=timings)
     return _guard(conversation.history(), persona, everything, guard, judge_settings, context, step,
                   first_index=len(candidates))

@@ -54,6 +54,9 @@ class ChatSettings:
     # when the policy finds nothing consistent that answers, ask the bot again reminded of the fact it contradicted
     # (guard.judge.reminders); None: not recorded (no reminder then)
     remind: bool | None = True
+    # before the bot writes, the facts of the fact sheet the user's message is about go into its prompt as its memory
+    # (guard.judge.memory); None: not recorded (no memory then)
+    memory: bool | None = True
     # the scripted bot's script: the name of one of the server's scripts (the app's GUARD_APP_SCRIPTS, chosen by a
     # link's ?script=); None: the server's own (GUARD_APP_SCRIPT, else the built-in demo). Other bots ignore it
     script: str | None = None
@@ -101,7 +104,8 @@ class ChatSettings:
     def unknown(cls, **known) -> ChatSettings:
         """Settings nobody recorded (an imported transcript): every value None or empty, but those ``known``."""
         blank = {"bot": "", "preset": "", "guard_mode": None, "detector": "", "threshold": None, "num_candidates": None,
-                 "penalty_lambda": None, "prefilter": None, "repair_fallback": None, "remind": None}
+                 "penalty_lambda": None, "prefilter": None, "repair_fallback": None, "remind": None,
+                 "memory": None}
         return cls(**{**blank, **known})
 
 

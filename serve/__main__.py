@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     guard.add_argument("--no-remind", dest="remind", action="store_false",
                        help="never ask the bot again reminded of what it contradicted (guard.judge.reminders); the policy "
                             "alone decides")
+    guard.add_argument("--no-memory", dest="memory", action="store_false",
+                       help="the bot writes without the facts of the fact sheet the message is about in its prompt "
+                            "(guard.judge.memory)")
     return parser
 
 
@@ -107,7 +110,8 @@ def build_service(args: argparse.Namespace):
                             guard_mode=GuardMode(args.mode), detector=args.detector, threshold=threshold,
                             num_candidates=args.candidates, penalty_lambda=args.penalty_lambda,
                             prefilter=bool(args.prefilter), fallback=args.safe_reply,
-                            repair_fallback=GuardMode(args.repair_fallback), remind=bool(args.remind))
+                            repair_fallback=GuardMode(args.repair_fallback), remind=bool(args.remind),
+                            memory=bool(args.memory))
     from conversation.classroom import ClassroomFilter
 
     return GuardService(generator=generator, generator_label=spec.label, guard=guard, defaults=defaults,

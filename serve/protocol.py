@@ -45,6 +45,7 @@ GUARD_FIELDS = {
     "repair_fallback": f"one of {', '.join(REPAIR_FALLBACKS)} (the policy repair falls back to)",
     "fallback": "a non-empty string (the safe reply: what block mode sends when every candidate contradicts)",
     "remind": "true or false (when nothing consistent answers, ask the bot again reminded of the fact it contradicted)",
+    "memory": "true or false (before the bot writes, the facts the message is about go into its prompt as its memory)",
 }
 #: the guard setting for how many candidates are judged (what the error for ``n`` > 1 points to; one of GUARD_FIELDS)
 CANDIDATES_FIELD = "num_candidates"
@@ -248,9 +249,12 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
     remind = value.get("remind", defaults.remind)
     if not isinstance(remind, bool):
         raise bad("remind", remind)
+    memory = value.get("memory", defaults.memory)
+    if not isinstance(memory, bool):
+        raise bad("memory", memory)
     return replace(defaults, guard_mode=GuardMode(mode), threshold=None if threshold is None else float(threshold),
                    num_candidates=candidates, penalty_lambda=float(penalty_lambda), fallback=fallback, repair_fallback=GuardMode(repair_fallback),
-                   remind=remind)
+                   remind=remind, memory=memory)
 
 
 def _decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:

@@ -14,6 +14,7 @@ Settings the tests (and `make run` users) control come from environment variable
 * ``GUARD_APP_CANDIDATES`` default number of candidates
 * ``GUARD_APP_PRESET``     default decoding preset (bots.base.PRESETS)
 * ``GUARD_APP_REMIND``     "0" to start without reminders (the bot asked again when no reply is consistent)
+* ``GUARD_APP_MEMORY``     "0" to start without the bot's memory (the facts a message is about, in its prompt)
 * ``GUARD_ENGINE``         the local bots' inference engine: auto (default: CTranslate2 int8 where it converts
                            the model, else transformers), ctranslate2 or transformers (bots.engines)
 """
@@ -34,7 +35,7 @@ from ui.errors import LOAD_ERRORS
 
 #: the environment variables the defaults are read from (module docstring)
 ENVIRONMENT = ("GUARD_APP_BOT", "GUARD_APP_SCRIPT", "GUARD_APP_SCRIPTS", "GUARD_APP_DETECTOR", "GUARD_APP_MODE",
-               "GUARD_APP_CANDIDATES", "GUARD_APP_PRESET", "GUARD_APP_REMIND")
+               "GUARD_APP_CANDIDATES", "GUARD_APP_PRESET", "GUARD_APP_REMIND", "GUARD_APP_MEMORY")
 
 
 def default_script() -> str | None:
@@ -83,7 +84,8 @@ def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     return ChatSettings(
         bot=bot, preset=preset_name, decoding=decoding, guard_mode=env["GUARD_APP_MODE"] or "rerank",
         detector=detector, threshold=None, num_candidates=int(env["GUARD_APP_CANDIDATES"] or 4),
-        persona=_default_persona(bot), remind=env["GUARD_APP_REMIND"] != "0")
+        persona=_default_persona(bot), remind=env["GUARD_APP_REMIND"] != "0",
+        memory=env["GUARD_APP_MEMORY"] != "0")
 
 
 def _default_persona(bot: str) -> list[str]:

@@ -137,6 +137,11 @@ def draw(conversation: Conversation) -> ChatSettings:
               help="The bot's reply is started for it with what it said before (\"No, I work as a nurse.\") and it "
                    "writes on; if it still contradicts, that opening alone is sent (marked as written by the guard)."
                    "\n\nTechnical: guard.judge.reminders; a bot that cannot continue a reply gets the fact in its persona.")
+    st.toggle("Remind the bot of its facts before it writes", key=key("memory"),
+              help="Before the bot writes, what it already said about the thing you ask (its job, its home, how many "
+                   "pets...) is put right before its reply, so it does not make up another answer. The candidates' "
+                   "panel shows what it was reminded of.\n\nTechnical: guard.judge.memory, the fact sheet's facts "
+                   "the message asks about or asserts, the persona's first, never a drifted turn's.")
     st.toggle("In long chats, check only the most related earlier sentences", key=key("prefilter"),
               help="Faster in a long chat; an unrelated earlier sentence cannot be contradicted anyway.\n\n"
                    "Technical: the prefilter keeps the 8 earlier sentences most similar to the reply "

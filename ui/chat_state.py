@@ -96,7 +96,7 @@ def _offered(name: str, value: Any) -> bool:
         return value is not None and CANDIDATES_RANGE[0] <= int(value) <= CANDIDATES_RANGE[1]
     if name == "penalty_lambda":
         return value is not None and LAMBDA_RANGE[0] <= float(value) <= LAMBDA_RANGE[1]
-    if name in ("prefilter", "detector", "remind"):
+    if name in ("prefilter", "detector", "remind", "memory"):
         return value is not None and value != ""
     return True
 

@@ -11,7 +11,7 @@ import streamlit as st
 from conversation.guarding import GuardStep, guarded_reply, rejudge
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.judge.report import BotTurnReport, CandidateReport
-from guard.judge.wording import reminder_phrase, score_and_threshold, summary
+from guard.judge.wording import memory_phrase, reminder_phrase, score_and_threshold, summary
 from guard.vocabulary import GuardMode, category_name, describe_source
 from ui import class_models, ownership, profiling
 from ui.app_defaults import shown_threshold
@@ -59,6 +59,11 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
             return
         # wrapping HTML: the candidate and its reason wrap, the scores stay whole at any width (an st.dataframe
         # clipped them at 1400 px) and grow in presentation mode
+        if report.memory:
+            said = memory_phrase(report)
+            st.markdown(escape_markdown("🧠 " + said[:1].upper() + said[1:] + "."),
+                        help="Technical: guard.judge.memory, the fact sheet's facts the message asks about or asserts, "
+                             "put in a note right before the message in the bot's prompt.")
         if report.reminder is not None:
             st.markdown(escape_markdown("🔁 The guard " + reminder_phrase(report.reminder) + "."))
         teacher = ownership.is_teacher()

@@ -253,7 +253,7 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
         used_fallback=bool(decision.used_fallback), candidates=reports, timings=dict(context.timings),
         persona=tuple(persona),
         repair_declined="" if decision.repair_declined is None else wording.declined(decision.repair_declined),
-        decided_by=decision.decided_by, badge=badge, prompt_note=context.prompt_note, reminder=reminder,
+        decided_by=decision.decided_by, badge=badge, prompt_note=context.prompt_note, memory=context.memory, reminder=reminder,
         sent=decision.reply,
     )
     return report, decision

@@ -48,6 +48,8 @@ class TurnContext:
     reminder: Reminder | None = None
     prompt_note: str = ""
     timings: Mapping[str, float] = field(default_factory=dict)
+    #: the facts put in the bot's prompt as its memory before it wrote (``guard.judge.memory``), as they were said
+    memory: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,8 @@ class BotTurnReport:
     # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
     # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptCoverage)
     prompt_note: str = ""
+    #: the facts put in the bot's prompt as its memory before it wrote (``guard.judge.memory``); () when none
+    memory: tuple[str, ...] = ()
     #: the bot reminded of what it said when nothing consistent answered (guard.judge.reminders); None when not
     reminder: Reminder | None = None
     #: where a flag earns the red badge (the checkpoint's calibration); None: every flag does
@@ -270,6 +274,6 @@ def rejudged(old: BotTurnReport, fresh: BotTurnReport, sent_text: str, note: str
         settings=fresh.settings, detector=fresh.detector, chosen_index=sent, used_fallback=old.used_fallback,
         candidates=candidates, timings={**old.timings, "rejudge_s": round(seconds, 4)}, persona=fresh.persona,
         rejudge_note=note, would_send=would if changed else None, would_fallback=changed and would is None,
-        repair_declined=old.repair_declined, decided_by=old.decided_by, prompt_note=old.prompt_note,
+        repair_declined=old.repair_declined, decided_by=old.decided_by, prompt_note=old.prompt_note, memory=old.memory,
         reminder=old.reminder, badge=fresh.badge, sent=sent_text, prefilter_recorded=fresh.prefilter_recorded,
         sheet=old.sheet)

@@ -228,6 +228,14 @@ def rejudged_change(report: BotTurnReport) -> str:
     return f"at τ = {report.threshold:.2f} the guard would now send candidate #{cand.index + 1}, {how}"
 
 
+def memory_phrase(report: BotTurnReport) -> str:
+    """What the bot was reminded of before it wrote (``BotTurnReport.memory``), in words; "" when nothing."""
+    if not report.memory:
+        return ""
+    return "before writing, the bot was reminded of what it says about itself: " + " ".join(
+        f'"{line}"' for line in report.memory)
+
+
 def answer_words(cand: CandidateReport) -> str:
     """What the answer check found of one candidate, in a class's words: "did not answer", "repeats itself", or ""
     when it answers (or was not checked)."""

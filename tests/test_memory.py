@@ -1,0 +1,89 @@
+"""The fact sheet as the bot's memory (issue 52, point 1): what the guard recalls before the bot writes, where the
+prompt carries it, and that a guarded turn hands it to the bot and records it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bots.base import MEMORY_NOTE, Bot, chat_messages
+from conversation.guarding import guarded_reply
+from conversation.records import BOT, USER, ChatSettings, ChatTurn, Conversation
+from guard.judge.memory import recall
+from guard.judge.report import BotTurnReport
+from guard.language.fact_sheet import Relation
+from guard.records import Candidate, Turn
+
+NURSE = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
+
+
+def _turns(*texts: str) -> list[Turn]:
+    return [Turn(i, USER if i % 2 == 0 else BOT, text) for i, text in enumerate(texts)]
+
+
+def _said(turns, persona=NURSE) -> list[str]:
+    return [f.said for f in recall(turns, persona).facts]
+
+
+@pytest.mark.parametrize(("message", "said", "asked"), [
+    # a goad with another value is about the relation it asserts
+    ("Wait, aren't you a teacher?", ["I work as a nurse."], [Relation.JOB]),
+    ("So you live in Berlin?", ["I live in Paris."], [Relation.LIVES_IN]),
+    ("How many dogs do you have?", ["I have two dogs."], [Relation.COUNT]),
+    ("What do you do for work?", ["I work as a nurse."], [Relation.JOB]),
+    # a message about nothing the sheet holds recalls nothing
+    ("Do you like the rain?", [], []),
+])
+def test_the_message_decides_what_is_recalled(message, said, asked):
+    memory = recall(_turns("Hi!", "Hello there!", message), NURSE)
+    assert [f.said for f in memory.facts] == said
+    assert list(memory.asked) == asked
+
+
+def test_the_first_reply_gets_who_the_bot_is():
+    """Before its first reply the bot is reminded of its job and home, so it does not invent them."""
+    assert set(_said(_turns("Hi! Tell me about yourself."))) == {"I work as a nurse.", "I live in Paris."}
+
+
+def test_a_drifted_turn_is_never_recalled_and_the_persona_comes_first():
+    """The bot's drift ("I teach Russian") is never its memory: the persona's job is; an earlier reply's fact is
+    recalled only where the persona says nothing of it."""
+    drifted = _turns("Hi!", "I'm Alexei, and I teach Russian in Paris.", "What's your job again?")
+    assert _said(drifted) == ["I work as a nurse."]
+    told = _turns("Hi!", "I'm 34 years old and I love hiking.", "How old are you?")
+    assert _said(told) == ["I'm 34 years old and I love hiking."]
+
+
+def test_the_prompt_carries_the_memory_right_before_the_message():
+    turns = _turns("Hi!", "Hello!", "Aren't you a teacher?")
+    messages = chat_messages(turns, NURSE, memory=["I work as a nurse."])
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "system", "user"]
+    assert messages[3]["content"] == f"{MEMORY_NOTE} I work as a nurse."
+    assert messages[-1]["content"] == "Aren't you a teacher?"
+    assert chat_messages(turns, NURSE) == [m for i, m in enumerate(messages) if i != 3]  # no memory, no note
+
+
+class _Remembering(Bot):
+    """A bot that reads a memory and says what it was handed."""
+
+    name = "remembering"
+    reads_memory = True
+
+    def __init__(self):
+        self.memories: list[tuple[str, ...]] = []
+
+    def generate(self, history, num_candidates, decoding=None, persona=(), memory=()):
+        self.memories.append(tuple(memory))
+        return [Candidate("I work as a nurse at a children's hospital.", -0.5)]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_guarded_turn_hands_the_memory_to_the_bot_and_records_it(on):
+    conversation = Conversation(persona=list(NURSE))
+    conversation.append(ChatTurn(turn_id=0, agent_id=USER, text="Wait, aren't you a teacher?"))
+    bot = _Remembering()
+    settings = ChatSettings(bot="remembering", guard_mode="off", num_candidates=1, persona=list(NURSE), memory=on)
+    turn = guarded_reply(conversation, bot, None, settings, classroom=None)
+    expected = ("I work as a nurse.", "I live in Paris.") if on else ()  # its first reply: who it is too
+    assert bot.memories == [expected]
+    assert turn.report.memory == expected
+    assert BotTurnReport.from_json(turn.report.to_json()).memory == expected
