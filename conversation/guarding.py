@@ -36,6 +36,7 @@ from guard.judge.reminders import (
     CandidateOrigin,
     Reminder,
     ReminderMethod,
+    bare_fact,
     needs_reminder,
     plan_reminder,
     restated_persona,
@@ -134,14 +135,15 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
         if on_step is not None and getattr(bot, "streams_text", False) else {}
     if on_step is not None and getattr(bot, "reports_queue", False):
         stream["on_wait"] = lambda ahead: step("waiting", ahead=ahead)
-    candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
+    read = as_the_bot_wrote(conversation.turns)
+    candidates = bot.generate(read, int(settings.num_candidates or 1), decoding, persona=persona,
                               **stream, **remembered)
     queued = getattr(bot, "queued_s", None)
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
     # a message longer than the bot's prompt
-    coverage = bot.prompt_coverage(conversation.turns, conversation.persona, **remembered)
+    coverage = bot.prompt_coverage(read, conversation.persona, **remembered)
     note = coverage.note("Your message") if coverage is not None and coverage.cut else ""
     step("candidates", candidates=_masked(screen, candidates))
     timings = {"generate_s": round(time.perf_counter() - started, 4)}
@@ -159,6 +161,23 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
                     settings=produced_by)
     step("done", report=report)
     return turn
+
+
+def as_the_bot_wrote(turns: Sequence[Turn]) -> list[Turn]:
+    """The conversation as the bot reads it, without the guard's way of bringing a reminder in: a reply that opens
+    with a reminder's opening (the bot wrote on from it, or the guard sent it alone) reads with the opening's bare
+    fact instead ("Actually, I work as a nurse. I love it." -> "I work as a nurse. I love it."). A small model
+    imitates the openings it reads: after one reminder, eleven replies in a row began "Actually, ..."."""
+    seen = []
+    for turn in turns:
+        report = getattr(turn, "report", None)
+        chosen = None if report is None or report.reminder is None else report.chosen
+        if chosen is not None and chosen.origin in (CandidateOrigin.REMINDED, CandidateOrigin.COMPOSED):
+            opening = report.reminder.opening
+            if turn.text.startswith(opening):
+                turn = replace(turn, text=(bare_fact(opening) + " " + turn.text[len(opening):].strip()).strip())
+        seen.append(turn)
+    return seen
 
 
 def _memory(conversation: Conversation, bot: Bot, settings: ChatSettings) -> tuple[str, ...]:
@@ -195,13 +214,13 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     step("reminding", reminder=reminder)
     remembered = {"memory": report.memory} if report.memory else {}
     if bot.continues_openings:
-        new = bot.continue_reply(conversation.turns, reminder.opening, n, settings.decoding_config, persona=persona,
-                                 **remembered)
+        new = bot.continue_reply(as_the_bot_wrote(conversation.turns), reminder.opening, n, settings.decoding_config,
+                                 persona=persona, **remembered)
     else:
         reminder = replace(reminder, method=ReminderMethod.RESTATED,
                            restated=tuple(restated_persona(persona, reminder)[len(persona):]))
-        new = bot.generate(conversation.turns, n, settings.decoding_config, persona=restated_persona(persona, reminder),
-                           **remembered)
+        new = bot.generate(as_the_bot_wrote(conversation.turns), n, settings.decoding_config,
+                           persona=restated_persona(persona, reminder), **remembered)
     said = {c.text.strip() for c in candidates}
     new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
     reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))

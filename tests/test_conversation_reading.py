@@ -351,3 +351,32 @@ def test_two_denials_contradict_only_where_what_they_deny_does():
                                 persona=["I have never been on a plane.", "I'm not married."])
     assert not pilot.contradiction and pilot.score < 0.5
     assert single.contradiction and single.evidence[0].premise == "I'm not married."
+
+
+def test_the_bot_reads_its_own_words_not_the_reminders_opening():
+    """Issue 52, point 2: after a reminded turn the bot reads that turn with the bare fact in place of the guard's
+    opening ("No, I work as a nurse. I love my job." -> "I work as a nurse. I love my job."), and a composed
+    opening as its bare fact, so it does not learn to open every reply the guard's way."""
+    class Reading(_OpeningBot):
+        def __init__(self):
+            super().__init__()
+            self.read: list[list[str]] = []
+
+        def generate(self, history, num_candidates, decoding=None, persona=()):
+            self.read.append([t.text for t in history])
+            return super().generate(history, num_candidates, decoding, persona)
+
+    class Stubborn(Reading):
+        def continue_reply(self, history, opening, num_candidates, decoding=None, persona=()):
+            return [Candidate(f"{opening} I'm a teacher too.", -0.5)]
+
+    for bot, sent, read in [(Reading(), "No, I work as a nurse. I love my job.", "I work as a nurse. I love my job."),
+                            (Stubborn(), "No, I work as a nurse.", "I work as a nurse.")]:
+        conversation = Conversation(persona=["I work as a nurse."])
+        conversation.add("user", "Wait, aren't you a teacher?")
+        settings = ChatSettings(bot="t", threshold=0.9, num_candidates=2)
+        conversation.append(guarded_reply(conversation, bot, _teacher_guard(), settings))
+        assert conversation.turns[-1].text == sent  # the user is sent the reply as it was
+        conversation.add("user", "Where do you work?")
+        guarded_reply(conversation, bot, _teacher_guard(), settings)
+        assert bot.read[-1] == ["Wait, aren't you a teacher?", read, "Where do you work?"]

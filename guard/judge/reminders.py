@@ -127,7 +127,23 @@ def opening_for(fact: PairScore, polarities: list[bool], question_kind: str = ""
         return f"{'No' if said_yes else 'Yes'}, {lowered}"
     if question_kind == QuestionKind.WH:
         return text[:1].upper() + text[1:]
-    return f"Actually, {lowered}"
+    return f"{ACTUALLY}{lowered}"
+
+
+#: the word an opening that answers no question starts with (``opening_for``)
+ACTUALLY = "Actually, "
+#: the particles ``opening_for`` puts before the fact
+_PARTICLES = ("No, ", "Yes, ", ACTUALLY)
+
+
+def bare_fact(opening: str) -> str:
+    """An opening without the particle ``opening_for`` put before its fact ("Actually, I work as a nurse." -> "I work
+    as a nurse."): the fact as the bot would say it, without the guard's way of bringing it in."""
+    for said in _PARTICLES:
+        if opening.startswith(said):
+            rest = opening[len(said):].strip()
+            return rest[:1].upper() + rest[1:] if rest else opening
+    return opening
 
 
 def restated_persona(persona: list[str], reminder: Reminder) -> list[str]:
