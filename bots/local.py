@@ -336,7 +336,8 @@ class LocalTransformersBot(Bot):
         decoding = decoding or self.default_decoding
         input_ids = self.prompt_ids(history, persona, memory) + (self.reply_ids(opening) if opening else [])
         head = self.head_ids(persona)
-        banned = self.history_ngrams(history, decoding.history_ngram_size) if decoding.history_ngram_size else []
+        banned = self.history_ngrams(history, decoding.history_ngram_size, allowed=[*persona, *memory]) \
+            if decoding.history_ngram_size else []
         candidates = self.engine.generate(
             input_ids, decoding, num_candidates,
             stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
@@ -348,18 +349,24 @@ class LocalTransformersBot(Bot):
             candidates = [Candidate(opened_reply(opening, c.text), c.score) for c in candidates]
         return distinct_replies(candidates, [m.text for m in history if m.agent_id == "bot"])
 
-    def history_ngrams(self, history: Sequence[Turn], n: int) -> list[list[int]]:
+    def history_ngrams(self, history: Sequence[Turn], n: int, allowed: Sequence[str] = ()) -> list[list[int]]:
         """Every run of ``n`` tokens in the conversation's turns, as the reply would spell it: each text is
         tokenized as it starts a reply and after a space (a phrase reused mid-sentence), and the runs go to the
-        engine as banned sequences (DecodingConfig.history_ngram_size)."""
-        grams: dict[tuple[int, ...], None] = {}
-        for message in history:
-            text = " ".join(message.text.split())
-            for variant in (text, " " + text):
-                ids = self.tokenizer(variant, add_special_tokens=False)["input_ids"]
-                for start in range(len(ids) - n + 1):
-                    grams.setdefault(tuple(ids[start:start + n]), None)
-        return [list(g) for g in grams]
+        engine as banned sequences (DecodingConfig.history_ngram_size). Runs of the ``allowed`` texts (the persona
+        and the memory) stay allowed: a fact the bot said once may be said again in its own words ("I live in
+        Valparaiso." banned once said, the next answer misspelt it "Valparaisos")."""
+        def runs(texts) -> dict[tuple[int, ...], None]:
+            found: dict[tuple[int, ...], None] = {}
+            for text in texts:
+                text = " ".join(text.split())
+                for variant in (text, " " + text):
+                    ids = self.tokenizer(variant, add_special_tokens=False)["input_ids"]
+                    for start in range(len(ids) - n + 1):
+                        found.setdefault(tuple(ids[start:start + n]), None)
+            return found
+
+        kept = runs(allowed)
+        return [list(g) for g in runs(m.text for m in history) if g not in kept]
 
     def end_ids(self) -> list[int]:
         """Every token that ends a reply: the backend's end-of-turn tokens and the model's eos."""

@@ -87,3 +87,15 @@ def test_a_guarded_turn_hands_the_memory_to_the_bot_and_records_it(on):
     assert bot.memories == [expected]
     assert turn.report.memory == expected
     assert BotTurnReport.from_json(turn.report.to_json()).memory == expected
+
+
+def test_a_fact_said_once_may_be_said_again(embedded_bot):
+    """The 'fast' preset bans every 4-token run of an earlier turn; a run of the persona or the memory stays allowed,
+    so the bot can say its home again ("I live in Valparaiso." banned once said: the next answer wrote
+    "Valparaisos"), while the rest of what it said stays banned."""
+    history = _turns("Where do you live?", "I live in Valparaiso, by the sea.", "So you live in Madrid?")
+    banned = {tuple(g) for g in embedded_bot.history_ngrams(history, 4)}
+    kept = {tuple(g) for g in embedded_bot.history_ngrams(history, 4, allowed=["I live in Valparaiso."])}
+    fact = embedded_bot.tokenizer("I live in Valparaiso", add_special_tokens=False)["input_ids"][:4]
+    assert tuple(fact) in banned and tuple(fact) not in kept
+    assert kept and kept < banned  # ", by the sea" stays banned
