@@ -11,7 +11,8 @@ the Learn page is shown as it opens, the Review page lists the session just play
 belong to their browser), the chat and the playground once more in presentation mode (another browser), and the
 Review page again as the teacher sees it, signed in on a server started with a teacher password: both sessions, and the
 chat page of a new browser that picked the embedded bot and left the persona box empty: the persona the bot then plays
-is shown (issue 53; the teacher allows the embedded bot beside the scripted one). Each PNG is 1400 px wide (a
+is shown (issue 53; the teacher allows the embedded bot beside the scripted one), and the embedded bot goaded once with
+its candidate panel open, showing what it was reminded of before it wrote (issue 52). Each PNG is 1400 px wide (a
 classroom laptop), as tall
 as the page's content, and reduced to a 256-colour palette to stay small. The sessions go to a
 throw-away studio database, not the user's.
@@ -40,7 +41,7 @@ DEMO_SCRIPT = {"replies": [
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
 PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher",
-         "persona")
+         "persona", "memory")
 #: the screenshot server's teacher password (a throw-away server and database)
 TEACHER_PASSWORD = "screenshots"
 
@@ -183,6 +184,27 @@ def persona(context, url: str, out: Path) -> int:
     return 0 if shown else 1
 
 
+def memory(context, url: str, out: Path) -> int:
+    """The embedded bot (its own persona: Sam, a nurse in Portland) goaded with "Wait, aren't you a teacher?", and its
+    candidate panel opened: the note of what the bot was reminded of before it wrote (issue 52)."""
+    from harness.server import open_expander
+
+    page = new_page(context, 1100)
+    page.goto(url)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_role("combobox", name="Which bot").click()
+    page.get_by_role("option", name="embedded", exact=True).click()
+    settle(page)
+    send(page, "Wait, aren't you a teacher?")
+    turn(page, 1).wait_for(timeout=600_000)  # the first use converts the embedded bot
+    settle(page)
+    note = page.get_by_text("Before writing, the bot was reminded of", exact=False)
+    open_expander(page, "Candidates (", note)
+    save(page, out / "screenshot-memory.png")
+    page.close()
+    return 0 if note.count() else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DOCS)
@@ -220,6 +242,8 @@ def main() -> int:
                 failures += review_teacher(teacher, url, args.out)
             if "persona" in wanted:
                 failures += persona(newcomer, url, args.out)
+            if "memory" in wanted:
+                failures += memory(browser.new_context(device_scale_factor=1), url, args.out)
     return 1 if failures else 0
 
 
