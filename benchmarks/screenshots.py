@@ -200,9 +200,10 @@ def memory(context, url: str, out: Path) -> int:
     settle(page)
     note = page.get_by_text("Before writing, the bot was reminded of", exact=False)
     open_expander(page, "Candidates (", note)
+    shown = note.count() > 0
     save(page, out / "screenshot-memory.png")
     page.close()
-    return 0 if note.count() else 1
+    return 0 if shown else 1
 
 
 def main() -> int:
