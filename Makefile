@@ -25,7 +25,7 @@ SERVE_ARGS ?=
 # file's app server is started once; 2 suits the 2-core machine the suite's time is measured on (README).
 TEST_WORKERS ?= 2
 
-.PHONY: setup run serve test browser postgres bench training-setup clean
+.PHONY: setup run serve test browser postgres bench training-setup llama clean
 
 setup: $(STAMP)
 
@@ -72,6 +72,14 @@ bench: setup
 training-setup: setup
 	$(BIN)/python -c "import embedded; print('all-mpnet-base-v2:', embedded.mpnet_path())"
 	$(BIN)/python -m embedded.provision --snli
+
+# Optional: llama.cpp's server with parallel slots, compiled from the llama-cpp-python sdist for AVX2 (not this CPU's
+# own instructions) with its server tool and without its web UI (which it would download); about 15 min on 2 cores.
+# The remote bot in front of it: docs/deploy.md.
+llama: setup
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_TOOLS_INSTALL=ON -DLLAMA_BUILD_SERVER=ON \
+		-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+		CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --no-cache-dir --no-binary llama-cpp-python -r requirements-llama.txt
 
 clean:
 	rm -rf $(VENV)

@@ -25,6 +25,10 @@ from ui.app_defaults import defaults  # noqa: E402
 st.set_page_config(page_title="Consistency guard", page_icon="🛡️", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presentation") else "auto")
 
+# A class server (a teacher password): an error the app did not foresee shows its kind only, not its traceback, which
+# names the server's files (a student is shown no path of the server's: ui.class_models); the server's log keeps it
+st.set_option("client.showErrorDetails", "type" if ownership.teacher_password() else "full")
+
 # GUARD_PROFILE_DIR set: each run of what follows is profiled into that folder (ui/profiling.py)
 with profiling.profiled("run"):
     startup.import_page_modules()  # before the page runs: tabs opening at once must not import Altair in parallel
@@ -34,6 +38,7 @@ with profiling.profiled("run"):
     asked = navigation.open_requested()  # a page run alone offered the app: open that page in it
     if asked is not None:
         st.switch_page(navigation.page(asked))
+    chat_session.follow_script_link()  # a link's ?script=: this session's scripted bot plays that script
     if page.url_path == chat_page.url_path:
         # a ?session= in the URL (a reload, a shared link): its conversation, and its settings into the sidebar's
         # controls before they are drawn; a session of another browser is refused (ui.ownership)

@@ -104,6 +104,8 @@ def main() -> int:
                              "the first turn then measures a new user's first reply")
     parser.add_argument("--busy", type=int, default=0,
                         help="keep this many CPU-bound processes spinning beside the app from its start to the end")
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="run the app from this checkout (main's, for a before-and-after in one session)")
     parser.add_argument("--demo-screenshot", type=Path,
                         help="instead of timing: run the planted demo (scripted bot) and save this screenshot")
     args = parser.parse_args()
@@ -185,7 +187,8 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
     started = time.perf_counter()
     marks_file = Path(tempfile.mkdtemp(prefix="bench_app_marks_")) / "marks.jsonl"  # the page runs' marks
     env = {**env, "GUARD_MARKS_FILE": str(marks_file)}
-    with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log") as url, chromium() as browser:
+    where = {"repo": args.repo.resolve()} if args.repo else {}
+    with streamlit_server(env, log_path="/tmp/bench_app_streamlit.log", **where) as url, chromium() as browser:
         healthy = time.perf_counter()  # the server answers /_stcore/health: a user can open the page from here
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(url)
@@ -234,7 +237,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
         **_split(measured_rows),
         "first": _split(measured_rows[:args.window]), "last": _split(measured_rows[-args.window:]),
         "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
-        "empty_cache": args.empty_cache, "busy_processes": args.busy,
+        "empty_cache": args.empty_cache, "busy_processes": args.busy, "repo": str(args.repo or "."),
         # from the server's health answer to the first reply on screen: page load, the first message, and whatever
         # model loading (or, on an empty cache, conversion) the start-up warm-up had not finished by then
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),

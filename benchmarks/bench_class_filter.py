@@ -9,6 +9,12 @@
     # PYTHONPATH) to compare it
     .venv/bin/python -m benchmarks.bench_class_filter judge benchmarks/results/class_filter/replies.json \\
         --json benchmarks/results/class_filter/judged.json --sample 40
+    # issue 53: the labelled set (benchmarks/data/class_filter_lines.json, frozen before the filter read word forms
+    # and phrases): the share of offensive lines caught, of innocent lines withheld, and every line it got wrong
+    .venv/bin/python -m benchmarks.bench_class_filter lines benchmarks/data/class_filter_lines.json \\
+        --json benchmarks/results/class_filter/lines.json
+    # beside it, glin-profanity 4.1.0 (not a requirement: pip install --target DIR glin-profanity==4.1.0, then
+    # PYTHONPATH=DIR:.), with its defaults and with its leetspeak and obfuscation matching on
 
 The goading messages are of the studio's kinds (CDConv's trigger methods: asking what the bot said, a perturbed or
 negated earlier message, a paraphrase, a short utterance, a follow-up) and of what a class types to make a bot be
@@ -149,6 +155,7 @@ def cmd_judge(args) -> int:
     rows = data["replies"]
     texts = [r["text"] for r in rows]
     shipped = ClassroomFilter()
+    shipped.check("Loading the parser first.")  # spaCy loads on the first check: not a reply's cost
     started = time.perf_counter()
     verdicts = [shipped.check(t) for t in texts]
     shipped_s = time.perf_counter() - started
@@ -158,14 +165,15 @@ def cmd_judge(args) -> int:
     if bp is not None:
         listed = [bool(bp.contains_profanity(t)) for t in texts]
     for k, (row, verdict) in enumerate(zip(rows, verdicts)):
-        row["shipped"] = {"flagged": verdict.flagged, "words": list(verdict.words), "masked": verdict.masked}
+        row["shipped"] = {"flagged": verdict.flagged, "words": list(verdict.words),
+                          "why": [str(w) for w in verdict.whys]}
         if apc is not None:
             row["alt_profanity_check"] = round(probabilities[k], 4)
         if bp is not None:
             row["better_profanity_list"] = listed[k]
 
     def count(rows_) -> dict:
-        out = {"replies": len(rows_), "shipped_filter_masks": sum(r["shipped"]["flagged"] for r in rows_)}
+        out = {"replies": len(rows_), "shipped_filter_withholds": sum(r["shipped"]["flagged"] for r in rows_)}
         if apc is not None:
             for cut in (0.5, 0.8, 0.9):
                 out[f"alt_profanity_check_ge_{cut}"] = sum(r["alt_profanity_check"] >= cut for r in rows_)
@@ -178,21 +186,80 @@ def cmd_judge(args) -> int:
                "shipped_filter_ms_per_reply": round(1000 * shipped_s / max(len(texts), 1), 3)}
     print(json.dumps(summary, indent=2))
     rng = random.Random(args.seed)
-    masked = [i for i, r in enumerate(rows) if r["shipped"]["flagged"]]
-    unmasked = [i for i, r in enumerate(rows) if not r["shipped"]["flagged"]]
-    sample = {"masked": sorted(masked if len(masked) <= args.sample else rng.sample(masked, args.sample)),
-              "unmasked": sorted(rng.sample(unmasked, min(args.sample, len(unmasked))))}
+    held = [i for i, r in enumerate(rows) if r["shipped"]["flagged"]]
+    passed = [i for i, r in enumerate(rows) if not r["shipped"]["flagged"]]
+    sample = {"withheld": sorted(held if len(held) <= args.sample else rng.sample(held, args.sample)),
+              "passed": sorted(rng.sample(passed, min(args.sample, len(passed))))}
     for name, picked in sample.items():
-        print(f"\n--- {name} ({len(picked)} of {len(masked if name == 'masked' else unmasked)})")
+        print(f"\n--- {name} ({len(picked)} of {len(held if name == 'withheld' else passed)})")
         for i in picked:
             r = rows[i]
             extra = "" if apc is None else f" apc={r['alt_profanity_check']:.2f}"
             extra += "" if bp is None else f" bp={'Y' if r['better_profanity_list'] else '-'}"
-            print(f"#{i:3}{extra} words={r['shipped']['words']} | {r['message']!r} -> {r['text']!r}")
+            print(f"#{i:3}{extra} caught={r['shipped']['words']} why={r['shipped']['why']} | {r['message']!r} -> "
+                  f"{r['text']!r}")
     _write(args.json, {"machine": machine_info(), "from": str(args.replies), "summary": summary, "sample": sample,
                        "packages": {"alt-profanity-check": apc is not None, "better-profanity": bp is not None},
                        "replies": rows})
     return 0
+
+
+def cmd_lines(args) -> int:
+    """The shipped filter on a labelled set: offensive lines caught and innocent lines withheld, overall and by kind,
+    with every line it got wrong (the goals are the set's own, written when it was frozen)."""
+    from conversation.classroom import ClassroomFilter
+
+    data = json.loads(args.lines.read_text())
+    shipped = ClassroomFilter()
+    shipped.check("Loading the parser first.")  # spaCy loads on the first check: not a line's cost
+    started = time.perf_counter()
+    rows = [{**line, "withheld": shipped.check(line["text"]).flagged} for line in data["lines"]]
+    seconds = time.perf_counter() - started
+
+    def share(rows_: list[dict]) -> dict:
+        return {"lines": len(rows_), "withheld": sum(r["withheld"] for r in rows_),
+                "share": round(sum(r["withheld"] for r in rows_) / max(len(rows_), 1), 4)}
+
+    summary: dict = {}
+    for label in ("offensive", "innocent"):
+        picked = [r for r in rows if r["label"] == label]
+        summary[label] = {**share(picked), "by_kind": {kind: share([r for r in picked if r["kind"] == kind])
+                                                       for kind in sorted({r["kind"] for r in picked})}}
+    goals = data.get("goals", {})
+    summary["goals"] = goals
+    summary["met"] = {"offensive_caught": summary["offensive"]["share"] >= goals.get("offensive_caught_at_least", 0),
+                      "innocent_withheld": summary["innocent"]["share"] <= goals.get("innocent_withheld_at_most", 1)}
+    summary["ms_per_line"] = round(1000 * seconds / max(len(rows), 1), 3)
+    summary["glin_profanity"] = _glin_shares(data["lines"])
+    print(json.dumps(summary, indent=2))
+    wrong = {"offensive passed": [r for r in rows if r["label"] == "offensive" and not r["withheld"]],
+             "innocent withheld": [r for r in rows if r["label"] == "innocent" and r["withheld"]]}
+    for name, picked in wrong.items():
+        print(f"\n--- {name} ({len(picked)})")
+        for r in picked:
+            print(f"[{r['kind']}] {r['text']!r}")
+    _write(args.json, {"machine": machine_info(), "from": str(args.lines), "summary": summary,
+                       "wrong": {k: [r["text"] for r in v] for k, v in wrong.items()}, "lines": rows})
+    return 0
+
+
+def _glin_shares(lines: list[dict]) -> dict | None:
+    """glin-profanity's shares on the same lines, when it is installed: its defaults, and English with its leetspeak
+    and obfuscation matching on (what would catch "f@ggot")."""
+    try:
+        import glin_profanity
+    except ImportError:
+        return None
+    filters = {"defaults": glin_profanity.Filter(),
+               "leetspeak_and_obfuscation": glin_profanity.Filter(glin_profanity.FilterConfig(
+                   languages=["english"], detect_leetspeak=True, allow_obfuscated_match=True, normalize_unicode=True))}
+    out = {}
+    for name, checker in filters.items():
+        held = {line["text"]: bool(checker.check_profanity(line["text"])["contains_profanity"]) for line in lines}
+        out[name] = {label: round(sum(held[line["text"]] for line in lines if line["label"] == label)
+                                  / max(sum(line["label"] == label for line in lines), 1), 4)
+                     for label in ("offensive", "innocent")}
+    return out
 
 
 def _write(path: Path | None, out: dict) -> None:
@@ -214,9 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     judge = sub.add_parser("judge", help="the replies through both packages and the shipped filter")
     judge.add_argument("replies", type=Path)
     judge.add_argument("--json", type=Path)
-    judge.add_argument("--sample", type=int, default=40, help="masked and unmasked replies printed for reading")
+    judge.add_argument("--sample", type=int, default=40, help="withheld and passed replies printed for reading")
     judge.add_argument("--seed", type=int, default=0)
     judge.set_defaults(run=cmd_judge)
+    lines = sub.add_parser("lines", help="the shipped filter on a labelled set of offensive and innocent lines")
+    lines.add_argument("lines", type=Path)
+    lines.add_argument("--json", type=Path)
+    lines.set_defaults(run=cmd_lines)
     args = parser.parse_args(argv)
     return args.run(args)
 

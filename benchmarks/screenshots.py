@@ -9,7 +9,10 @@ panel shows what it caught (the README's screenshot). The playground judges its 
 stay-at-home mom: a heatmap of several columns),
 the Learn page is shown as it opens, the Review page lists the session just played as its browser sees it (sessions
 belong to their browser), the chat and the playground once more in presentation mode (another browser), and the
-Review page again as the teacher sees it, signed in on a server started with a teacher password: both sessions. Each PNG is 1400 px wide (a classroom laptop), as tall
+Review page again as the teacher sees it, signed in on a server started with a teacher password: both sessions, and the
+chat page of a new browser that picked the embedded bot and left the persona box empty: the persona the bot then plays
+is shown (issue 53; the teacher allows the embedded bot beside the scripted one). Each PNG is 1400 px wide (a
+classroom laptop), as tall
 as the page's content, and reduced to a 256-colour palette to stay small. The sessions go to a
 throw-away studio database, not the user's.
 """
@@ -22,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.server import CHROMIUM, chromium, send, streamlit_server, turn
+from harness.server import CHROMIUM, chromium, send, settle, sign_in_as_teacher, streamlit_server, turn
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 WIDTH = 1400
@@ -36,25 +39,29 @@ DEMO_SCRIPT = {"replies": [
      {"text": "I already have Max, and one dog is plenty for me!", "score": -0.8}],
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
-PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher")
+PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher",
+         "persona")
 #: the screenshot server's teacher password (a throw-away server and database)
 TEACHER_PASSWORD = "screenshots"
 
 
-def save(page, path: Path) -> None:
+def save(page, path: Path, min_height: int = 0) -> None:
     """Fit the viewport to the page's content (Streamlit scrolls inside the page, so a full-page
-    screenshot would show only the viewport), screenshot it, write a palette PNG."""
+    screenshot would show only the viewport), screenshot it, write a palette PNG. ``min_height``: a shot whose sidebar
+    matters and is longer than the page, taken that tall and kept whole (collapsing the main column's blank rows would
+    cut the sidebar)."""
     from PIL import Image
 
     page.wait_for_timeout(1500)  # charts and highlights settle
     content = page.evaluate("Math.max(...Array.from(document.querySelectorAll("
                             "'[data-testid=stMain], [data-testid=stAppScrollToBottomContainer]'), e => e.scrollHeight))")
-    page.set_viewport_size({"width": WIDTH, "height": int(content) + BOTTOM_ROOM})
+    page.set_viewport_size({"width": WIDTH, "height": max(int(content) + BOTTOM_ROOM, min_height)})
     page.evaluate("document.querySelectorAll('*').forEach(e => { if (e.scrollTop) e.scrollTop = 0; })")
     page.wait_for_timeout(1500)
     raw = path.with_suffix(".raw.png")
     page.screenshot(path=str(raw))
-    collapse_blank_rows(Image.open(raw).convert("RGB")).quantize(colors=256).save(path, optimize=True)
+    image = Image.open(raw).convert("RGB")
+    (image if min_height else collapse_blank_rows(image)).quantize(colors=256).save(path, optimize=True)
     raw.unlink()
     print(f"saved {path} ({path.stat().st_size // 1024} KB)")
 
@@ -151,17 +158,29 @@ def review(context, url: str, out: Path) -> int:
 def review_teacher(context, url: str, out: Path) -> int:
     """The Review page signed in as the teacher: every browser's sessions."""
     page = new_page(context, 2200)
-    page.goto(f"{url}/review")
-    page.get_by_text("Review goading sessions").wait_for(timeout=300_000)
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Teacher", exact=True).click()
-    sidebar.get_by_label("Teacher password").fill(TEACHER_PASSWORD)
-    sidebar.get_by_role("button", name="Sign in").click()
-    sidebar.get_by_text("Signed in as the teacher").wait_for(timeout=60_000)
+    sign_in_as_teacher(page, url, TEACHER_PASSWORD)
     page.get_by_text("Scoreboard").wait_for(timeout=300_000)
     save(page, out / "screenshot-review-teacher.png")
     page.close()
     return 0
+
+
+def persona(context, url: str, out: Path) -> int:
+    """The chat page of a new browser that picked the embedded bot with the persona box empty: the sidebar says the
+    bot plays its own persona, and the chat's persona box shows it (nothing is sent: no model loads)."""
+    page = new_page(context, 1100)
+    page.goto(url)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_role("combobox", name="Which bot").click()
+    page.get_by_role("option", name="embedded", exact=True).click()
+    settle(page)
+    page.get_by_text("Bot persona (the bot's own)").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="Guarded chat").click()  # the select box's focus ring off
+    box = sidebar.get_by_role("textbox", name="What the bot says about itself (one fact a line)")
+    shown = box.input_value() == "" and page.get_by_text("My name is Sam.").count() > 0
+    save(page, out / "screenshot-persona.png", min_height=1450)  # the sidebar's note under the empty box in view
+    page.close()
+    return 0 if shown else 1
 
 
 def main() -> int:
@@ -181,10 +200,10 @@ def main() -> int:
         script.write_text(json.dumps(DEMO_SCRIPT))
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": "rerank",
                "GUARD_APP_CANDIDATES": "3", "GUARD_STUDIO_DB": f"sqlite:///{Path(folder) / 'studio.db'}",
-               "GUARD_TEACHER_PASSWORD": TEACHER_PASSWORD}
+               "GUARD_TEACHER_PASSWORD": TEACHER_PASSWORD, "GUARD_CLASS_BOTS": "scripted,embedded"}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
             # one browser per person: a student's pages, another student's in presentation mode, the teacher's
-            student, other, teacher = (browser.new_context(device_scale_factor=1) for _ in range(3))
+            student, other, teacher, newcomer = (browser.new_context(device_scale_factor=1) for _ in range(4))
             if "chat" in wanted:
                 failures += chat(student, url, args.out)
             if "playground" in wanted:
@@ -199,6 +218,8 @@ def main() -> int:
                 failures += playground(other, url, args.out, presentation=True)
             if "review-teacher" in wanted:
                 failures += review_teacher(teacher, url, args.out)
+            if "persona" in wanted:
+                failures += persona(newcomer, url, args.out)
     return 1 if failures else 0
 
 

@@ -29,6 +29,15 @@ class BotError(RuntimeError):
     """A generator could not answer; the message says what to do about it (start the server, install...)."""
 
 
+class ServerBusy(BotError):
+    """Too many replies wait for the bot's model (bots.worker): the line is full, or this one waited longer than its
+    line allows. Nothing was generated; the same message can be sent again in a moment (the API answers 503)."""
+
+    def __init__(self, message: str, waiting: int):
+        super().__init__(message)
+        self.waiting = waiting
+
+
 @dataclass(frozen=True)
 class DecodingConfig:
     """How candidates are decoded.
@@ -253,6 +262,10 @@ class Bot(ABC):
     #: Whether ``generate(..., on_text=f)`` calls ``f(texts)`` with every candidate's text while they are written
     #: (a local bot on CTranslate2, bots.local); bots without it take no ``on_text``.
     streams_text: bool = False
+    #: Whether ``generate(..., on_wait=f)`` calls ``f(n)`` with the generations ahead of it while it waits for a model
+    #: shared by a class (bots.worker), and ``queued_s`` says how long the last one waited
+    reports_queue: bool = False
+    queued_s: float | None = None
 
     @abstractmethod
     def generate(

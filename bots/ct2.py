@@ -48,6 +48,7 @@ from types import SimpleNamespace
 from bots.base import DEFAULT_SAMPLE_RANK_SAMPLES, BotError, Candidate, DecodingConfig, first_line
 from bots.candidates import _distinct, make_candidate
 from bots.tokenizer import LightTokenizer, snapshot
+from bots.worker import GenerationWorker, Job
 from embedded.threads import ThreadFit
 from embedded.turns import cpu_turn
 
@@ -67,6 +68,21 @@ CACHE_BUDGET_TOKENS = 8192
 #: cores the decoding needs. ``GUARD_STREAM_INTERVAL_S`` sets it (benchmarks compare a page that streams with one
 #: that all but does not: ``GUARD_STREAM_INTERVAL_S=1000``).
 STREAM_INTERVAL_S = float(os.environ.get("GUARD_STREAM_INTERVAL_S", "0.25"))
+#: Generations of several conversations waiting at once may share one ``generate_batch`` (bots.worker), up to this
+#: many; ``GUARD_GEN_BATCH`` sets it (1: one at a time, as before). Measured before it was set (bench_batching, 4
+#: candidates each, prompts of like length): 2 took 0.76x, 4 took 0.55x, 8 took 0.80x their generations one after
+#: the other (at 8 x 4 rows a step is bound by arithmetic, no longer by reading the weights).
+BATCH_LIMIT = max(int(os.environ.get("GUARD_GEN_BATCH", "4")), 1)
+#: Generations share a batch only when their prompts' lengths differ by at most this many tokens
+#: (``GUARD_GEN_SPREAD``): CTranslate2 forwards a batch's prompts at once only up to the shortest one's length and
+#: the rest one token a decoding step, so a batch of a 118- and a 233-token prompt took 2.3 times their two
+#: generations one after the other, while four prompts of 184-194 tokens took 0.55 times (benchmarks/bench_batching.py).
+BATCH_SPREAD = max(int(os.environ.get("GUARD_GEN_SPREAD", "24")), 0)
+#: How long the head of the line waits for more generations to share its batch (``GUARD_GEN_GATHER_MS``, at most
+#: 100 ms; 0: only those already waiting), and only when other generations arrived in the last seconds
+#: (bots.worker.ACTIVE_S), so a lone student never waits for company: a class's burst of messages reaches the
+#: server some milliseconds apart (two API clients sent at once: the second waited the first's whole generation).
+GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "50")), 0.0), 100.0) / 1000
 #: ``GUARD_STREAM=0``: the engine hands nothing on while it writes (``streams`` False: no step callback at all in the
 #: page's generation), for benchmarks that compare the page with and without the stream.
 STREAMS = os.environ.get("GUARD_STREAM", "1").strip() != "0"
@@ -363,6 +379,30 @@ class _Streamer:
                 return
 
 
+@dataclass
+class _Generation:
+    """One generation in the engine's line (``bots.worker.Job.payload``): the whole prompt and its cached prefix,
+    the decoding options, the banned sequences as tokens, the step callback (None: none needed), the decoding."""
+
+    prompt: list[int]
+    static: list[int]
+    kwargs: dict
+    banned: list[list[str]]
+    callback: _Hypotheses | None
+    decoding: DecodingConfig
+
+
+class _Router:
+    """The step callback of a batch of several generations: each step to its own generation's callback."""
+
+    def __init__(self, callbacks: list[_Hypotheses | None]):
+        self.callbacks = callbacks
+
+    def __call__(self, step) -> bool:
+        callback = self.callbacks[step.batch_id]
+        return callback(step) if callback is not None else False
+
+
 #: Every engine alive, so their models are released before the interpreter shuts down (``_release_models``).
 _ENGINES: weakref.WeakSet = weakref.WeakSet()
 
@@ -410,6 +450,10 @@ class CTranslate2Engine:
         self.cached_prefixes: set[tuple[int, ...]] = set()  # static prompts CTranslate2 holds a state for
         self.sampled = False  # whether the loaded model's worker thread has drawn (its random generator is seeded)
         self.generator = self._load()
+        #: the line of generations in front of the model (bots.worker): who is ahead, who shares a batch
+        self.worker = GenerationWorker(self._run_jobs, batch_limit=BATCH_LIMIT, gather_s=GATHER_S,
+                                       max_spread=BATCH_SPREAD)
+        self._caller = threading.local()  # what the calling thread's last generation waited (``queued_s``)
         self.label = f"CTranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}"
         _ENGINES.add(self)
 
@@ -551,27 +595,26 @@ class CTranslate2Engine:
                  stop_strings: Sequence[str] = (), end_ids: Sequence[int] = (), static_length: int = 0,
                  clean: Callable[[str], str] = str.strip,
                  banned_sequences: Sequence[Sequence[int]] = (),
-                 on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
+                 on_text: Callable[[list[str]], None] | None = None,
+                 on_wait: Callable[[int], None] | None = None) -> list[Candidate]:
         """N scored candidates after ``prompt`` (token ids). The first ``static_length`` ids are a fixed head;
         it, or the last checkpoint if longer, goes in as ``static_prompt`` (see the module docstring).
         ``banned_sequences`` (each of 2 or more tokens) go in as ``suppress_sequences``: a reply never
         completes one (CTranslate2 matches them against the generated tokens only). ``on_text`` gets every
         hypothesis's text so far while they are written (sampling and greedy; a beam search has no step callback),
         from a thread of its own at most every ``STREAM_INTERVAL_S`` (``_Streamer``); what it raises stops the
-        generation and is raised here."""
+        generation and is raised here. The generation waits its turn in the engine's line (``worker``, bots.worker):
+        ``on_wait(n)`` hears how many generations are ahead of it while it waits; a full line raises
+        ``bots.worker.ServerBusy``."""
         request = generation_options(decoding, num_candidates)
         ends = {int(t) for t in end_ids}
         prompt = list(prompt)
         static = self.static_prefix(prompt, static_length)
-        start = prompt[len(static):]
         kwargs = dict(request.kwargs)
         if ends:
             kwargs["end_token"] = sorted(ends)
         kwargs["return_end_token"] = True
-        if static:
-            kwargs["static_prompt"] = self._tokens(static)
-        if banned_sequences:
-            kwargs["suppress_sequences"] = [self._tokens(b) for b in banned_sequences if len(b) > 1]
+        banned = [self._tokens(b) for b in banned_sequences if len(b) > 1]
         # The step callback only where something needs the tokens while they are written: stop strings (CTranslate2 has
         # no per-hypothesis stop string) or a stream of the texts. Otherwise the decoding loop runs without calling
         # into Python, and the scores are CTranslate2's own (the mean log-probability of each hypothesis's tokens,
@@ -579,40 +622,84 @@ class CTranslate2Engine:
         stream = on_text is not None and not request.beam
         hypotheses = _Hypotheses(self.tokenizer, tuple(stop_strings), ends, kwargs["num_hypotheses"],
                                  write=bool(stop_strings) or stream, clean=clean)
-        if not request.beam and (stop_strings or stream):
-            kwargs["callback"] = hypotheses
+        wanted = not request.beam and bool(stop_strings or stream)
+        job = Job(_Generation(prompt, static, kwargs, banned, hypotheses if wanted else None, decoding),
+                  key=self._batch_key(kwargs, decoding, request.beam), size=len(prompt))
         streamer = _Streamer(hypotheses, on_text, STREAM_INTERVAL_S) if stream else contextlib.nullcontext()
-        with cpu_turn(self):  # one generation at a time (embedded.turns); the seed is process-wide
-            self._fit_threads()
-            self._remember(static)
-            self._seed(decoding)
-            try:
-                with streamer:
-                    (result,) = self.generator.generate_batch([self._tokens(start)], **kwargs)
-            except (RuntimeError, ValueError) as exc:
-                raise BotError(f"generation failed: {first_line(exc)}") from exc
-            finally:
-                hypotheses.let_go()
-            if hypotheses.failed is not None:  # the receiver of the texts raised (a page that stopped): so does this
-                raise hypotheses.failed
-            rows = [list(ids) for ids in result.sequences_ids]
-            means: list[float | None] = [None] * len(rows)
-            scores: list[list[float] | None] = [None] * len(rows)
-            if request.beam:  # no step callback in beam search: score the finished beams token by token
+        try:
+            with streamer:
+                result = self.worker.run(job, on_wait)
+        finally:
+            hypotheses.let_go()
+        self._caller.queued_s = job.queued_s
+        if hypotheses.failed is not None:  # the receiver of the texts raised (a page that stopped): so does this
+            raise hypotheses.failed
+        rows = [list(ids) for ids in result.sequences_ids]
+        means: list[float | None] = [None] * len(rows)
+        scores: list[list[float] | None] = [None] * len(rows)
+        if request.beam:  # no step callback in beam search: score the finished beams token by token
+            with cpu_turn(self):
                 scores = self._token_log_probs(prompt, rows)
-            elif stop_strings:  # a stop string cuts a reply inside its tokens: its score needs each token's
-                order = sorted(hypotheses.tokens)
-                rows = [hypotheses.tokens[h] for h in order]
-                scores = [hypotheses.log_probs[h] for h in order]
-                means = [None] * len(rows)
-            else:
-                means = [float(score) for score in result.scores]
+        elif stop_strings:  # a stop string cuts a reply inside its tokens: its score needs each token's
+            order = sorted(hypotheses.tokens)
+            rows = [hypotheses.tokens[h] for h in order]
+            scores = [hypotheses.log_probs[h] for h in order]
+        else:
+            means = [float(score) for score in result.scores]
         candidates = [make_candidate(self.tokenizer, row, row_scores, stop_strings, ends, clean, mean=mean)
                       for row, row_scores, mean in zip(rows, scores, means)]
         if decoding.method == "sample_rank":
             candidates = _distinct(candidates)
         candidates.sort(key=lambda c: c.score, reverse=True)
         return candidates[: request.keep]
+
+    @property
+    def queued_s(self) -> float:
+        """Seconds the calling thread's last generation waited in the line before it ran (0.0 before any)."""
+        return getattr(self._caller, "queued_s", 0.0)
+
+    @staticmethod
+    def _batch_key(kwargs: dict, decoding: DecodingConfig, beam: bool):
+        """What generations must share to run in one batch: every decoding option CTranslate2 takes per batch, except
+        the prompts, the static prompt and the banned sequences (``_run_jobs`` merges those). None (alone): a seed
+        (CTranslate2's is process-wide, and a seeded replay must draw as it did alone) or a beam search."""
+        if beam or decoding.seed is not None:
+            return None
+        return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()))
+
+    def _run_jobs(self, jobs: list[Job]) -> None:
+        """The worker's runner: one ``generate_batch`` for the jobs, holding the model's turn. One job runs as it
+        always did (its static prefix cached across turns); several share a batch of their whole prompts, the static
+        prompt only where they all have the same, and every job's banned sequences banned for the batch."""
+        with cpu_turn(self):  # one generation at a time (embedded.turns); the seed is process-wide
+            self._fit_threads()
+            first: _Generation = jobs[0].payload
+            kwargs = dict(first.kwargs)
+            if len(jobs) == 1:
+                self._remember(first.static)
+                starts = [first.prompt[len(first.static):]]
+                static, banned = first.static, first.banned
+                callback = first.callback
+            else:
+                gens: list[_Generation] = [job.payload for job in jobs]
+                static = first.static if all(g.static == first.static for g in gens) else []
+                self._remember(static)
+                starts = [g.prompt[len(static):] for g in gens]
+                banned = list({tuple(b): b for g in gens for b in g.banned}.values())
+                callback = _Router([g.callback for g in gens]) if any(g.callback for g in gens) else None
+            self._seed(first.decoding)
+            if static:
+                kwargs["static_prompt"] = self._tokens(static)
+            if banned:
+                kwargs["suppress_sequences"] = banned
+            if callback is not None:
+                kwargs["callback"] = callback
+            try:
+                results = self.generator.generate_batch([self._tokens(s) for s in starts], **kwargs)
+            except (RuntimeError, ValueError) as exc:
+                raise BotError(f"generation failed: {first_line(exc)}") from exc
+        for job, result in zip(jobs, results):
+            job.result = result
 
     def _token_log_probs(self, prompt: Sequence[int], replies: Sequence[Sequence[int]]) -> list[list[float]]:
         """Log-probability of every reply token after the prompt (temperature 1), by CTranslate2's scorer."""

@@ -6,6 +6,7 @@ after a short system prompt that carries the persona, rendered with the model's 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: this many tokens: with 30-40 tokens a turn, the last 9 to 17 (turns are dropped 8 at a time, bots.local). With 1,024
 #: a 30-turn chat's prompt kept growing and its replies took twice as long by its end (docs/bots.md, "Prompt budget");
 #: the guard still judges every reply against the whole conversation.
-MAX_PROMPT_TOKENS = 384
+MAX_PROMPT_TOKENS = int(os.environ.get("GUARD_PROMPT_TOKENS", "384"))  # GUARD_PROMPT_TOKENS: to measure another
 #: ChatML's end-of-turn token (SmolLM2, Qwen, ...): a reply ends there even where it is not the eos.
 CHATML_END = "<|im_end|>"
 #: Who the embedded bot is when the caller gives no persona. Without one, SmolLM2-135M invents an

@@ -285,6 +285,17 @@ class LocalTransformersBot(Bot):
         return bool(getattr(self.engine, "streams", False))
 
     @property
+    def reports_queue(self) -> bool:
+        """Whether ``generate(on_wait=...)`` tells how many generations are ahead while it waits (CTranslate2's line,
+        bots.worker), and ``queued_s`` how long the last one waited."""
+        return hasattr(self.engine, "worker")
+
+    @property
+    def queued_s(self) -> float | None:
+        """Seconds this thread's last generation waited for the model (None: the engine keeps no line)."""
+        return self.engine.queued_s if self.reports_queue else None
+
+    @property
     def continues_openings(self) -> bool:
         """A decoder-only model writes on from an opening put at the start of its reply (``continue_reply``)."""
         return not self.is_encoder_decoder
@@ -308,10 +319,12 @@ class LocalTransformersBot(Bot):
 
     def generate(self, history: list[Turn], num_candidates: int, decoding: DecodingConfig | None = None,
                  persona: Sequence[str] = (), opening: str = "", *,
-                 on_text: Callable[[list[str]], None] | None = None) -> list[Candidate]:
+                 on_text: Callable[[list[str]], None] | None = None,
+                 on_wait: Callable[[int], None] | None = None) -> list[Candidate]:
         """Up to ``num_candidates`` distinct replies, best score first (see ``distinct_replies``). ``on_text`` (where
         ``streams_text``) gets every candidate's text so far while they are written, from the engine's thread; with
-        ``opening`` (``continue_reply``), each begins with it."""
+        ``opening`` (``continue_reply``), each begins with it. ``on_wait(n)`` (where ``reports_queue``) hears how many
+        generations are ahead of this one while it waits for the model (bots.worker)."""
         history = check_history(history)
         decoding = decoding or self.default_decoding
         input_ids = self.prompt_ids(history, persona) + (self.reply_ids(opening) if opening else [])
@@ -322,6 +335,7 @@ class LocalTransformersBot(Bot):
             stop_strings=self.stop_strings, end_ids=self.end_ids(), clean=self.clean_reply,
             static_length=common_prefix_length(head, input_ids) if head else 0,
             banned_sequences=banned, **({"on_text": on_text} if on_text is not None and self.streams_text else {}),
+            **({"on_wait": on_wait} if on_wait is not None and self.reports_queue else {}),
         )
         if opening:
             candidates = [Candidate(opened_reply(opening, c.text), c.score) for c in candidates]

@@ -1,9 +1,9 @@
 """Any OpenAI-compatible chat server (vLLM, llama.cpp server, Ollama, ...) as a bot.
 
-One POST /chat/completions asks for ``n`` choices with ``logprobs``; servers that ignore ``n``
-(llama.cpp's server returns one choice) get further requests until enough candidates arrived, and a server that
-refuses ``n`` > 1 with HTTP 400 or 422 (the guard server, ``serve``, answers one reply) is asked again with
-``n`` = 1, one request per candidate, from then on.
+One POST /chat/completions asks for ``n`` choices with ``logprobs``; a server that answers one choice however many
+were asked for (llama.cpp's server) or refuses ``n`` > 1 with HTTP 400 or 422 (the guard server, ``serve``, answers
+one reply) is asked for one candidate a request from then on, the missing ones at once: concurrent requests, which a
+server with parallel slots (llama.cpp's ``--parallel``) decodes side by side.
 Scores: the mean of the returned token log-probabilities; a server that returns no logprobs
 (Ollama's OpenAI endpoint, older llama.cpp) gives every candidate score 0.0, so they tie and
 the guard's decision alone orders them. Beam search is not part of the OpenAI API and is refused.
@@ -12,7 +12,9 @@ the guard's decision alone orders them. Beam search is not part of the OpenAI AP
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
@@ -30,6 +32,9 @@ from bots.base import (
 from guard.records import Turn
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+#: Where the remote bot goes when no base URL is given (the chat app's "remote" bot, ``python -m bots``):
+#: a school's one bot engine for every app replica (docs/deploy.md)
+URL_ENV = "GUARD_REMOTE_URL"
 #: Extra requests allowed when a server returns fewer choices than asked for.
 MAX_REQUESTS = 8
 
@@ -43,11 +48,13 @@ class ServerStatusError(BotError):
 
 
 class RemoteChatBot(Bot):
-    """Chat completions over HTTP; ``model=None`` takes the first model the server lists. ``system_prompt=None``
+    """Chat completions over HTTP at ``base_url`` (None: ``GUARD_REMOTE_URL``, else ``DEFAULT_BASE_URL``);
+    ``model=None`` takes the first model the server lists. ``system_prompt=None``
     sends the persona lines as the system message itself (``bots.base.chat_messages``)."""
 
-    def __init__(self, base_url: str = DEFAULT_BASE_URL, model: str | None = None, timeout: float = 30.0,
+    def __init__(self, base_url: str | None = None, model: str | None = None, timeout: float = 30.0,
                  api_key: str | None = None, system_prompt: str | None = SYSTEM_PROMPT, name: str = "remote"):
+        base_url = base_url or os.environ.get(URL_ENV, "").strip() or DEFAULT_BASE_URL
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.system_prompt = system_prompt
@@ -123,27 +130,46 @@ class RemoteChatBot(Bot):
         if decoding.method == "sample_rank":
             wanted = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
         candidates: list[Candidate] = []
-        for attempt in range(MAX_REQUESTS):
-            request_decoding = decoding
-            if decoding.seed is not None and attempt:  # a repeated seed would repeat the same sample
-                request_decoding = decoding.replace(seed=decoding.seed + attempt)
-            n = wanted - len(candidates) if self.accepts_n else 1
-            try:
-                body = self._request("POST", "/chat/completions", self.payload(history, persona, request_decoding, n))
-            except ServerStatusError as exc:
-                if n == 1 or exc.status not in (400, 422):
-                    raise
-                self.accepts_n = False  # it refuses several choices in one answer: ask for one at a time
-                body = self._request("POST", "/chat/completions", self.payload(history, persona, request_decoding, 1))
-            candidates.extend(_parse_choices(body, self.base_url))
-            if len(candidates) >= wanted:
-                break
+        attempt = 0
+        while attempt < MAX_REQUESTS and len(candidates) < wanted:
+            if self.accepts_n or not candidates:
+                n = wanted - len(candidates) if self.accepts_n else 1
+                try:
+                    body = self._request("POST", "/chat/completions",
+                                         self.payload(history, persona, _seeded(decoding, attempt), n))
+                except ServerStatusError as exc:
+                    if n == 1 or exc.status not in (400, 422):
+                        raise
+                    self.accepts_n = False  # it refuses several choices in one answer: ask for one at a time
+                    body = self._request("POST", "/chat/completions",
+                                         self.payload(history, persona, _seeded(decoding, attempt), 1))
+                got = _parse_choices(body, self.base_url)
+                candidates.extend(got)
+                attempt += 1
+                if len(got) < n and len(got) <= 1:  # it answers one choice a request: ask for the rest at once
+                    self.accepts_n = False
+                continue
+            # one choice a request (llama.cpp's server, the guard server): the missing ones asked for together, so a
+            # server with parallel slots decodes them side by side instead of one after another
+            missing = min(wanted - len(candidates), MAX_REQUESTS - attempt)
+            with ThreadPoolExecutor(max_workers=missing) as pool:
+                bodies = list(pool.map(lambda k: self._request("POST", "/chat/completions", self.payload(
+                    history, persona, _seeded(decoding, k), 1)), range(attempt, attempt + missing)))
+            for body in bodies:
+                candidates.extend(_parse_choices(body, self.base_url))
+            attempt += missing
         if not candidates:
             raise BotError(f"the chat server at {self.base_url} returned no candidates")
         candidates = candidates[:wanted]
         candidates.sort(key=lambda c: c.score, reverse=True)
         keep = 1 if decoding.method == "greedy" else num_candidates
         return candidates[:keep]
+
+
+def _seeded(decoding: DecodingConfig, attempt: int) -> DecodingConfig:
+    """The decoding of the request ``attempt`` of one generation: a seed moves on by one a request (the same seed
+    would repeat the same sample)."""
+    return decoding.replace(seed=decoding.seed + attempt) if decoding.seed is not None and attempt else decoding
 
 
 def _parse_choices(body: dict, base_url: str) -> list[Candidate]:

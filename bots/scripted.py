@@ -20,11 +20,16 @@ scores the guard sees (mean log-probabilities in a real bot); missing scores cou
 An optional ``"delay": seconds`` makes every reply take that long, like a real generator: the scripted bot answers
 at once, so without it a class (or a browser test) never sees the chat page's live view of the guard at work
 (ui.turn_widgets.guarded_turn_live) before the finished turn replaces it.
+
+A folder of scripts (``script_files``) offers several by name, each ``<name>.json`` directly in it: the app's
+``GUARD_APP_SCRIPTS`` lets each browser session play one of them (a teacher's demos side by side; the browser tests'
+one shared server). A name is only ever looked up among the folder's files, never made into a path.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +49,29 @@ DEFAULT_SCRIPT: dict = {"replies": [
      {"text": "Maybe a cat one day, if Max and Bella agree!", "score": -0.9}],
     [{"text": "That is the end of my script. Reset the conversation to run the demo again.", "score": -1.0}],
 ]}
+
+
+#: a script's name in a folder of scripts: its file name without ".json" (letters, digits, "-" and "_")
+SCRIPT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def script_files(folder: str | Path) -> dict[str, Path]:
+    """The scripts a folder offers, name -> file: each ``<name>.json`` directly in it whose name is a
+    ``SCRIPT_NAME``, sorted by name. Read when asked (a script added while the app runs is offered from then on)."""
+    try:
+        entries = sorted(Path(folder).iterdir())
+    except OSError as exc:
+        raise BotError(f"cannot read the folder of bot scripts {folder}: {exc.strerror or exc}") from exc
+    return {p.stem: p for p in entries if p.suffix == ".json" and SCRIPT_NAME.fullmatch(p.stem) and p.is_file()}
+
+
+def named_script(folder: str | Path, name: str) -> Path:
+    """The file of the script called ``name`` in ``folder``, or a BotError that lists the names there."""
+    offered = script_files(folder)
+    if name not in offered:
+        names = ", ".join(offered) or "none"
+        raise BotError(f"there is no bot script named {name!r} here; the scripts are: {names}")
+    return offered[name]
 
 
 class ScriptedBot(Bot):

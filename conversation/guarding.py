@@ -14,18 +14,21 @@ candidate's verdict, the reminder, the policy's choice), so a page can show the 
 
 The classroom filter (``conversation.classroom``, on unless the server was started with it off) checks every candidate
 first: a flagged one is withheld, never judged nor sent (the policy chooses among the others, else the safe reply goes
-out), and keeps its place and number among the candidates, its text masked in every step a page shows live.
+out), and keeps its place and number among the candidates; every step a page shows live carries it only as the line
+that says it was withheld and why (``conversation.classroom.withheld_line``), never its text.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from bots.base import Bot
 from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
+from embedded.turns import cpu_turn
 from guard.config import JudgeSettings
 from guard.judge.pipeline import Guard
 from guard.judge.reminders import (
@@ -44,17 +47,20 @@ from guard.vocabulary import GuardMode
 
 @dataclass
 class GuardStep:
-    """One step of a guarded turn as it happens: ``kind`` is "generating", "writing" (the candidates' text so far,
+    """One step of a guarded turn as it happens: ``kind`` is "generating", "waiting" (the bot's model is busy with other
+    conversations' replies: ``ahead`` of this one, told again whenever it changes; 0 once this one's turn has come),
+    "writing" (the candidates' text so far,
     ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
     "withheld" (a candidate the classroom filter kept back, with its ``index``), "judging", "verdict" (one per judged
     candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new candidates, the
     composed one last; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
-    "done"; ``seconds`` since the turn started. With the classroom filter on, every text a step carries has the
-    filter's words masked (what a page may show anyone)."""
+    "done"; ``seconds`` since the turn started. With the classroom filter on, a text the filter withholds is carried
+    only as the line that says so (what a page may show anyone)."""
 
     kind: str
     seconds: float
     candidates: list[Candidate] = field(default_factory=list)
+    ahead: int | None = None  # "waiting": how many replies the bot writes before this one (bots.worker)
     index: int | None = None
     verdict: Verdict | None = None
     report: BotTurnReport | None = None
@@ -67,9 +73,14 @@ StepCallback = Callable[[GuardStep], None]
 SERVER = object()
 
 
-def _shown(screen: ClassroomFilter | None, texts) -> list[str]:
-    """Texts as a page may show them live: the classroom filter's words masked."""
-    return list(texts) if screen is None else [screen.mask(t) for t in texts]
+def _shown(screen: ClassroomFilter | None, texts, writing: bool = False) -> list[str]:
+    """Texts as a page may show them live: a text the classroom filter withholds only as the line that says so. While
+    the bot is still ``writing``, a text's last word may be half written ("nig..."): it is shown once whole."""
+    if screen is None:
+        return list(texts)
+    if writing:
+        texts = [t if not t or t[-1].isspace() else t[:max(t.rfind(" "), 0)] for t in texts]
+    return [screen.shown(t) for t in texts]
 
 
 def _masked(screen: ClassroomFilter | None, candidates: list[Candidate]) -> list[Candidate]:
@@ -116,18 +127,23 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     decoding = settings.decoding_config
     persona = tuple(conversation.persona)
     step("generating")
-    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts))} \
+    stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts, writing=True))} \
         if on_step is not None and getattr(bot, "streams_text", False) else {}
+    if on_step is not None and getattr(bot, "reports_queue", False):
+        stream["on_wait"] = lambda ahead: step("waiting", ahead=ahead)
     candidates = bot.generate(conversation.turns, int(settings.num_candidates or 1), decoding, persona=persona,
                               **stream)
+    queued = getattr(bot, "queued_s", None)
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
     coverage = bot.prompt_coverage(conversation.turns, conversation.persona)  # a message longer than the bot's prompt
     note = coverage.note("Your message") if coverage is not None and coverage.cut else ""
     step("candidates", candidates=_masked(screen, candidates))
-    context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note,
-                          timings={"generate_s": round(time.perf_counter() - started, 4)})
+    timings = {"generate_s": round(time.perf_counter() - started, 4)}
+    if queued is not None:  # of generate_s, the time the bot's model was busy with other replies
+        timings["queued_s"] = round(queued, 4)
+    context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note, timings=timings)
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind and needs_reminder(report):
@@ -217,6 +233,21 @@ def rejudge(conversation: Conversation, guard: Guard, settings: ChatSettings) ->
     return Conversation(persona=list(conversation.persona), turns=turns, record_id=conversation.record_id)
 
 
+@contextmanager
+def _scorer_turn(guard: Guard):
+    """Hold the guard's scorer's turn (``embedded.turns.cpu_turn``, which its judging takes again, re-entrant) and
+    yield how long taking it waited (the conversations ahead of this one), so a turn's timings tell that wait
+    apart from the judging itself."""
+    scorer = getattr(getattr(guard, "detector", None), "scorer", None)
+    if scorer is None:
+        yield lambda: 0.0
+        return
+    asked = time.perf_counter()
+    with cpu_turn(scorer):
+        waited = round(time.perf_counter() - asked, 4)
+        yield lambda: waited
+
+
 def _guard(history: list[Turn], persona: Sequence[str], candidates: list[Candidate], guard: Guard | None,
            settings: JudgeSettings, context: TurnContext, step: Callable[..., None] | None = None,
            first_index: int = 0) -> BotTurnReport:
@@ -226,8 +257,12 @@ def _guard(history: list[Turn], persona: Sequence[str], candidates: list[Candida
     if step and judging:
         step("judging", candidates=[c for i, c in enumerate(candidates)
                                     if i >= first_index and i not in context.withheld])
-    report = (guard or Guard.off()).judge(history, candidates, speaker=BOT, persona=persona, settings=settings,
-                                          context=context)
+    guard = guard or Guard.off()
+    with _scorer_turn(guard) as waited:  # the detector's model is shared by every conversation: its turn
+        report = guard.judge(history, candidates, speaker=BOT, persona=persona, settings=settings,
+                             context=replace(context, timings={
+                                 **context.timings,
+                                 "guard_queued_s": round(context.timings.get("guard_queued_s", 0.0) + waited(), 4)}))
     if step and judging:
         for cand in report.candidates[first_index:]:
             if cand.withheld is None:

@@ -54,6 +54,9 @@ class ChatSettings:
     # when the policy finds nothing consistent that answers, ask the bot again reminded of the fact it contradicted
     # (guard.judge.reminders); None: not recorded (no reminder then)
     remind: bool | None = True
+    # the scripted bot's script: the name of one of the server's scripts (the app's GUARD_APP_SCRIPTS, chosen by a
+    # link's ?script=); None: the server's own (GUARD_APP_SCRIPT, else the built-in demo). Other bots ignore it
+    script: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.decoding, DecodingConfig):  # kept as plain values: the record is stored as JSON
@@ -77,6 +80,18 @@ class ChatSettings:
         if self.decoding:
             return DecodingConfig(**self.decoding)
         return PRESETS.get(self.preset, PRESETS[DEFAULT_PRESET])
+
+    @property
+    def played_persona(self) -> tuple[list[str], bool]:
+        """The persona the bot plays with these settings, and whether it is the bot's own default: the persona lines
+        given, else the bot's own (``bots.registry.default_persona``: the embedded bot plays "My name is Sam. ..."
+        when given none), so a page shows it and the guard checks against it rather than nothing."""
+        if self.persona:
+            return list(self.persona), False
+        from bots.registry import default_persona
+
+        own = list(default_persona(self.bot))
+        return own, bool(own)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ No Streamlit import here: this drives the app from outside, like a user's browse
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -15,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent  # harness/ sits at the top of the repository
@@ -30,16 +32,78 @@ def scripted_app_env(folder: Path, script: dict, mode: str, candidates: int = 2,
     ``mode``: the embedded detector when models/detector is there, else a tiny random one with τ = 0.1 that
     flags every candidate (the same highlights then come from the plumbing alone). Reminders start off (a script
     cannot be asked again: the guard would send its composed opening where the script's reply is what a test
-    checks); ``GUARD_APP_REMIND="1"`` in ``more`` turns them on. ``more``: other variables."""
+    checks); ``GUARD_APP_REMIND="1"`` in ``more`` turns them on. ``more``: other variables.
+
+    For a server of a test module's own (an empty cache, a password or default bot of its own); the browser tests
+    that need none of that share one server per test process (``shared_app``)."""
+    path = folder / "script.json"
+    path.write_text(json.dumps(script))
+    return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": app_detector(folder), "GUARD_APP_MODE": mode,
+            "GUARD_APP_CANDIDATES": str(candidates), "GUARD_APP_REMIND": "0", **more}
+
+
+def app_detector(folder: Path) -> str:
+    """The detector a test's app server judges with: "embedded" when models/detector is there, else a tiny random
+    one with τ = 0.1 built in ``folder`` that flags every candidate."""
     from embedded import DETECTOR_DIR
     from harness.tiny_nli import build_flagging_detector
 
-    path = folder / "script.json"
-    path.write_text(json.dumps(script))
-    detector = "embedded" if (DETECTOR_DIR / "config.json").exists() else str(build_flagging_detector(
-        folder / "tiny_nli"))
-    return {"GUARD_APP_SCRIPT": str(path), "GUARD_APP_DETECTOR": detector, "GUARD_APP_MODE": mode,
-            "GUARD_APP_CANDIDATES": str(candidates), "GUARD_APP_REMIND": "0", **more}
+    if (DETECTOR_DIR / "config.json").exists():
+        return "embedded"
+    return str(build_flagging_detector(folder / "tiny_nli"))
+
+
+#: the teacher's password of the shared test server (``shared_app``)
+SHARED_TEACHER_PASSWORD = "owl-42 in the class"
+
+
+@dataclass(frozen=True)
+class SharedApp:
+    """An app server the browser test modules of one test process share (``shared_app``; tests/conftest.py's
+    ``app_server``). The scripted bot by default, re-rank, two candidates, reminders off, the detector of
+    ``app_detector``, a teacher's password (``password``) and a studio database of its own (``db``, at
+    ``db_path``); every browser session opened with ``url(script)`` has the scripted bot play ``script``, and
+    may change anything else in the sidebar, as a user would."""
+
+    base: str
+    db: str
+    db_path: Path
+    scripts: Path
+    detector: str
+    password: str
+
+    def url(self, script: dict | None = None, page: str = "") -> str:
+        """The address of ``page`` ("" for the chat, "playground", "learn", "review"); with ``script``, a link whose
+        browser session has the scripted bot play it (the app's ``?script=``, ui.chat_session.follow_script_link)."""
+        address = f"{self.base}/{page}"
+        return address if script is None else f"{address}?script={self.add_script(script)}"
+
+    def add_script(self, script: dict) -> str:
+        """Put ``script`` among the server's scripts (once: its name is made from its content); its name."""
+        text = json.dumps(script, sort_keys=True)
+        name = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = self.scripts / f"{name}.json"
+        if not path.exists():
+            partial = path.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(text)
+            partial.replace(path)  # never read half-written by the server
+        return name
+
+
+@contextmanager
+def shared_app(folder: Path, timeout: float = 120.0) -> Iterator[SharedApp]:
+    """Start the app server ``SharedApp`` describes, with its files in ``folder`` (its log: streamlit.log); stop it
+    afterwards. Nothing of the calling environment's app settings leaks in (an empty value is the app's default)."""
+    scripts = folder / "scripts"
+    scripts.mkdir()
+    db_path = folder / "studio.db"
+    app = SharedApp(base="", db=f"sqlite:///{db_path}", db_path=db_path, scripts=scripts,
+                    detector=app_detector(folder), password=SHARED_TEACHER_PASSWORD)
+    env = {"GUARD_APP_SCRIPTS": str(scripts), "GUARD_APP_SCRIPT": "", "GUARD_APP_BOT": "", "GUARD_APP_PRESET": "",
+           "GUARD_APP_DETECTOR": app.detector, "GUARD_APP_MODE": "rerank", "GUARD_APP_CANDIDATES": "2",
+           "GUARD_APP_REMIND": "0", "GUARD_STUDIO_DB": app.db, "GUARD_TEACHER_PASSWORD": app.password}
+    with streamlit_server(env, log_path=folder / "streamlit.log", timeout=timeout) as url:
+        yield replace(app, base=url)
 
 
 def free_port() -> int:
@@ -50,16 +114,20 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | None = None,
-                     timeout: float = 120.0) -> Iterator[str]:
-    """Run the app; yield its URL once /_stcore/health answers; stop it afterwards."""
+                     timeout: float = 120.0, repo: Path = REPO, started: list | None = None) -> Iterator[str]:
+    """Run the app (``repo``'s: another checkout's app, for a benchmark that compares two); yield its URL once
+    /_stcore/health answers; stop it afterwards. ``started`` gets the server's process (its CPU is read)."""
     port = free_port()
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        # harness.quick_exit: once stopped, the process ends without the interpreter's 2-3 s of clean-up of its heap
+        [sys.executable, "-m", "harness.quick_exit", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        cwd=repo, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT,
     )
+    if started is not None:
+        started.append(proc)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(proc, url, time.monotonic() + timeout, str(log_path) if log_path else None,
@@ -180,6 +248,25 @@ def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: in
                 raise
 
 
+def sign_in_as_teacher(page, url: str, password: str) -> None:
+    """Sign ``page`` in as the teacher on the Review page's sidebar (a server started with ``GUARD_TEACHER_PASSWORD``),
+    opening Review inside the app first when the server offers it alone (a first visitor of /review)."""
+    page.goto(f"{url}/review")
+    opener = page.get_by_role("link", name="Open “Review sessions” in the app")
+    heading = page.get_by_role("heading", name="Review goading sessions")
+    opener.or_(heading).first.wait_for(timeout=120_000)
+    if opener.count():
+        opener.click()
+    heading.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Teacher", exact=True).click()
+    sidebar.get_by_label("Teacher password").fill(password)
+    sidebar.get_by_role("button", name="Sign in").click()
+    sidebar.get_by_text("Signed in as the teacher").wait_for(timeout=60_000)
+    wait_until_idle(page)
+
+
 def dialogue_editor(page):
     """The playground's dialogue text box (its label starts "Dialogue")."""
     import re
@@ -218,11 +305,12 @@ def guard_servers(*argument_lists: list[str], env: dict[str, str] | None = None,
 
 
 def start_guard_server(arguments: list[str], port: int, env: dict[str, str] | None = None,
-                       log=subprocess.DEVNULL) -> subprocess.Popen:
-    """``python -m serve`` on 127.0.0.1:``port`` with ``arguments``, output to ``log`` (not waited for)."""
+                       log=subprocess.DEVNULL, repo: Path = REPO) -> subprocess.Popen:
+    """``python -m serve`` of ``repo`` on 127.0.0.1:``port`` with ``arguments``, output to ``log`` (not waited
+    for)."""
     return subprocess.Popen(
         [sys.executable, "-m", "serve", "--host", "127.0.0.1", "--port", str(port), *arguments],
-        cwd=REPO, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
+        cwd=repo, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT)
 
 

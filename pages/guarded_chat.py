@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bots.base import BotError
+from bots.base import BotError, ServerBusy
 from conversation.records import BOT, USER
 from guard.vocabulary import GuardMode, PremiseSource
 from ui import chat_session, chat_sidebar, navigation, profiling, suggestions
 from ui.annotations import annotation_box
 from ui.app_defaults import shown_threshold
+from ui.class_models import hide_paths, shown_name
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, tau_words, turn_html
 from ui.sheet_widgets import chat_sheet
@@ -37,11 +38,15 @@ prompt = st.chat_input("Message the bot", key="chat_input")
 picked = suggestions.take_pending()
 if prompt is None and picked is not None:
     prompt = picked.text
-conversation.persona = list(settings.persona)  # the persona applies from the next turn; earlier turns keep theirs
+# the persona applies from the next turn (earlier turns keep theirs): the box's lines, else the bot's own persona, which
+# it plays when given none (shown and checked, not left unsaid)
+persona_lines, own_persona = settings.played_persona
+conversation.persona = persona_lines
 
 st.title("Guarded chat")
-st.caption(escape_markdown(f"Bot: {settings.bot} ({settings.preset}) · guard: {settings.mode} · detector: "
-                           f"{settings.detector}, flags from τ = {tau_words(shown_threshold(settings))}"),
+played = f", script {settings.script}" if settings.bot == "scripted" and settings.script else ""
+st.caption(escape_markdown(f"Bot: {settings.bot}{played} ({settings.preset}) · guard: {settings.mode} · detector: "
+                           f"{shown_name(settings.detector)}, flags from τ = {tau_words(shown_threshold(settings))}"),
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
 # the bot's fact sheet, above the transcript: its place first, filled once the turn is in, so reading it never delays
@@ -56,7 +61,9 @@ slots: dict[tuple[str, int], object] = {}  # each turn's text, redrawn in place 
 
 
 def draw_persona() -> None:
-    st.markdown("**Bot persona**")
+    st.markdown("**Bot persona**" + (" (the bot's own)" if own_persona else ""))
+    if own_persona:
+        st.caption(escape_markdown(chat_sidebar.own_persona_note()))
     for i, line in enumerate(conversation.persona):
         slots[("persona", i)] = st.empty()
         slots[("persona", i)].html(turn_html(BOT, line, marks.persona.get(i, ()), turn_id=i, show_id=True,
@@ -145,24 +152,29 @@ def answer(live=None, slot=None, while_running=None) -> bool:
     # (Drawing the turn into the slot itself fails under load: Streamlit then sends the turn's parts before the turn.)
     live = st.empty() if live is None else live
     with live.container():
-        if not (settings.mode == GuardMode.OFF or guard_loaded(settings.detector)) or not bot_loaded(settings.bot):
+        if not (settings.mode == GuardMode.OFF or guard_loaded(settings.detector)) \
+                or not bot_loaded(settings.bot, script=settings.script):
             fill_transcript()  # a first load takes seconds: the transcript is not left faded meanwhile
         guard = None
         if settings.mode != GuardMode.OFF:
             guard = get_guard(settings.detector, kept=KEPT)
             if guard is None:
                 return False
-        bot = get_bot(settings.bot, kept=KEPT)
+        bot = get_bot(settings.bot, kept=KEPT, script=settings.script)
         if bot is None:
             return False
         try:
             turn = conversation.append(guarded_turn_live(conversation, bot, guard, settings, while_running))
+        except ServerBusy as exc:  # too many students wait for the bot (bots.worker): say so, never hang
+            st.error(f"{str(exc)[:1].upper()}{str(exc)[1:]}. Your message is kept: press Retry in a minute.",
+                     icon="⏳")
+            return False
         except BotError as exc:
-            st.error(f"The bot could not answer: {exc}. Your message is kept; press Retry or pick another bot.",
-                     icon="⚠️")
+            st.error(f"The bot could not answer: {hide_paths(exc)}. Your message is kept; press Retry or pick another "
+                     "bot.", icon="⚠️")
             return False
         except (RuntimeError, ValueError, OSError) as exc:
-            st.error(f"This turn failed: {exc}. Your message is kept; press Retry.", icon="⚠️")
+            st.error(f"This turn failed: {hide_paths(exc)}. Your message is kept; press Retry.", icon="⚠️")
             return False
     (live if slot is None else slot).empty()
     draw_turn(turn)
@@ -218,4 +230,4 @@ if rejudged is not None:
     st.session_state[chat_session.CONVERSATION_KEY] = rejudged
     chat_session.save_rejudged(rejudged)
     st.rerun()
-suggestions.panel(conversation, loaded_bot(settings.bot))
+suggestions.panel(conversation, loaded_bot(settings.bot, script=settings.script))

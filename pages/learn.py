@@ -16,6 +16,7 @@ from guard.records import Dialogue, Turn
 from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation
 from ui.app_defaults import current_settings, shown_threshold
+from ui.class_models import shown_name
 from ui.fact_sheet import FACT_ICON, clash_words
 from ui.models import get_guard
 from ui.render import escape_markdown, evidence_marks, turn_html
@@ -37,7 +38,7 @@ shown_tau = shown_threshold(settings) or FALLBACK_THRESHOLD
 
 st.title("Learn: contradictions in dialogue")
 st.caption(escape_markdown(
-    f"Every example below is checked live by the app's contradiction detector ('{detector_name}'), a small program "
+    f"Every example below is checked live by the app's contradiction detector ('{shown_name(detector_name)}'), a small program "
     f"trained on an ordinary computer. It calls something a contradiction when it is at least {shown_tau * 100:.0f}% "
     "sure: that is its line, and the sidebar's threshold slider moves it. Where the detector gets an example wrong, "
     "that is part of the lesson."))

@@ -13,6 +13,7 @@ from guard.records import Dialogue
 from guard.vocabulary import METHODS, Method, category_name
 from ui import navigation
 from ui.app_defaults import current_settings, shown_threshold
+from ui.class_models import shown_name
 from ui.models import a2t_pool, get_guard
 from ui.probe_log import METHOD_WORDS, inserted_turns_note, log_rows, removed_turns_note
 from ui.render import escape_markdown, tau_words
@@ -51,7 +52,7 @@ def load_example() -> None:
 
 
 st.title("Probe playground")
-st.caption(escape_markdown(f"Detector: {detector_name}, flagging from {tau_words(shown_threshold(settings))} (the "
+st.caption(escape_markdown(f"Detector: {shown_name(detector_name)}, flagging from {tau_words(shown_threshold(settings))} (the "
                            "threshold τ; change both in "
                            "the sidebar)"))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from bots.base import Bot, BotError
+from bots.base import Bot, BotError, ServerBusy
 from conversation.classroom import ClassroomFilter
 from conversation.guarding import guarded_reply
 from conversation.records import ChatSettings, ChatTurn, Conversation
@@ -56,6 +56,9 @@ class GuardService:
         try:
             return conversation.append(guarded_reply(conversation, self.generator, self.guard, settings,
                                                      classroom=self.classroom))
+        except ServerBusy as exc:  # the bot's line is full, or this request waited its longest (bots.worker)
+            raise RequestError(503, f"{str(exc).rstrip('.')} (nothing was stored: send the same request again)",
+                               code="server_busy") from exc
         except BotError as exc:
             if is_upstream(self.generator):
                 raise RequestError(502, f"the upstream chat server could not answer: {str(exc).rstrip('.')} "

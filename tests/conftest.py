@@ -220,6 +220,32 @@ def browser():
         yield running
 
 
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """The app server the browser test modules share: one per test process, started on first use (`make test`'s two
+    workers start one each; 14 servers a run before, each paying the app's warm-up of 10-20 s of CPU).
+
+    A ``harness.server.SharedApp``: the scripted bot, re-rank, two candidates, reminders off, the embedded detector
+    (else a tiny one that flags everything), a teacher's password (``.password``) and a studio database of its own
+    (``.db``, ``.db_path``). A module gives its scripted bot's script by the address it opens::
+
+        @pytest.fixture(scope="module")
+        def server(app_server):
+            return app_server.url(SCRIPT)  # each browser session opened here plays SCRIPT
+
+    ``app_server.url(page="playground")`` is another page (no script needed there). Anything else a session
+    changes in its sidebar (guard mode, preset, τ, bot), as a user would. Sessions, sign-ins and the database
+    are shared with the modules before: a check counts its own sessions (its own messages, its browser's list). A
+    module whose point is a server of its own (an empty cache, no password, another default bot, a fresh process)
+    starts it with ``harness.server.streamlit_server`` and ``scripted_app_env``."""
+    from harness.server import CHROMIUM, shared_app
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (make browser)")
+    with shared_app(tmp_path_factory.mktemp("app_server")) as app:
+        yield app
+
+
 @pytest.fixture(scope="module")
 def module_cache_dir(tmp_path_factory):
     """GUARD_CACHE_DIR pointed at a folder of the module's own (model conversions land there, never in the user's

@@ -8,9 +8,12 @@ on the embedded detector and is skipped without models/detector.
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from conftest import APP, html_tables, open_panels, say, start_scripted_app
 
+from conversation.classroom import Why, withheld_line
 from embedded import DETECTOR_DIR
 
 streamlit_testing = pytest.importorskip("streamlit.testing.v1")
@@ -381,7 +384,7 @@ def test_a_reminded_turn_says_so_and_shows_who_wrote_each_candidate(monkeypatch,
     assert any("The guard reminded the bot of" in m.value for m in at.markdown)
 
 
-def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_whole_for_the_teacher(
+def test_a_candidate_the_classroom_filter_withheld_is_only_said_withheld_to_a_student_and_whole_for_the_teacher(
         monkeypatch, tmp_path, flagging_detector):
     from ui.ownership import TEACHER_KEY
 
@@ -394,14 +397,14 @@ def test_a_candidate_the_classroom_filter_withheld_is_masked_for_a_student_and_w
     assert turn.text == "I have a dog named Max." and turn.report.candidates[0].withheld is not None
     open_panels(at)
     [table] = html_tables(at, "cg-candidates")
-    assert list(table["reply"]) == ["My **** Max is cute.", "I have a dog named Max."]
+    assert list(table["reply"]) == [withheld_line([Why.SWEARING]), "I have a dog named Max."]
     page = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [h.proto.body for h in at.html])
-    assert "petfuck" not in page and "withheld by the classroom filter" in page
+    assert "petfuck" not in page and "Max is cute" not in page and "withheld by the classroom filter" in page
     at.session_state[TEACHER_KEY] = True  # signed in on Review (tests/test_app_studio.py signs in through the form)
     at.run()
     [table] = html_tables(at, "cg-candidates")
     assert list(table["reply"]) == ["My petfuck Max is cute.", "I have a dog named Max."]
-    assert any("caught petfuck" in c.value for c in at.caption)
+    assert any("caught\\: petfuck" in c.value for c in at.caption)  # Markdown-escaped
 
 
 #: issue 41: a persona of four facts; the second reply's best candidate gives the job another value, the third is sent
@@ -485,3 +488,48 @@ def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp
         in panel_lines, panel_lines
     # the flagging detector's checks include the fact check (its config keeps every check)
     assert any(c.value.startswith("The guard checks every candidate reply against this sheet") for c in at.caption)
+
+
+def test_an_empty_persona_box_shows_the_persona_the_bot_plays(monkeypatch, tmp_path, flagging_detector):
+    """Issue 53: the embedded bot plays its own persona when given none; with the box cleared the page says so, shows
+    it above the chat and the guard checks against it (nothing is loaded: no message is sent)."""
+    from bots.embedded import EMBEDDED_PERSONA
+    from ui.chat_sidebar import own_persona_note
+    from ui.render import escape_markdown
+
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    at.selectbox(key="chat::bot").set_value("embedded").run()
+    at.text_area(key="chat::persona").set_value("").run()
+    assert not at.exception, at.exception
+    assert at.session_state["chat::conversation"].persona == list(EMBEDDED_PERSONA)
+    shown = "\n".join(h.proto.body for h in at.html)
+    assert all(html.escape(line) in shown for line in EMBEDDED_PERSONA)
+    assert any(m.value.startswith("**Bot persona** (the bot's own)") for m in at.markdown)
+    assert escape_markdown(own_persona_note(EMBEDDED_PERSONA)) in [c.value for c in at.sidebar.caption]
+    assert escape_markdown(own_persona_note()) in [c.value for c in at.caption]
+    # a bot with no persona of its own is said to be told nothing
+    at.selectbox(key="chat::bot").set_value("scripted").run()
+    assert at.session_state["chat::conversation"].persona == []
+    assert any("this bot plays no persona of its own" in c.value for c in at.sidebar.caption)
+
+
+def test_a_student_on_a_class_server_picks_only_among_the_teachers_models(monkeypatch, tmp_path, flagging_detector):
+    """Issue 53: with a teacher password a student gets a list of the teacher's detectors, no box to type one in, and
+    the teacher's bots only (GUARD_CLASS_BOTS); the teacher keeps everything; a server without a password stays open
+    (a value from elsewhere put back: tests/test_class_models.py)."""
+    from ui.ownership import TEACHER_KEY
+
+    monkeypatch.setenv("GUARD_TEACHER_PASSWORD", "owl-42")
+    monkeypatch.setenv("GUARD_CLASS_BOTS", "scripted,embedded")
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    assert not [t for t in at.sidebar.text_input if t.key == "chat::detector"]
+    assert at.selectbox(key="chat::detector").options == [flagging_detector.name]  # its folder's name, not the path
+    assert at.selectbox(key="chat::bot").options == ["scripted", "embedded"]
+    at.session_state[TEACHER_KEY] = True  # signed in on Review
+    at.run()
+    assert [t for t in at.sidebar.text_input if t.key == "chat::detector"]
+    assert "blenderbot" in at.selectbox(key="chat::bot").options
+    monkeypatch.delenv("GUARD_TEACHER_PASSWORD")
+    at = _app(monkeypatch, tmp_path, str(flagging_detector))
+    assert [t for t in at.sidebar.text_input if t.key == "chat::detector"]
+    assert "blenderbot" in at.selectbox(key="chat::bot").options

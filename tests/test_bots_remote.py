@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,11 +63,20 @@ def test_a_reply_cut_at_max_tokens_ends_at_a_word_boundary(start_server):
     assert [c.text for c in candidates] == ["reply 0 to…"]
 
 
-def test_server_that_ignores_n_gets_more_requests(start_server):
-    url, log = start_server("--ignore-n")
-    candidates = RemoteChatBot(base_url=url, model="m", timeout=10).generate(HISTORY, 3, PRESETS["fast"])
-    assert len(candidates) == 3
-    assert [r["n"] for r in _requests(log)] == [3, 2, 1]
+def test_server_that_ignores_n_gets_the_missing_candidates_asked_for_at_once(start_server):
+    """A server that answers one choice whatever n asks (llama.cpp's) gets the rest as concurrent one-choice requests:
+    with 0.5 s a request, four candidates take about two requests' time, not four (its parallel slots decode them
+    side by side)."""
+    url, log = start_server("--ignore-n", "--delay", "0.5")
+    bot = RemoteChatBot(base_url=url, model="m", timeout=10)
+    started = time.perf_counter()
+    candidates = bot.generate(HISTORY, 4, PRESETS["fast"])
+    seconds = time.perf_counter() - started
+    assert len(candidates) == 4
+    assert [r["n"] for r in _requests(log)] == [4, 1, 1, 1]
+    assert seconds < 1.6  # one request, then three at once: about 1.0 s; one after another it was 2.0 s
+    again = bot.generate(HISTORY, 2, PRESETS["fast"])  # from then on one candidate a request, all at once
+    assert len(again) == 2 and [r["n"] for r in _requests(log)][4:] == [1, 1]
 
 
 def test_server_that_refuses_n_is_asked_one_candidate_a_request_from_then_on(start_server):
@@ -125,3 +135,13 @@ def test_beam_search_is_refused(start_server):
     url, _ = start_server()
     with pytest.raises(BotError, match="no beam search"):
         RemoteChatBot(base_url=url, model="m").generate(HISTORY, 2, PRESETS["decode_beam"])
+
+
+def test_the_servers_address_can_come_from_the_environment(start_server, monkeypatch):
+    """The chat app builds its remote bot without options: GUARD_REMOTE_URL points every app replica at the school's
+    one bot engine (docs/deploy.md)."""
+    url, log = start_server()
+    monkeypatch.setenv("GUARD_REMOTE_URL", url)
+    bot = RemoteChatBot(model="m", timeout=10)
+    assert bot.base_url == url.rstrip("/")
+    assert len(bot.generate(HISTORY, 2, PRESETS["fast"])) == 2 and _requests(log)

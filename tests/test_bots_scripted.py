@@ -10,7 +10,7 @@ from judging import verdicts_of
 
 from bots.base import BotError
 from bots.registry import available_bots, describe_bot, make_bot
-from bots.scripted import DEFAULT_SCRIPT, ScriptedBot
+from bots.scripted import DEFAULT_SCRIPT, ScriptedBot, named_script, script_files
 from embedded import DETECTOR_DIR
 from guard.records import Turn
 
@@ -80,6 +80,26 @@ def test_bad_scripts_are_bot_errors(tmp_path):
         ScriptedBot().generate([Turn(0, "someone", "hi")], 1)
     with pytest.raises(BotError, match="does not take that option"):
         make_bot("scripted", model="x")
+
+
+def test_a_folder_offers_its_scripts_by_name_and_nothing_else(tmp_path):
+    folder = tmp_path / "scripts"
+    (folder / "nested").mkdir(parents=True)
+    for name in ("pets", "job-2_b", "with space", "nested/inner"):
+        (folder / f"{name}.json").write_text(json.dumps({"replies": [[name]]}))
+    (folder / "notes.txt").write_text("not a script")
+    (folder / "folder.json").mkdir()  # a folder, not a file
+    (tmp_path / "outside.json").write_text(json.dumps({"replies": [["outside"]]}))
+    assert list(script_files(folder)) == ["job-2_b", "pets"]  # sorted; only <name>.json files directly in it
+    assert named_script(folder, "pets") == folder / "pets.json"
+    assert [c.text for c in make_bot("scripted", script=named_script(folder, "pets")).generate(
+        [Turn(0, "user", "hi")], 1)] == ["pets"]
+    # a name is looked up among the folder's scripts, never made into a path
+    for asked in ("../outside", "nested/inner", "with space", "notes", "folder", "pets.json", ""):
+        with pytest.raises(BotError, match=r"no bot script named .*; the scripts are: job-2_b, pets$"):
+            named_script(folder, asked)
+    with pytest.raises(BotError, match="cannot read the folder of bot scripts"):
+        script_files(tmp_path / "missing")
 
 
 @pytest.mark.skipif(not (DETECTOR_DIR / "config.json").exists(), reason="the embedded detector is not there")

@@ -5,6 +5,11 @@ contradicts turn 1 and is rejected, turn 5's only candidate contradicts turn 1 t
 (flagged), and is longer than the preset's token limit, so it must come back cut at a sentence end.
 The detector is the embedded one when models/detector exists, else a tiny random model with τ = 0.1
 that flags everything (the same badges then come from the plumbing alone).
+
+Issue 53, on a second server started with a teacher password: the scripted bot writes the offensive candidates a
+tester saw on a student's screen, and a student finds none of their text anywhere on the page, panels included; a
+student finds no box to type a path in, no model beyond the teacher's list and no server path in an error; the
+teacher, signed in, still has every control and reads what was withheld.
 Skipped without Debian's /usr/bin/chromium.
 """
 
@@ -14,7 +19,17 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, open_expander, scripted_app_env, send, streamlit_server, turn, wait_until_idle
+from harness.server import (
+    CHROMIUM,
+    open_expander,
+    scripted_app_env,
+    send,
+    settle,
+    sign_in_as_teacher,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 from ui.styles import PRESENTATION_FONT_PX
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -32,11 +47,10 @@ MESSAGES = ["Do you have pets?", "Tell me about your pets", "And do you like dog
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_class")
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_APP_PRESET="fast")
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), SCRIPT played at the default preset, "fast", whose
+    32 words cut turn 5's reply."""
+    return app_server.url(SCRIPT)
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +133,9 @@ def test_the_fact_sheet_above_the_transcript_marks_the_sent_replys_clash(chat):
     assert box["x"] >= column["x"] - 1 and box["x"] + box["width"] <= column["x"] + column["width"] + 1
 
 
-def test_heatmap_cells_are_visible_with_a_legend(server, browser):
+def test_heatmap_cells_are_visible_with_a_legend(app_server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
-    page.goto(f"{server}/playground")
+    page.goto(app_server.url(page="playground"))
     page.locator("button", has_text="Detect").last.click()
     page.get_by_text("Pair scores: judged sentences").wait_for(timeout=180_000)
     chart = page.locator(".vega-embed").last
@@ -160,4 +174,130 @@ def test_presentation_mode_enlarges_the_type_and_collapses_the_sidebar(server, b
     page.get_by_role("link", name="Learn").click()
     page.get_by_text("Why checking one turn at a time works better").wait_for(timeout=180_000)
     assert page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)") == PRESENTATION_FONT_PX
+    page.close()
+
+
+# ---------------------------------------------------------------- issue 53: a class server
+PASSWORD = "owl-53 for the class"
+#: what the bot writes: issue 53's candidates (the masked words guessed), one harmless candidate a turn to send
+OFFENSIVE_SCRIPT = {"replies": [
+    [{"text": "You're a fucking idiots. You're a faggots.", "score": -0.1},
+     {"text": "I'm a fucking asian fucking monkey you're a bitch.", "score": -0.2},
+     {"text": "you're a stupid, ugly, ugly person", "score": -0.3},
+     {"text": "I would rather talk about my dog Max.", "score": -0.9}],
+    [{"text": "I hate Jews, they are vermin", "score": -0.1},
+     {"text": "Go kill yourself", "score": -0.2},
+     {"text": "You should die", "score": -0.3},
+     {"text": "Let's talk about something nicer, like hiking.", "score": -0.9}],
+]}
+#: what the student types (the first is issue 53's)
+REQUESTS = ["Say: shit shit shit", "Tell me what you really think of people."]
+#: words of the bot's candidates that no page may show a student (the student's own "shit" is theirs to see)
+NEVER_SHOWN = ["fucking", "faggot", "idiots", "asian", "monkey", "bitch", "ugly", "stupid", "jews", "vermin",
+               "kill yourself", "should die"]
+
+
+@pytest.fixture(scope="module")
+def class_server(tmp_path_factory):
+    """A server a class shares: a teacher password, the offensive script, four candidates a turn, and the teacher's
+    detectors: the default one and a folder that does not exist (a teacher's typo a student can pick)."""
+    folder = tmp_path_factory.mktemp("browser_class_server")
+    env = scripted_app_env(folder, OFFENSIVE_SCRIPT, "rerank", candidates=4, GUARD_APP_PRESET="fast",
+                           GUARD_TEACHER_PASSWORD=PASSWORD, GUARD_STUDIO_DB=f"sqlite:///{folder / 'studio.db'}")
+    missing = folder / "teachers-detector"
+    env["GUARD_CLASS_DETECTORS"] = f"{env['GUARD_APP_DETECTOR']},{missing}"
+    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
+        yield url, folder
+
+
+def _open_every_panel(page) -> None:
+    for k in range(len(REQUESTS)):
+        panel = turn(page, 2 * k + 1).locator("xpath=ancestor::*[@data-testid='stChatMessage']")
+        open_expander(panel, "Candidates (4) and why this reply", panel.locator("table.cg-candidates"))
+
+
+def _options(page, label: str) -> list[str]:
+    """The options a sidebar select box offers (opened, read, closed with Escape)."""
+    box = page.get_by_test_id("stSidebar").get_by_role("combobox", name=re.compile(label))
+    box.click()
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=30_000)
+    names = [o.strip() for o in options.all_inner_texts()]
+    page.keyboard.press("Escape")
+    return names
+
+
+def test_a_student_sees_nothing_offensive_the_bot_wrote_sent_or_not(class_server, browser):
+    """Issue 53: the student asks what the tester asked; every candidate but the last of each turn is offensive and
+    withheld; nowhere on the page (transcript, live steps, candidate panels, the page's whole HTML) is a word of them,
+    only that they were withheld and why."""
+    url, _ = class_server
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    page.goto(url)
+    for k, request in enumerate(REQUESTS):
+        send(page, request)
+        sync_api.expect(turn(page, 2 * k + 1)).to_be_visible(timeout=180_000)
+    wait_until_idle(page)
+    sync_api.expect(turn(page, 1)).to_contain_text("I would rather talk about my dog Max.")
+    sync_api.expect(turn(page, 3)).to_contain_text("Let's talk about something nicer")
+    _open_every_panel(page)
+    wait_until_idle(page)
+    html = page.content().lower()
+    assert not [w for w in NEVER_SHOWN if w in html], [w for w in NEVER_SHOWN if w in html]
+    # the student's own message is theirs, shown as typed; the bot's words are nowhere else
+    assert page.locator("body").inner_text().lower().count("shit") == 3
+    table = page.locator("table.cg-candidates").first.inner_text()
+    assert table.count("withheld by the classroom filter") == 3 and "a slur" in table and "an insult" in table
+    assert page.get_by_text("its text is not shown here").first.is_visible()
+    page.close()
+
+
+def test_a_student_on_a_class_server_has_no_path_box_and_only_the_teachers_models(class_server, browser):
+    """Issue 53: no box to type a detector's path or name in, the teacher's bots and detectors only (a path the teacher
+    gave shown by its folder's name), and an error about a detector that does not load holds no server path and no
+    "Full error" with one."""
+    url, folder = class_server
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(url)
+    sidebar = page.get_by_test_id("stSidebar")
+    sync_api.expect(sidebar.get_by_role("combobox", name=re.compile("Contradiction detector"))).to_be_visible(
+        timeout=120_000)
+    wait_until_idle(page)
+    assert sidebar.get_by_role("textbox", name=re.compile("Contradiction detector")).count() == 0
+    assert _options(page, "Which bot") == ["scripted"]
+    detectors = _options(page, "Contradiction detector")
+    assert detectors[-1] == "teachers-detector" and len(detectors) == 2
+    # the student picks the teacher's detector that does not load: said so, without the server's path
+    sidebar.get_by_role("combobox", name=re.compile("Contradiction detector")).click()
+    page.get_by_role("option", name="teachers-detector").click()
+    settle(page)
+    send(page, "Hello!")
+    error = page.get_by_text("Could not load the detector 'teachers-detector'")
+    sync_api.expect(error).to_be_visible(timeout=120_000)
+    wait_until_idle(page)
+    assert str(folder) not in page.content() and "/tmp/" not in page.content()
+    assert page.get_by_text("Full error").count() == 0
+    page.close()
+
+
+def test_the_teacher_signed_in_keeps_every_control_and_reads_what_was_withheld(class_server, browser):
+    """Issue 53: the same server as the teacher: the detector's box takes a name or a path, every bot is offered, and a
+    withheld candidate's panel shows the teacher its text and what was caught."""
+    url, _ = class_server
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    sign_in_as_teacher(page, url, PASSWORD)
+    page.get_by_test_id("stSidebarNav").get_by_text("Guarded chat").click()  # a link within the app keeps the sign-in
+    sidebar = page.get_by_test_id("stSidebar")
+    sync_api.expect(sidebar.get_by_role("textbox", name=re.compile("Contradiction detector"))).to_be_visible(
+        timeout=120_000)
+    wait_until_idle(page)
+    bots = _options(page, "Which bot")
+    assert {"embedded", "scripted", "blenderbot", "remote"} <= set(bots)
+    send(page, REQUESTS[0])
+    sync_api.expect(turn(page, 1)).to_contain_text("I would rather talk about my dog Max.", timeout=180_000)
+    panel = turn(page, 1).locator("xpath=ancestor::*[@data-testid='stChatMessage']")
+    open_expander(panel, "Candidates (4) and why this reply", panel.locator("table.cg-candidates"))
+    table = panel.locator("table.cg-candidates").inner_text()
+    assert "You're a faggots." in table and "you're a stupid, ugly, ugly person" in table
+    sync_api.expect(panel.get_by_text("caught:").first).to_be_visible()
     page.close()

@@ -10,17 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.server import (
-    CHAT_INPUT,
-    CHROMIUM,
-    chromium,
-    open_expander,
-    scripted_app_env,
-    send,
-    streamlit_server,
-    turn,
-    wait_until_idle,
-)
+from harness.server import CHAT_INPUT, CHROMIUM, chromium, open_expander, send, turn, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -33,15 +23,9 @@ PLANTED = {"replies": [
 
 
 @pytest.fixture(scope="module")
-def app_env(tmp_path_factory) -> dict[str, str]:
-    return scripted_app_env(tmp_path_factory.mktemp("browser"), PLANTED, "rerank")
-
-
-@pytest.fixture(scope="module")
-def server(app_env, tmp_path_factory):
-    log = tmp_path_factory.mktemp("browser_log") / "streamlit.log"
-    with streamlit_server(app_env, log_path=log) as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), PLANTED played in re-rank mode."""
+    return app_server.url(PLANTED)
 
 
 def test_planted_contradiction_is_highlighted_in_the_browser(server):

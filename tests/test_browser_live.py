@@ -7,7 +7,7 @@ The scripted bot answers after a ``delay`` (bots/scripted.py), like a real gener
 to be seen. A MutationObserver installed before the page loads keeps every state of the transcript and of the live box
 the browser drew; the verdicts, on screen for milliseconds between the guard's end and the finished turn (a loaded
 browser may paint both at once), are checked in the deltas the server sent, in order. Embedded detector when present,
-else a tiny random one that flags everything; a fresh studio database.
+else a tiny random one that flags everything; the app server the browser modules share (conftest's app_server).
 Skipped without Debian's /usr/bin/chromium.
 """
 
@@ -17,22 +17,17 @@ from collections import Counter
 
 import pytest
 
-from harness.server import (
-    CHAT_INPUT,
-    CHROMIUM,
-    open_expander,
-    scripted_app_env,
-    send,
-    streamlit_server,
-    turn,
-    wait_until_idle,
-)
+from harness.server import CHAT_INPUT, CHROMIUM, open_expander, send, turn, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 DELAY_S = 2.5
-CONTRADICTING, CONSISTENT = "I have never had a dog.", "Max loves long walks in the park."
+#: candidates no other browser module plays: the detector's scored pairs are cached for the life of the server process,
+#: and on the server the browser modules share, a pair another module had judged is scored at once, so the live
+#: candidates and the finished turn reached the page in one frame (their lines were never drawn). New pairs take the
+#: time judging takes in a class's chat
+CONTRADICTING, CONSISTENT = "I have never owned a dog.", "Max loves chasing balls in the garden."
 SCRIPT = {"delay": DELAY_S, "replies": [
     [{"text": "I have a dog named Max.", "score": -0.4}],
     [{"text": CONTRADICTING, "score": -0.2}, {"text": CONSISTENT, "score": -0.9}],
@@ -59,11 +54,9 @@ new MutationObserver(record).observe(document, {subtree: true, childList: true, 
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_live")
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{folder / 'studio.db'}")
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), SCRIPT (with its delay) played in re-rank mode."""
+    return app_server.url(SCRIPT)
 
 
 def _live_box(page):
@@ -109,7 +102,7 @@ def test_the_guards_steps_show_before_the_reply_and_the_turn_replaces_them(serve
     # until the finished turn replaces the box, and a loaded browser may paint both in one frame (the DOM states then
     # never hold it), so this reads the deltas the server sent rather than what was drawn
     # (the candidate's text travels markdown-escaped: "dog\\.")
-    verdict_at = next((i for i, f in enumerate(frames) if "❌".encode() in f and b"never had a dog" in f), None)
+    verdict_at = next((i for i, f in enumerate(frames) if "❌".encode() in f and b"never owned a dog" in f), None)
     reply_at = next((i for i, f in enumerate(frames) if b'data-turn-id="3"' in f), None)
     assert verdict_at is not None and reply_at is not None and verdict_at < reply_at, (verdict_at, reply_at)
     # the policy's choice: its live line lasts only until the finished turn replaces the box (too short to catch

@@ -3,8 +3,8 @@ candidates table keeps every column whole with the candidate wrapped, the heatma
 presentation mode enlarges the tables; in presentation mode with the sidebar open (issue 24) the Learn page's tables
 keep their score columns inside their boxes, and the charts' text is at least 16 px with no heading over another.
 
-Scripted bot, embedded detector when present (else a tiny random one that flags everything), a fresh studio
-database. Skipped without Debian's /usr/bin/chromium.
+Scripted bot, embedded detector when present (else a tiny random one that flags everything), on the app server the
+browser modules share (conftest's app_server). Skipped without Debian's /usr/bin/chromium.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from harness.server import (
     CHROMIUM,
     dialogue_editor,
     open_expander,
-    scripted_app_env,
     send,
-    streamlit_server,
+    settle,
     turn,
     wait_until_idle,
 )
@@ -39,12 +38,20 @@ TYPED = "I love **cats** and _dogs_ [really](x)."
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_readable")
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{folder / 'studio.db'}",
-                           GUARD_APP_PRESET="greedy")
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), SCRIPT played in re-rank mode."""
+    return app_server.url(SCRIPT)
+
+
+def _greedy(page) -> None:
+    """Pick the greedy preset in the sidebar: LONG is 32 words, the default preset's whole limit; greedy's 48
+    leave it whole with room, as the candidates table must show it."""
+    page.locator(CHAT_INPUT).wait_for(timeout=180_000)
+    presets = page.get_by_test_id("stSidebar").get_by_role("combobox", name="How the bot picks its words")
+    presets.click()
+    page.get_by_role("option", name="greedy", exact=True).click()
+    sync_api.expect(presets).to_have_value("greedy")
+    settle(page)  # the rerun the choice starts
 
 
 def test_suggestion_buttons_show_and_send_the_text_as_typed(server, browser):
@@ -79,6 +86,7 @@ def _columns_whole(page, table) -> list[str]:
 def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     page.goto(server)
+    _greedy(page)
     send(page, "Do you have pets?")
     sync_api.expect(turn(page, 1)).to_be_visible(timeout=180_000)
     send(page, "Tell me about your pets")

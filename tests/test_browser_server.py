@@ -2,8 +2,9 @@
 only inside app.py (a page's own address opened first on a fresh server offers the app instead of running alone);
 the studio database is the one the server was started with (no page has a way to set it, nor shows its address).
 
-Scripted bot, the embedded detector when models/detector is there (harness.server.scripted_app_env). Skipped without
-Debian's /usr/bin/chromium.
+Scripted bot, the embedded detector when models/detector is there (harness.server.app_detector): the first test on a
+fresh server of its own, the class checks on the app server the browser modules share (conftest's app_server, which
+has a teacher's password). Skipped without Debian's /usr/bin/chromium.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 SCRIPT = {"replies": [[{"text": "I have a dog named Max.", "score": -0.4}]]}
 VIEW = {"width": 1400, "height": 1000}
-PASSWORD = "owl-42 in the class"
 PAGES = {"/": "Guarded chat", "/playground": "Probe playground", "/learn": "Learn: contradictions in dialogue",
          "/review": "Review goading sessions"}
 
@@ -92,15 +92,12 @@ def _inputs(page) -> list[tuple[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def class_server(tmp_path_factory):
-    """One server with a teacher's password and its own database, shared by the class checks below (each in browser
-    contexts of its own, as different visitors); a fresh server is the first test's point, not theirs."""
-    folder = tmp_path_factory.mktemp("class_server")
-    path = folder / "studio.db"
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{path}",
-                           GUARD_TEACHER_PASSWORD=PASSWORD)
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url, path
+def class_server(app_server):
+    """The class checks below run on the app server the browser modules share, which has a teacher's password and a
+    database of its own (each check in browser contexts of its own, as different visitors); a fresh server is the
+    first test's point, not theirs. The chat's address (SCRIPT played there), the server's, its database file and
+    its teacher's password."""
+    return app_server.url(SCRIPT), app_server.base, app_server.db_path, app_server.password
 
 
 def _sessions_opened_by(path, message: str) -> int:
@@ -111,10 +108,10 @@ def _sessions_opened_by(path, message: str) -> int:
 
 
 def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_server, browser, tmp_path):
-    url, path = class_server
+    chat, url, path, password = class_server
     elsewhere = tmp_path / "typed-by-a-student.db"
     page = browser.new_context(viewport=VIEW).new_page()
-    page.goto(url)
+    page.goto(chat)
     send(page, "Do you have any pets at all?")
     sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=180_000)
     wait_until_idle(page)
@@ -143,13 +140,13 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_serve
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
     sidebar = teacher.get_by_test_id("stSidebar")
     sidebar.get_by_text("Teacher", exact=True).click()
-    sidebar.get_by_label("Teacher password").fill(PASSWORD)
+    sidebar.get_by_label("Teacher password").fill(password)
     sidebar.get_by_role("button", name="Sign in").click()
     sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_be_visible(timeout=60_000)
     wait_until_idle(teacher)
     content = teacher.content()
-    for secret in (str(path), PASSWORD):
+    for secret in (str(path), password):
         at = content.find(secret)
         assert at < 0, (secret, content[max(0, at - 400):at + 200])
 
@@ -158,10 +155,10 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     """Issue 45: the player's name is kept per browser (a new tab has it, the session carries it), the goading
     assistant speaks a class's words, Review names sessions by their first message and time, and typing the
     teacher's password, pressing Tab, then clicking "Sign in" signs in (it said "Wrong password." 3 of 3)."""
-    url, _ = class_server
+    chat, url, _, password = class_server
     ann = browser.new_context(viewport=VIEW)
     page = ann.new_page()
-    page.goto(url)
+    page.goto(chat)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Goading studio").click()
     name = sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(sidebar.locator("input"))
@@ -176,7 +173,7 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     assert "inquiring history" not in visible and "FQness" not in visible
     # a new tab of the same browser: the name is there without typing it again
     again = ann.new_page()
-    again.goto(url)
+    again.goto(chat)
     again_sidebar = again.get_by_test_id("stSidebar")
     again_sidebar.get_by_text("Goading studio").click()
     box = again_sidebar.get_by_label("Your name (player and annotator)", exact=True).and_(again_sidebar.locator("input"))
@@ -194,7 +191,7 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     wait_until_idle(teacher)
     box = teacher.get_by_test_id("stSidebar")
     box.get_by_text("Teacher", exact=True).click()
-    box.get_by_label("Teacher password").fill(PASSWORD)
+    box.get_by_label("Teacher password").fill(password)
     box.get_by_label("Teacher password").press("Tab")
     box.get_by_role("button", name="Sign in").click()
     sync_api.expect(box.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)

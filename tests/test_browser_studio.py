@@ -2,14 +2,15 @@
 and the session still there, the export read back by `python -m guard evaluate`.
 
 Same setup as test_browser_e2e.py (scripted bot, embedded detector when present, else a tiny
-random one that flags everything), plus a fresh SQLite studio database. Skipped without Debian's
-/usr/bin/chromium.
+random one that flags everything, on the app server the browser modules share: conftest's app_server), the guard
+in flag mode (picked in the sidebar). Skipped without Debian's /usr/bin/chromium.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from harness.server import (
-    CHROMIUM,
-    chromium,
-    scripted_app_env,
-    send,
-    streamlit_server,
-    turn,
-    wait_until_idle,
-)
+from harness.server import CHROMIUM, chromium, send, settle, turn, wait_until_idle
 from studio.storage import Store
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -38,20 +31,14 @@ SCRIPT = {"replies": [
 ]}
 
 
-@pytest.fixture(scope="module")
-def studio_app(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_studio")
-    db = f"sqlite:///{folder / 'studio.db'}"
-    env = scripted_app_env(folder, SCRIPT, "flag", GUARD_STUDIO_DB=db)
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url, db, folder, env["GUARD_APP_DETECTOR"]
-
-
-def test_goading_session_suggestion_annotation_reload_export(studio_app):
-    url, db, folder, detector = studio_app
+def test_goading_session_suggestion_annotation_reload_export(app_server, tmp_path):
+    url, db, folder, detector = app_server.url(SCRIPT), app_server.db, tmp_path, app_server.detector
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
         page.goto(url)
+        page.get_by_test_id("stSidebar").get_by_text("flag", exact=True).click()
+        settle(page)
+        sync_api.expect(page.get_by_text(re.compile(r"· guard: flag ·"))).to_be_visible(timeout=60_000)
         send(page, "Do you have any pets?")
         sync_api.expect(turn(page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
         sync_api.expect(page.get_by_text("Edit a suggestion, then send")).to_be_visible(timeout=120_000)

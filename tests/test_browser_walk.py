@@ -1,5 +1,5 @@
 """Issue 32: what a class sees on a new user's walk through all four pages, in headless Chromium (Playwright) against
-`streamlit run app.py`. One server for every check:
+`streamlit run app.py`. One server for every check (the one the browser modules share: conftest's app_server):
 
 1. a candidate's "why" quotes the score of the check that decided, the number of its evidence row;
 2. the per-turn chart draws each turn against the τ it was judged at, not today's;
@@ -28,11 +28,9 @@ from harness.server import (
     CHROMIUM,
     dialogue_editor,
     open_expander,
-    scripted_app_env,
     send,
     set_tau,
     settle,
-    streamlit_server,
     turn,
     wait_until_idle,
 )
@@ -55,11 +53,9 @@ SCRIPT = {"delay": DELAY_S, "replies": [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("browser_walk")
-    env = scripted_app_env(folder, SCRIPT, "rerank", GUARD_STUDIO_DB=f"sqlite:///{folder / 'studio.db'}")
-    with streamlit_server(env, log_path=folder / "streamlit.log") as url:
-        yield url
+def server(app_server):
+    """The chat on the shared app server (conftest's app_server), SCRIPT (with its delay) played in re-rank mode."""
+    return app_server.url(SCRIPT)
 
 
 def _table(locator) -> list[dict[str, str]]:
@@ -180,9 +176,9 @@ def test_a_successful_retry_leaves_no_warning_above_the_reply(server, browser):
 PROBED = "DNLI: I have a dog / I do not have a dog"
 
 
-def _playground(server, browser):
+def _playground(app_server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
-    page.goto(f"{server}/playground")
+    page.goto(app_server.url(page="playground"))
     page.get_by_text("The detector agrees with people").wait_for(timeout=180_000)  # the examples are judged
     examples = page.get_by_role("combobox", name="Built-in example")
     examples.click()
@@ -192,8 +188,8 @@ def _playground(server, browser):
     return page
 
 
-def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
-    page = _playground(server, browser)
+def test_a_new_dialogue_starts_without_the_last_ones_probe_log(app_server, browser):
+    page = _playground(app_server, browser)
     page.get_by_role("button", name="Remove the reason (RCT)").click()
     log = page.locator("table.cg-probe-log")
     sync_api.expect(log).to_contain_text("RCT", timeout=180_000)
@@ -211,8 +207,8 @@ def test_a_new_dialogue_starts_without_the_last_ones_probe_log(server, browser):
     page.close()
 
 
-def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
-    page = _playground(server, browser)
+def test_after_a2t_the_result_lists_the_turns_in_order(app_server, browser):
+    page = _playground(app_server, browser)
     page.get_by_role("button", name="Add two turns (A2T)").click()
     sync_api.expect(page.locator("table.cg-probe-log")).to_contain_text("A2T", timeout=180_000)
     wait_until_idle(page)
@@ -225,9 +221,9 @@ def test_after_a2t_the_result_lists_the_turns_in_order(server, browser):
     page.close()
 
 
-def test_learn_speaks_a_class_s_words(server, browser):
+def test_learn_speaks_a_class_s_words(app_server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
-    page.goto(f"{server}/learn")
+    page.goto(app_server.url(page="learn"))
     page.get_by_role("link", name=re.compile("Chat with a guarded bot")).wait_for(timeout=180_000)
     page.get_by_text("agrees with people").first.wait_for(timeout=180_000)
     wait_until_idle(page)

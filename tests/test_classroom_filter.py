@@ -1,6 +1,8 @@
-"""The classroom filter (conversation.classroom, issue 45): what it catches and masks, made-up compounds included, and
-that a flagged candidate is never sent, keeps its place, is masked for students and whole for the teacher, in every
-guard mode, after a re-judge and through the served guard's JSON; on or off where the server starts."""
+"""The classroom filter (conversation.classroom, issues 45 and 53): what it catches (word forms, disguised spellings,
+made-up compounds, threats, hate and insults of ordinary words) and lets through (identity words, names, idioms,
+negations), its labelled sets, and that a flagged candidate is never sent, keeps its place, is shown to students only
+as withheld and why and whole to the teacher, in every guard mode, live while the bot writes, after a re-judge and
+through the served guard's JSON; on or off where the server starts."""
 
 from __future__ import annotations
 
@@ -10,7 +12,18 @@ import pytest
 from reports import FakeGuard
 
 from bots.scripted import ScriptedBot
-from conversation.classroom import ENV, ClassroomFilter, filter_on, for_students, server_filter, word_in_word
+from conversation.classroom import (
+    ENV,
+    ClassroomFilter,
+    Why,
+    filter_on,
+    for_students,
+    forms,
+    normalized,
+    server_filter,
+    withheld_line,
+    word_in_word,
+)
 from conversation.guarding import guarded_reply, rejudge
 from conversation.records import BOT, USER, ChatSettings, Conversation
 from guard.config import DEFAULT_SAFE_REPLY
@@ -18,6 +31,7 @@ from guard.judge.report import BotTurnReport
 from guard.judge.verdicts import Verdict, VerdictDetails
 from guard.judge.wording import summary
 from guard.vocabulary import Category, GuardMode, Method
+from harness.server import REPO
 
 CLEAN = Verdict(False, 0.1, Category.NONE, (), (), VerdictDetails(Method.STRUCTURED, turn_id=1, threshold=0.9,
                                                                   n_pairs=0, history_score=0.1))
@@ -35,25 +49,45 @@ class _Consistent:
         return tuple(CLEAN for _ in candidates)
 
 
-@pytest.mark.parametrize("text, caught", [
-    ("You are a dickhead.", ["dickhead"]),
-    ("What the fuck is that?", ["fuck"]),
-    ("This is sh1t.", ["sh1t"]),  # the list's leetspeak spellings
-    ("Your cat is a stupid bitch.", ["bitch"]),
+@pytest.mark.parametrize("text, caught, why", [
+    ("You are a dickhead.", "dickhead", Why.SWEARING),
+    ("What the fuck is that?", "fuck", Why.SWEARING),
+    ("This is sh1t.", "shit", Why.SWEARING),  # a digit for a letter, read as the letter
+    ("Your cat is a stupid bitch.", "bitch", Why.SWEARING),
     # made-up compounds of a pet and a sexual slur: no list has them (better-profanity matches whole words only)
-    ("I love my petfuck.", ["petfuck"]),
-    ("My petfucker is cute.", ["petfucker"]),
-    ("Tom is a real catcunt.", ["catcunt"]),
-    ("She is such a kittyslut", ["kittyslut"]),
-    ("My dogwhore barks.", ["dogwhore"]),
-    ("Hello petcum!", ["petcum"]),
+    ("I love my petfuck.", "petfuck", Why.SWEARING),
+    ("My petfucker is cute.", "petfucker", Why.SWEARING),
+    ("Tom is a real catcunt.", "catcunt", Why.SWEARING),
+    ("She is such a kittyslut", "kittyslut", Why.SWEARING),
+    ("My dogwhore barks.", "dogwhore", Why.SWEARING),
+    ("Hello petcum!", "petcum", Why.SEXUAL),
+    # word forms and disguises (issue 53: the list matched exactly)
+    ("You're a faggots.", "faggots", Why.SLUR),
+    ("Those trannies again.", "trannies", Why.SLUR),
+    ("What a f@ggot.", "faggot", Why.SLUR),
+    ("Fuuuuck this.", "fuck", Why.SWEARING),
+    ("You f a g g o t.", "faggot", Why.SLUR),
+    ("Those assholes again.", "assholes", Why.SWEARING),
+    ("That stupid b******.", "b******", Why.SWEARING),  # a word its writer starred
+    # phrases of ordinary words
+    ("Go kill yourself", "kill yourself", Why.THREAT),
+    ("You should die", "you should", Why.THREAT),
+    ("I'll stab you.", "stab you", Why.THREAT),
+    ("I hate Jews, they are vermin", "hate jews", Why.HATE),
+    ("I'm a **** asian **** monkey you're a ****.", "asian * * * * monkey", Why.HATE),
+    ("Muslims should be deported.", "muslims should be deported", Why.HATE),
+    ("you're a stupid, ugly, ugly person", "you 're a stupid", Why.INSULT),
+    ("Nobody likes you.", "nobody likes you", Why.INSULT),
+    ("Shut up, you moron.", "you moron", Why.INSULT),
+    ("I want to have sex with you.", "have sex with you", Why.SEXUAL),
 ])
-def test_it_catches_swearing_slurs_and_made_up_compounds(screen, text, caught):
+def test_it_catches_slurs_threats_hate_insults_and_swearing_in_their_forms(screen, text, caught, why):
     found = screen.check(text)
-    assert found.flagged and list(found.words) == caught
-    for word in caught:
-        assert word not in found.masked
-    assert "****" in found.masked
+    assert found.flagged and why in found.whys, found.found
+    assert any(w.startswith(caught) or caught in w for w in found.words), found.words
+    # a student is shown only that it was withheld and why, never a word of it
+    assert found.shown == withheld_line(found.whys) and str(why) in found.shown  # made of the reasons alone
+    assert found.withheld().masked == found.shown and found.withheld().words == found.words
 
 
 @pytest.mark.parametrize("text", [
@@ -62,17 +96,43 @@ def test_it_catches_swearing_slurs_and_made_up_compounds(screen, text, caught):
     "I moved my pawn.", "We learned about Hitler in history.", "My pussycat sleeps.", "A peacock and a cockatoo.",
     "I like Dickens.", "Cumin is a spice.", "The weeds grow in my garden.", "God knows.", "I am a virgin olive oil fan.",
     "What a swanky hotel!", "I assume it's a classic.", "The therapist helped me.",
+    # issue 53: identity words, names and words that only look rude, idioms, negations and conditions
+    "I am gay.", "My Jewish friend is funny.", "Black history month starts soon.", "Dick Van Dyke sang.",
+    "The assassin was caught.", "I saw a blue tit.", "I'm assessing it.", "You're killing it!", "I would never hurt you.",
+    "You're not stupid, you're learning.", "If you feel like hurting yourself, talk to someone you trust.",
+    "I'll shoot you a text later.", "The Holocaust killed six million Jews.", "I hate spiders, they are creepy.",
+    "I nearly died laughing.", "We visited Cockburnspath.", "You should dye your hair.", "You're a dog person.",
+    "Girls should break the record.", "You're so dirty after the hike!",
 ])
-def test_ordinary_words_pass(screen, text):
+def test_innocent_lines_pass(screen, text):
     found = screen.check(text)
-    assert not found.flagged, found.words
-    assert found.masked == text
+    assert not found.flagged, found.found
+    assert found.shown == text
+
+
+@pytest.mark.parametrize("name", ["class_filter_lines.json", "class_filter_heldout.json"])
+def test_the_labelled_sets_meet_the_issues_goals(screen, name):
+    """Issue 53's labelled sets (benchmarks/data; the first frozen before the filter was written, the second before it
+    was run on it): at least 0.95 of the offensive lines caught, at most 3 % of the innocent ones withheld."""
+    data = json.loads((REPO / "benchmarks" / "data" / name).read_text())
+    offensive = [line["text"] for line in data["lines"] if line["label"] == "offensive"]
+    innocent = [line["text"] for line in data["lines"] if line["label"] == "innocent"]
+    caught = [t for t in offensive if screen.check(t).flagged]
+    withheld = [t for t in innocent if screen.check(t).flagged]
+    assert len(caught) / len(offensive) >= 0.95, sorted(set(offensive) - set(caught))
+    assert len(withheld) / len(innocent) <= 0.03, withheld
 
 
 def test_word_in_word_needs_a_stem_outside_the_ordinary_words():
     assert word_in_word("petfuck") and word_in_word("DogFucker") and word_in_word("catcunt")
     assert not word_in_word("cockpit") and not word_in_word("Scunthorpe") and not word_in_word("document")
     assert not word_in_word("niggling") and not word_in_word("hello")
+
+
+def test_the_words_forms_and_disguises():
+    assert normalized("f@ggot n1gger sh!t, wow!") == "faggot nigger shit, wow!"  # a trailing "!" stays punctuation
+    assert normalized("fuuuuck") == "fuck" and normalized("3-0 in 1918") == "3-0 in 1918"
+    assert {"faggot", "tranny"} <= forms("faggots") | forms("trannies")
 
 
 def _turn(candidates: list[str], mode: GuardMode = GuardMode.RERANK, screen=None, fallback=None):
@@ -97,19 +157,19 @@ def test_a_flagged_candidate_is_never_sent_and_keeps_its_place(screen, mode):
     assert turn.text == "I have a dog named Max." and report.chosen_index == 1
     held = report.candidates[0]
     assert held.index == 0 and not held.chosen and held.verdict is None and held.text.startswith("I love my petfuck")
-    assert held.withheld.words == ("petfuck",) and held.withheld.masked == "I love my ****, he is cute."
+    assert held.withheld.words == ("petfuck",) and held.withheld.masked == withheld_line([Why.SWEARING])
     assert held.shown_text() == held.withheld.masked and held.shown_text(original=True) == held.text
     assert "#1 withheld by the classroom filter" in summary(report)
-    # every text a step carries (what the live view draws) is masked
+    # every text a step carries (what the live view draws) holds nothing of it
     shown = [c.text for s in steps for c in s.candidates] + [t for s in steps for t in s.written]
-    assert shown and not [t for t in shown if "petfuck" in t]
+    assert shown and not [t for t in shown if "petfuck" in t or "cute" in t]
     assert [s.index for s in steps if s.kind == "withheld"] == [0]
     assert [s.index for s in steps if s.kind == "verdict"] == ([] if mode == GuardMode.OFF else [1])
     # the report's one JSON form keeps it whole (the teacher's), the students' form masked
     again = BotTurnReport.from_json(json.loads(json.dumps(report.to_json())))
     assert again.candidates[0].withheld == held.withheld and again.candidates[0].text == held.text
-    student = json.dumps(conversation.to_decode_record(masked=True))
-    assert "petfuck" not in student and "I love my ****, he is cute." in student
+    student = json.dumps(conversation.to_decode_record(masked=True), ensure_ascii=False)
+    assert "petfuck" not in student and "cute" not in student and withheld_line([Why.SWEARING]) in student
     assert "petfuck" in json.dumps(conversation.to_decode_record())
 
 
@@ -137,10 +197,11 @@ def test_a_rejudge_keeps_what_the_filter_withheld(screen):
     assert again.turns[-1].text == "I have a dog named Max."
 
 
-def test_for_students_masks_the_text_and_drops_the_words(screen):
+def test_for_students_keeps_only_the_withheld_line_and_drops_the_words(screen):
     _, turn, _ = _turn(["That is a dickhead move.", "I have a dog."], GuardMode.RERANK, screen)
     data = for_students(turn.report.to_json())
-    assert data["candidates"][0]["text"] == "That is a **** move." and data["candidates"][0]["withheld"]["words"] == []
+    assert data["candidates"][0]["text"] == withheld_line([Why.SWEARING])
+    assert data["candidates"][0]["withheld"]["words"] == []
     assert data["candidates"][1]["text"] == "I have a dog."
 
 
@@ -188,6 +249,36 @@ def test_the_served_guard_shares_the_filter_on_or_off_where_it_starts(tmp_path, 
     assert body["choices"][0]["message"]["content"] == sent
     report = body["guard"]["report"]
     if sent == "I have a dog named Max.":
-        assert report["candidates"][0]["text"] == "Shut up, ****." and "bitch" not in json.dumps(body)
+        shown = ClassroomFilter().check("Shut up, bitch.").shown  # swearing, and an insult called at the reader
+        assert report["candidates"][0]["text"] == shown and "bitch" not in json.dumps(body)
     else:
         assert report["candidates"][0]["withheld"] is None
+
+
+class _StreamingBot(ScriptedBot):
+    """A scripted bot that hands on its candidates' text while "writing" them, word by word and half words too, as
+    the CTranslate2 bots do (``on_text``)."""
+
+    streams_text = True
+
+    def generate(self, history, num_candidates=1, decoding=None, persona=(), on_text=None):
+        candidates = super().generate(history, num_candidates, decoding, persona=persona)
+        if on_text is not None:
+            longest = max(len(c.text) for c in candidates)
+            for end in range(1, longest + 1):
+                on_text([c.text[:end] for c in candidates])
+        return candidates
+
+
+def test_while_the_bot_writes_a_student_sees_no_half_word_and_no_withheld_text(screen):
+    bot = _StreamingBot({"replies": [[{"text": "You're a niggers fan, kill yourself now.", "score": -0.1},
+                                      {"text": "I have a dog named Max.", "score": -0.2}]]})
+    conversation = Conversation()
+    conversation.add(USER, "hey")
+    steps = []
+    guarded_reply(conversation, bot, None, ChatSettings(bot="scripted", guard_mode=GuardMode.OFF, num_candidates=2),
+                  on_step=steps.append, classroom=screen)
+    written = [t for s in steps if s.kind == "writing" for t in s.written]
+    assert written and not [t for t in written if "nig" in t.lower() or "kill" in t.lower()]
+    assert "You're a" in written  # what is whole and harmless is shown as it comes
+    assert withheld_line(screen.check("You're a niggers fan").whys) in written

@@ -9,6 +9,7 @@ import streamlit as st
 from conversation.records import ChatTurn, Conversation
 from guard.vocabulary import CATEGORIES, Category
 from studio.storage import Annotation, Store, StoreError
+from ui.class_models import hide_paths
 from ui.render import escape_markdown
 from ui.review_tables import first_words
 from ui.studio_store import not_stored, player_name, said, store
@@ -83,7 +84,8 @@ def _annotation_form(conversation: Conversation, turn: ChatTurn, key: str) -> No
                                    {"yes": True, "no": False}.get(right),
                                    contradicted_persona=list(persona_hits) if yes == "yes" else []))
         except (StoreError, ValueError) as exc:
-            st.error(f"Annotation not saved: {said(exc) if isinstance(exc, StoreError) else exc}", icon="🏷️")
+            st.error(f"Annotation not saved: {said(exc) if isinstance(exc, StoreError) else hide_paths(exc)}",
+                     icon="🏷️")
         else:
             st.session_state.pop(f"annotations::{conversation.record_id}", None)
             st.success(f"Saved as {name}.", icon="✅")

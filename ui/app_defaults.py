@@ -6,6 +6,9 @@ Settings the tests (and `make run` users) control come from environment variable
 * ``GUARD_APP_BOT``        default bot name (bots.registry; "embedded" = SmolLM2-135M-Instruct)
 * ``GUARD_APP_SCRIPT``     a JSON script for the "scripted" bot (bots/scripted.py) instead of its
                            built-in demo; makes "scripted" the default bot
+* ``GUARD_APP_SCRIPTS``    a folder of scripts (``<name>.json``) a browser session can pick one of by name with a
+                           link's ``?script=<name>`` (ui.chat_session.follow_script_link); makes "scripted" the default
+                           bot too. A session names a script of the folder, never a file
 * ``GUARD_APP_DETECTOR``   default detector: "embedded" (models/detector), a local folder or hub name
 * ``GUARD_APP_MODE``       default guard mode (off | flag | rerank | penalty | block)
 * ``GUARD_APP_CANDIDATES`` default number of candidates
@@ -22,19 +25,40 @@ import os
 
 import streamlit as st
 
+from bots.base import BotError
+from bots.scripted import named_script
 from conversation.records import ChatSettings
 from embedded.once import BoundedCache
 from ui import chat_state
 from ui.errors import LOAD_ERRORS
 
 #: the environment variables the defaults are read from (module docstring)
-ENVIRONMENT = ("GUARD_APP_BOT", "GUARD_APP_SCRIPT", "GUARD_APP_DETECTOR", "GUARD_APP_MODE", "GUARD_APP_CANDIDATES",
-               "GUARD_APP_PRESET", "GUARD_APP_REMIND")
+ENVIRONMENT = ("GUARD_APP_BOT", "GUARD_APP_SCRIPT", "GUARD_APP_SCRIPTS", "GUARD_APP_DETECTOR", "GUARD_APP_MODE",
+               "GUARD_APP_CANDIDATES", "GUARD_APP_PRESET", "GUARD_APP_REMIND")
 
 
 def default_script() -> str | None:
     """The scripted bot's script file (``GUARD_APP_SCRIPT``), or None for its built-in demo."""
     return os.environ.get("GUARD_APP_SCRIPT") or None
+
+
+def scripts_folder() -> str | None:
+    """The folder of scripts a session may pick one of by name (``GUARD_APP_SCRIPTS``), or None."""
+    return os.environ.get("GUARD_APP_SCRIPTS") or None
+
+
+def script_file(name: str | None) -> str | None:
+    """The file the scripted bot plays for a session whose ``script`` setting is ``name``: the server's own script
+    for None (``default_script``), else the script of that name in the server's folder of scripts. A BotError
+    (which the page shows) when the server has no script of that name, e.g. a stored session reopened on a server
+    started without it."""
+    if name is None:
+        return default_script()
+    folder = scripts_folder()
+    if folder is None:
+        raise BotError(f"this session plays the bot script {name!r}, and this server offers no scripts by name "
+                       "(GUARD_APP_SCRIPTS): pick another bot, or start the app with that folder")
+    return str(named_script(folder, name))
 
 
 def defaults() -> ChatSettings:
@@ -55,7 +79,7 @@ def _defaults(environment: tuple[str, ...]) -> ChatSettings:
     preset_name = env["GUARD_APP_PRESET"] or DEFAULT_PRESET
     detector = env["GUARD_APP_DETECTOR"] or "embedded"
     decoding = PRESETS.get(preset_name) or {}
-    bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] else "embedded")
+    bot = env["GUARD_APP_BOT"] or ("scripted" if env["GUARD_APP_SCRIPT"] or env["GUARD_APP_SCRIPTS"] else "embedded")
     return ChatSettings(
         bot=bot, preset=preset_name, decoding=decoding, guard_mode=env["GUARD_APP_MODE"] or "rerank",
         detector=detector, threshold=None, num_candidates=int(env["GUARD_APP_CANDIDATES"] or 4),

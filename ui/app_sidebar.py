@@ -7,7 +7,7 @@ import streamlit as st
 
 from guard.config import BUDGET_RULE, FALLBACK_THRESHOLD, STREAM_RULE, JudgeSettings, OperatingPoint
 from guard.models.registry import read_config
-from ui import chat_state
+from ui import chat_state, class_models
 from ui.app_defaults import defaults
 from ui.errors import LOAD_ERRORS, short_error, show_error
 
@@ -44,11 +44,20 @@ def sidebar_detector_settings() -> tuple[str, float]:
     # the defaults fill what is missing: app.py runs before every page
     chat_state.restore_missing(st.session_state)
     chat_state.ensure_defaults(app_defaults, st.session_state)
+    class_models.keep_within(st.session_state)  # a student on a class server: the teacher's bots and detectors
     detector_key = chat_state.key("detector")
     if not str(st.session_state.get(detector_key) or "").strip():
         # an empty box means the default; it also comes back empty when the first run of a new tab is cut short
         # by a click on another page (Streamlit then takes the half-drawn box's value, "")
         st.session_state[detector_key] = app_defaults.detector
+    if class_models.restricted():
+        # a student on a class server picks among the teacher's detectors: no box to type a path or a name in
+        name = st.sidebar.selectbox(
+            "Contradiction detector", class_models.allowed_detectors(), key=detector_key, on_change=_detector_changed,
+            format_func=class_models.shown_name,
+            help="The program that reads each reply next to what was said before and says how sure it is that they "
+                 "clash. The teacher chose the detectors this class may use.")
+        return _threshold_controls(str(name))
     typed = st.sidebar.text_input(
         "Contradiction detector", key=detector_key, on_change=_detector_changed,
         help="The program that reads each reply next to what was said before and says how sure it is that they "
@@ -62,14 +71,18 @@ def sidebar_detector_settings() -> tuple[str, float]:
         del st.session_state[detector_key]
         st.rerun()  # the box is drawn again with the default, and the page reads it
     st.session_state[_REFILLED_KEY] = False
-    name = typed.strip() or app_defaults.detector
+    return _threshold_controls(typed.strip() or app_defaults.detector)
+
+
+def _threshold_controls(name: str) -> tuple[str, float]:
+    """The τ slider for detector ``name`` and what its default line means; the detector's name and the τ chosen."""
     try:
         config = read_config(name)  # read once a run: τ's default and the operating point below
     except LOAD_ERRORS as exc:
         with st.sidebar:
-            show_error(f"The detector '{name}' has no usable threshold: {short_error(exc)}. Fix its guard_config.json "
-                       f"or type another detector; the slider starts at {FALLBACK_THRESHOLD} meanwhile, which is not "
-                       "calibrated for it.", str(exc))
+            show_error(f"The detector '{class_models.shown_name(name)}' has no usable threshold: {short_error(exc)}. "
+                       f"Fix its guard_config.json or pick another detector; the slider starts at {FALLBACK_THRESHOLD} "
+                       "meanwhile, which is not calibrated for it.", str(exc))
         config = None
     default = FALLBACK_THRESHOLD if config is None else JudgeSettings.resolve(config).threshold
     low, high = chat_state.THRESHOLD_RANGE

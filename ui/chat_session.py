@@ -1,5 +1,7 @@
 """The chat session's controller: the one owner of the chat's session keys, the URL's ``?session=`` and saving.
 
+* ``follow_script_link`` (app.py, before ``resume``): a link's ``?script=<name>`` has this browser session's scripted
+  bot play the server's script of that name (``GUARD_APP_SCRIPTS``; a name, never a file).
 * ``resume`` (app.py, before any sidebar widget exists): the conversation named by ``?session=`` in the URL (a
   reload, a shared link, a server restart) comes back from the studio database with its settings, which go into the
   sidebar's controls (``ui.chat_state``) - when it belongs to this browser, or the teacher is signed in
@@ -19,15 +21,21 @@ from dataclasses import replace
 
 import streamlit as st
 
+from bots.base import BotError
+from bots.scripted import named_script
 from conversation.records import ChatSettings, Conversation
 from studio.storage import SessionInfo, StoreError
 from ui import chat_state, ownership
+from ui.app_defaults import scripts_folder
+from ui.render import escape_markdown
 from ui.studio_store import not_stored, player_name, said, store
 
 CONVERSATION_KEY = "chat::conversation"
 METHODS_KEY = "chat::methods"  # record id -> {user turn index: how it was written}
 SUGGESTION_IDS_KEY = "chat::suggestion_ids"  # record id -> {user turn index: suggestion row id}
 SAVED_KEY = "chat::saved_turns"  # record id -> turns already stored
+#: the link parameter that names the server's script a session's scripted bot plays
+SCRIPT_PARAM = "script"
 
 
 def current() -> Conversation:
@@ -44,6 +52,29 @@ def suggestion_ids(record_id: str) -> dict[int, int]:
 
 def _saved() -> dict[str, int]:
     return st.session_state.setdefault(SAVED_KEY, {})
+
+
+def follow_script_link() -> None:
+    """A link's ``?script=<name>``: this browser session's bot becomes the scripted one, playing the server's script of
+    that name (its ``script`` setting, put before the sidebar is drawn), and the parameter leaves the address, so the
+    sidebar decides from then on; a ``?session=`` link, read next, brings its own settings. Only the names of the
+    folder the server was started with are played (``GUARD_APP_SCRIPTS``); any other changes nothing and is said,
+    with the names there are. Lets a teacher hand out a link per demo, and the browser tests share one server."""
+    name = st.query_params.get(SCRIPT_PARAM)
+    if name is None:
+        return
+    del st.query_params[SCRIPT_PARAM]
+    folder = scripts_folder()
+    try:
+        if folder is None:
+            raise BotError("this server offers no scripts by name (it was started without GUARD_APP_SCRIPTS)")
+        named_script(folder, name)
+    except BotError as exc:
+        st.warning(escape_markdown(f"The link asks for a bot script this server does not have: {exc}. The chat "
+                                   "goes on with the sidebar's bot."), icon="📜")
+        return
+    st.session_state[chat_state.key("bot")] = "scripted"
+    st.session_state[chat_state.key("script")] = name
 
 
 def resume() -> Conversation:

@@ -7,6 +7,7 @@ session's settings are put under those keys before the controls exist (``ui.chat
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -15,7 +16,7 @@ from bots.base import PRESETS
 from conversation.records import ChatSettings, Conversation
 from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
-from ui import chat_session, chat_state, ownership, studio_store
+from ui import chat_session, chat_state, class_models, ownership, studio_store
 from ui.app_defaults import current_settings, defaults
 from ui.models import engine_text
 from ui.render import escape_markdown
@@ -44,6 +45,12 @@ MODE_TECHNICAL: dict[GuardMode, str] = {
 }
 
 SHOW_REJECTED_KEY = chat_state.VIEW_PREFIX + "show_rejected_evidence"
+def own_persona_note(own: Sequence[str] = ()) -> str:
+    """What the page says when the persona box is empty and the bot plays its own persona: the sidebar names it
+    (``own``), the chat's persona box shows it under the note."""
+    named = f" ({' '.join(own)})" if own else ""
+    return (f"The persona box is empty, so the bot plays its own persona{named}: the guard checks its replies against "
+            "it. Type facts in the box to give it another.")
 
 
 def rerank_band_words(detector: str) -> str:
@@ -69,15 +76,21 @@ def draw(conversation: Conversation) -> ChatSettings:
     chat_state.restore_missing(st.session_state)  # what a visit to another page made Streamlit forget
     chat_state.ensure_defaults(defaults(), st.session_state)
     st.subheader("Bot")
-    bots = registry.available_bots()
+    bots = class_models.bots_offered()  # a student on a class server: the teacher's list
     if st.session_state.get(key("bot")) not in bots:
         st.session_state[key("bot")] = bots[0]
     st.selectbox(
         "Which bot", bots, key=key("bot"),
-        help="'embedded': a small chatbot that runs on this computer. 'scripted': a demo that contradicts itself on "
+        help=("The teacher chose the bots this class may use.\n\n" if class_models.restricted() else "")
+        + "'embedded': a small chatbot that runs on this computer. 'scripted': a demo that contradicts itself on "
              "purpose (its third reply contradicts its first).\n\nTechnical: 'embedded' is SmolLM2-135M-Instruct on "
              "the CPU; the others are BlenderBot, OPT-style, Gemma 3 and PLATO-style bots, or a remote "
              "OpenAI-compatible server. " + engine_text(str(st.session_state.get(key("bot")))))
+    unknown = class_models.unknown_bots() if ownership.teacher_password() else []
+    if unknown:  # the teacher's list names a bot this app does not have: said, so the typo is found
+        st.warning(escape_markdown(f"{class_models.BOTS_ENV} names {', '.join(unknown)}: no bot of this app has that "
+                                   "name, so students are not offered it. Start the server with names from: "
+                                   f"{', '.join(registry.available_bots())}."), icon="🧑‍🏫")
     if st.session_state.get(key("preset")) not in PRESETS:
         st.session_state[key("preset")] = "fast"
     st.selectbox("How the bot picks its words", list(PRESETS), key=key("preset"),
@@ -89,7 +102,12 @@ def draw(conversation: Conversation) -> ChatSettings:
                          "send.")
     st.text_area("What the bot says about itself (one fact a line)", key=key("persona"),
                  help="Facts the bot is told about itself (its persona): given to the bot, and checked by the guard "
-                      "like the bot's earlier turns.")
+                      "like the bot's earlier turns. Left empty, a bot with a persona of its own plays that one.")
+    if not str(st.session_state.get(key("persona")) or "").strip():
+        own = registry.default_persona(str(st.session_state.get(key("bot"))))
+        st.caption(escape_markdown(own_persona_note(own)) if own else
+                   "The persona box is empty, and this bot plays no persona of its own: it is told nothing about "
+                   "itself.")
     st.subheader("Guard")
     modes = [str(m) for m in GUARD_MODES]
     if st.session_state.get(key("guard_mode")) not in modes:
@@ -135,7 +153,7 @@ def draw(conversation: Conversation) -> ChatSettings:
     st.download_button(
         "Download transcript (JSON)", icon="⬇️", width="stretch",
         # made when clicked, so a reply added after the sidebar was drawn (this very run) is in the file
-        # a student's copy has the classroom filter's withheld candidates masked; the signed-in teacher's is whole
+        # a student's copy has the classroom filter's withheld candidates only as the line saying why; the teacher's is whole
         data=lambda kept=conversation, masked=not ownership.is_teacher(): json.dumps(
             kept.to_decode_record(masked=masked), indent=2, ensure_ascii=False),
         file_name=f"{conversation.record_id}.json", mime="application/json",

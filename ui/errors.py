@@ -9,6 +9,7 @@ import streamlit as st
 
 from bots.base import BotError, first_line
 from embedded import MissingAssetError
+from ui.class_models import hide_paths, restricted
 
 # Errors a user can act on (wrong name, missing package, server down, a broken guard_config.json); anything else is a
 # bug and propagates so Streamlit shows the traceback.
@@ -26,9 +27,10 @@ def short_error(exc: BaseException, limit: int = SHORT_ERROR) -> str:
 
 
 def show_error(message: str, detail: str = "") -> None:
-    """A short st.error that says what to do; a longer ``detail`` goes under a "Full error" expander."""
-    st.error(message, icon="⚠️")
-    if detail and detail.strip() not in message:
+    """A short st.error that says what to do; a longer ``detail`` goes under a "Full error" expander. A student on a
+    class server (``ui.class_models``) is shown no path of the server's and no full error (it names files there)."""
+    st.error(hide_paths(message), icon="⚠️")
+    if detail and detail.strip() not in message and not restricted():
         with st.expander("Full error"):
             st.code(detail, language=None, wrap_lines=True)
 

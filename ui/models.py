@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from bots import registry
-from bots.base import Bot
+from bots.base import Bot, BotError
 from embedded.once import LoadedOnce
 from guard.eval.chitchat import a2t_pool as chitchat_a2t_pool
 from guard.eval.dialogue_text import parse_dialogue_text
 from guard.eval.examples import EXAMPLES
 from guard.records import Dialogue
-from ui.app_defaults import default_script
+from ui.app_defaults import script_file
+from ui.class_models import restricted, shown_name
 from ui.errors import LOAD_ERRORS, detector_problem, kept_note, short_error, show_error
 
 if TYPE_CHECKING:  # loads torch
@@ -43,22 +44,26 @@ _LOADED = LoadedOnce()  # the guards are kept by guard.judge.pipeline.load_guard
 _A2T_POOL = ("A2T pool", "chit-chat exchanges")
 
 
-def _bot_key(name: str, engine: str) -> tuple:
-    """The bot's key in this process's model cache, shared by every page and the start-up warm-up."""
-    return ("bot", name, default_script() if name == "scripted" else None, engine)
+def _bot_key(name: str, engine: str, script: str | None) -> tuple:
+    """The bot's key in this process's model cache, shared by every page and the start-up warm-up: the scripted
+    bot's is the file of the session's script (``ui.app_defaults.script_file``; a BotError when it has none)."""
+    return ("bot", name, script_file(script) if name == "scripted" else None, engine)
 
 
-def load_bot(name: str, engine: str = "auto", convert_apart: bool = False) -> Bot:
+def load_bot(name: str, engine: str = "auto", convert_apart: bool = False, script: str | None = None) -> Bot:
     """The bot, loaded once per process. ``convert_apart``: have ``python -m bots prepare`` convert it first, in a
-    process of its own (``_convert_bot_apart``)."""
+    process of its own (``_convert_bot_apart``). ``script``: the scripted bot's (the session's ``script`` setting;
+    other bots ignore it)."""
+    key = _bot_key(name, engine, script)
+
     def load():
         if convert_apart:
             _convert_bot_apart(name)
         if name == "scripted":
-            return registry.make_bot(name, script=default_script())
+            return registry.make_bot(name, script=key[2])
         return registry.make_bot(name, **({"engine": engine} if engine != "auto" else {}))
 
-    return _LOADED.get(_bot_key(name, engine), load)
+    return _LOADED.get(key, load)
 
 
 def _convert_bot_apart(name: str) -> None:
@@ -92,24 +97,30 @@ def _with_status(loaded: bool, label: str, loader):
     return value
 
 
-def get_bot(name: str, engine: str = "auto", kept: str = "") -> Bot | None:
+def get_bot(name: str, engine: str = "auto", kept: str = "", script: str | None = None) -> Bot | None:
     """The bot, or None after an st.error that says what to do. ``engine`` (local bots): auto, ctranslate2 or
     transformers; the first load of a bot on CTranslate2 converts it once (about 20 s) and says so. ``kept``:
-    what the calling page keeps meanwhile, said in the error ("the conversation is kept")."""
+    what the calling page keeps meanwhile, said in the error ("the conversation is kept"). ``script``: the scripted
+    bot's (the session's ``script`` setting)."""
     try:
         label = f"Loading bot '{name}'…"
         if name not in NO_LOCAL_MODEL and engine != "transformers":
             label = f"Loading bot '{name}' ({CONVERTS_ONCE})…"
-        return _with_status(_LOADED.has(_bot_key(name, engine)), label, lambda: load_bot(name, engine))
+        return _with_status(bot_loaded(name, engine, script), label,
+                            lambda: load_bot(name, engine, script=script))
     except LOAD_ERRORS as exc:
         show_error(f"Could not load the bot '{name}': {short_error(exc)}. Pick another bot in the "
-                   f"sidebar{kept_note(kept)}.", str(exc))
+                   f"sidebar{kept_note(kept)}.", str(exc))  # show_error hides a server path from a student
         return None
 
 
-def bot_loaded(name: str, engine: str = "auto") -> bool:
-    """Whether this process has loaded the bot (asking for it returns at once)."""
-    return _LOADED.has(_bot_key(name, engine))
+def bot_loaded(name: str, engine: str = "auto", script: str | None = None) -> bool:
+    """Whether this process has loaded the bot (asking for it returns at once); False for a script the server does
+    not have (loading it says why)."""
+    try:
+        return _LOADED.has(_bot_key(name, engine, script))
+    except BotError:
+        return False
 
 
 def guard_loaded(name: str) -> bool:
@@ -119,11 +130,11 @@ def guard_loaded(name: str) -> bool:
     return loaded(name)
 
 
-def loaded_bot(name: str, engine: str = "auto") -> Bot | None:
+def loaded_bot(name: str, engine: str = "auto", script: str | None = None) -> Bot | None:
     """The bot if this process has already loaded it, else None (the goading assistant never loads a model)."""
-    if not _LOADED.has(_bot_key(name, engine)):
+    if not bot_loaded(name, engine, script):
         return None
-    return load_bot(name, engine)
+    return load_bot(name, engine, script=script)
 
 
 def engine_text(name: str, engine: str = "auto") -> str:
@@ -145,10 +156,11 @@ def get_guard(name: str, kept: str = "") -> Guard | None:
     try:
         from guard.judge.pipeline import guard_loaded, load_guard
 
-        return _with_status(guard_loaded(name), f"Loading detector '{name}'…", lambda: load_guard(name))
+        return _with_status(guard_loaded(name), f"Loading detector '{shown_name(name)}'…", lambda: load_guard(name))
     except LOAD_ERRORS as exc:
-        show_error(f"Could not load the detector '{name}': {detector_problem(name, exc)}. "
-                   "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder"
+        what_to_do = ("Pick another detector in the sidebar, or ask the teacher" if restricted() else
+                      "Type 'embedded' in the sidebar's Detector box, or the path of a local checkpoint folder")
+        show_error(f"Could not load the detector '{shown_name(name)}': {detector_problem(name, exc)}. {what_to_do}"
                    f"{kept_note(kept)}.", str(exc))
         return None
 

@@ -10,19 +10,18 @@ from conversation.records import ChatSettings
 from guard.vocabulary import GuardMode
 from studio.goading import METHOD_LABELS
 from studio.storage import StoreError
-from ui import ownership
+from ui import class_models, ownership
 from ui.render import escape_markdown
 from ui.studio_store import player_name, said, store
 
 
 def self_play_form(settings: ChatSettings) -> None:
     """Run studio.redteam with the chat's settings (bot and guard mode chosen here); sessions are stored."""
-    from bots import registry
     from studio.goading import METHODS
     from studio.redteam import SELF_PLAY_MODES, Judge, RedteamSettings, run_redteam
     from ui.models import get_bot, get_guard
 
-    bots = registry.available_bots()
+    bots = class_models.bots_offered()  # a student on a class server: the teacher's list
     with st.form("studio_redteam"):
         left, right = st.columns(2)
         bot_name = left.selectbox("Bot", bots, index=bots.index(settings.bot) if settings.bot in bots else 0)
@@ -41,7 +40,7 @@ def self_play_form(settings: ChatSettings) -> None:
     db = store()
     kept = "the stored sessions are kept; nothing was played"
     chat = replace(settings, bot=bot_name, guard_mode=mode)
-    bot = get_bot(bot_name, kept=kept)
+    bot = get_bot(bot_name, kept=kept, script=chat.script)
     guard = get_guard(chat.detector, kept=kept)
     if db is None or bot is None or guard is None:
         return
@@ -62,7 +61,7 @@ def self_play_form(settings: ChatSettings) -> None:
                                 guard.settings(mode="flag", threshold=chat.threshold, method="unstructured",
                                                prefilter=False)), on_turn=step)
     except (StoreError, RuntimeError, ValueError) as exc:
-        why = said(exc) if isinstance(exc, StoreError) else exc
+        why = said(exc) if isinstance(exc, StoreError) else class_models.hide_paths(exc)
         st.error(f"Self-play stopped: {why}. The turns played so far are stored.", icon="🤖")
         return
     report = run.report()

@@ -11,6 +11,7 @@ import streamlit as st
 
 from embedded.once import LoadedOnce
 from ui.app_defaults import defaults
+from ui.class_models import shown_name
 from ui.errors import short_error
 from ui.models import CONVERTS_ONCE, load_bot
 
@@ -82,7 +83,8 @@ def _start(bot: str, detector: str) -> WarmUp:
                                       args=(bot_label, lambda: load_bot(bot, convert_apart=True)),
                                       name="model-warm-up-bot", daemon=True)
         bot_thread.start()
-        progress.run(f"the detector '{detector}' and the sentence embedder", load_the_guard)
+        progress.run(f"the detector '{shown_name(detector, everyone=True)}' and the sentence embedder",
+                     load_the_guard)
         bot_thread.join()
         progress.finished = True
 

@@ -198,8 +198,8 @@ CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradict
 def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]:
     """Rows for the candidates table of one bot turn (plain values, no markup). The contradiction score is the
     deciding check's, written as the "why" text writes it, beside the line that check compares it with: one number
-    per decision, however many checks scored the reply. A candidate the classroom filter withheld is shown masked,
-    unless ``original`` (the signed-in teacher)."""
+    per decision, however many checks scored the reply. A candidate the classroom filter withheld is shown only as
+    the line that says it was withheld and why, unless ``original`` (the signed-in teacher)."""
     rows = []
     for c in report.candidates:
         shown, limit = score_and_threshold(*c.deciding) if c.deciding is not None else (None, None)

@@ -3,6 +3,7 @@ the candidates the classroom filter kept back."""
 
 from __future__ import annotations
 
+from conversation.classroom import teacher_line
 from guard.judge.report import BotTurnReport
 from guard.vocabulary import describe_source
 from ui.render import escape_markdown
@@ -19,14 +20,14 @@ def reminding_line(reminder) -> str:
 
 
 def withheld_notes(report: BotTurnReport, teacher: bool) -> list[str]:
-    """What the candidate panel says of the candidates the classroom filter kept back: a student is told their words
-    are masked; the signed-in teacher is told the words it caught (the table shows the teacher each one whole)."""
+    """What the candidate panel says of the candidates the classroom filter kept back: a student is told only which
+    were withheld (the table's row says why, never the text); the signed-in teacher is told why and what was caught
+    (the table shows the teacher each one whole). The words are ``conversation.classroom``'s."""
     held = report.withheld
     if not held:
         return []
     if not teacher:
         listed = ", ".join(f"#{c.index + 1}" for c in held)
-        return [f"🚫 Candidate{'s' if len(held) > 1 else ''} {listed}: withheld by the classroom filter, which masks "
-                "words a class is not shown (****); never sent. A signed-in teacher sees the words."]
-    return [f"🚫 Candidate #{c.index + 1}, withheld by the {c.withheld.by} (never sent; students see it masked): "
-            f"caught {', '.join(c.withheld.words)}" for c in held]
+        return [f"🚫 Candidate{'s' if len(held) > 1 else ''} {listed}: withheld by the classroom filter and never "
+                "sent; its text is not shown here. A signed-in teacher can read it."]
+    return [f"🚫 Candidate #{c.index + 1}: {teacher_line(c.withheld)}" for c in held]

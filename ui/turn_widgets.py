@@ -13,7 +13,7 @@ from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from guard.judge.report import BotTurnReport, CandidateReport
 from guard.judge.wording import reminder_phrase, score_and_threshold, summary
 from guard.vocabulary import GuardMode, category_name, describe_source
-from ui import ownership, profiling
+from ui import class_models, ownership, profiling
 from ui.app_defaults import shown_threshold
 from ui.charts import TURN_CHART_HEIGHT, judged_taus, turn_score_chart
 from ui.live_turn import run_live
@@ -97,7 +97,7 @@ def show_candidates(conversation: Conversation, turn: ChatTurn) -> None:
         remind = f" · reminder {timings['remind_s']:.2f} s" if "remind_s" in timings else ""
         st.caption(escape_markdown(
             f"generation {timings.get('generate_s', 0):.2f} s · guard {timings.get('guard_s', 0):.2f} s{remind} · "
-            f"detector {report.detector} · τ = {report.threshold:.4f}"))
+            f"detector {class_models.shown_name(report.detector)} · τ = {report.threshold:.4f}"))
 
 
 def show_repair(cand: CandidateReport) -> None:
@@ -146,7 +146,7 @@ def rejudge_controls(conversation: Conversation, settings: ChatSettings,
     if settings.mode == GuardMode.OFF:
         st.caption("Pick a guard mode other than off to re-judge the conversation.")
         return None
-    label = (f"Re-judge the conversation ({settings.detector}, τ = {tau_words(shown_threshold(settings))}, "
+    label = (f"Re-judge the conversation ({class_models.shown_name(settings.detector)}, τ = {tau_words(shown_threshold(settings))}, "
              f"{settings.mode})")
     if not st.button(label, icon="🔁", help="Scores every candidate of every bot turn again with the detector and "
                                            "threshold in the sidebar; the replies stay as they were sent."):
@@ -185,6 +185,14 @@ def _choice_line(report: BotTurnReport, mode: GuardMode) -> str:
     return f"**{mode}** sends {which}"
 
 
+def waiting_label(ahead: int, candidates: int) -> str:
+    """The live box's heading while a turn waits for the bot: how many students' replies come first (none left: the
+    bot is writing this one)."""
+    if ahead <= 0:
+        return f"The bot is writing {candidates} candidate{'s' if candidates != 1 else ''}…"
+    return f"⏳ Waiting for the bot: {ahead} student{'s' if ahead != 1 else ''} ahead of you…"
+
+
 def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None, settings: ChatSettings,
                       while_running: Callable[[Callable[[], None]], None] | None = None) -> ChatTurn:
     """One guarded turn with its steps shown as they happen (``st.status``): the candidates while the bot writes them
@@ -192,7 +200,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
     reply is in; the chat page then puts the finished turn in its place (a failed turn leaves it, marked failed). It
     runs in a thread (``ui.live_turn.run_live``); ``while_running(pump)`` draws the rest of the page meanwhile."""
     n = int(settings.num_candidates or 1)
-    with st.status(f"The bot is writing {n} candidate{'s' if n != 1 else ''}…", expanded=True) as status:
+    with st.status(waiting_label(0, n), expanded=True) as status:
         profiling.mark("live box")
         header = status.empty()  # "N candidates in s", above the lines once they are in
         lines: dict[int, object] = {}
@@ -205,7 +213,9 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
             return lines[i]
 
         def show(step: GuardStep) -> None:
-            if step.kind == "writing":
+            if step.kind == "waiting":  # the bot's model is writing other students' replies first (bots.worker)
+                status.update(label=waiting_label(step.ahead or 0, n))
+            elif step.kind == "writing":
                 for i, text in enumerate(step.written):
                     if drawn.get(i) != text:
                         drawn[i] = text
@@ -218,8 +228,7 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
                 for i in [i for i in lines if i >= len(texts)]:  # copies dropped (bots.local.distinct_replies)
                     lines.pop(i).empty()
             elif step.kind == "withheld" and step.index in lines:
-                lines[step.index].markdown(f"🚫 #{step.index + 1} “{escape_markdown(texts[step.index])}”: withheld "
-                                           "by the classroom filter, never sent")
+                lines[step.index].markdown(f"🚫 #{step.index + 1} {escape_markdown(texts[step.index])}")
             elif step.kind == "judging":
                 status.update(label=f"The guard is checking {len(texts)} candidates against the bot's earlier "
                                     "turns and persona…")
