@@ -17,7 +17,7 @@ from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation
 from ui.app_defaults import current_settings, shown_threshold
 from ui.class_models import shown_name
-from ui.fact_sheet import FACT_ICON, clash_words
+from ui.fact_sheet import FACT_ICON, clash_words, distinct_clashes
 from ui.models import get_guard
 from ui.render import escape_markdown, evidence_marks, turn_html
 from ui.sheet_widgets import dialogue_sheet
@@ -76,7 +76,7 @@ def live(example_key: str, method_settings=None, who_speaks: str = "") -> None:
             st.markdown(plain_verdict_line(verdict, example.expected))
             if settings is structured and example.key in judgements:
                 st.markdown(judgement_text(judgements[example.key], plain=True))
-            for clash in verdict.details.fact_clashes:  # what the fact sheet read, both values
+            for clash in distinct_clashes(verdict.details.fact_clashes):  # what the fact sheet read, both values
                 st.markdown(f"{FACT_ICON} " + escape_markdown(f"The fact sheet: {clash_words(clash, plain=True)}"))
             if settings is structured:
                 show_category_checks(verdict, plain=True, said=dialogue.last.text, who_speaks=who_speaks)

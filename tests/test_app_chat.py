@@ -461,7 +461,7 @@ def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp
     say(at, "Where do you live?")
     body, rows = _sheet(at)
     [paris] = [r for r in rows if r["about"] == "lives in"]
-    assert paris["where"] == "persona, turn 1" and not paris["marks"]  # said again: one row, both places
+    assert paris["where"] == "persona · turn 1" and not paris["marks"]  # said again: one row, both places
 
     say(at, "What do you do?")
     say(at, "How many dogs do you have?")
@@ -471,7 +471,7 @@ def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp
     [dogs] = [r for r in rows if r["about"] == "dogs" and r["value"] == "2"]
     assert dogs["kind"] == "sent" and dogs["marks"] == ["the reply at turn 5 says 12"], rows
     [twelve] = [r for r in rows if r["about"] == "dogs" and r["value"] == "12"]
-    assert twelve["where"] == "turn 5" and twelve["marks"] == ["clashes with 2 (persona)"]
+    assert twelve["where"] == "turn 5" and twelve["marks"] == ["the reply at turn 5 clashes with 2 (persona)"]
     # τ 0.1 flags both candidates of turn 3: re-rank sends the generator's best, which gives the job another value
     assert conversation.turns[3].text == "I'm a teacher at a big school."
     [job] = [r for r in rows if r["about"] == "job" and r["value"] == "nurse"]

@@ -13,7 +13,7 @@ from guard.judge.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.judge.verdicts import PairScore
 from guard.judge.wording import score_and_threshold
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
-from ui.fact_sheet import candidate_clashes, clash_words
+from ui.fact_sheet import candidate_clashes, clash_words, distinct_clashes
 from ui.render import DialogueMarks, Mark, turn_html
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -209,7 +209,7 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
         if any(map(candidate_clashes, report.candidates)):
-            rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, candidate_clashes(c)))
+            rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, distinct_clashes(candidate_clashes(c))))
     return rows
 
 
