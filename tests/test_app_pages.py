@@ -443,3 +443,21 @@ def test_what_the_learn_page_says_the_fact_sheet_misses_holds(nlp, wn):
     assert not clashes("I have no pets.", "I'd love a cat one day.")
     assert not clashes("I work as a doctor.", "I work as a surgeon.")
     assert clashes("I'm a teacher.", "I'm a professor.")
+
+
+@pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector is not there")
+def test_the_playgrounds_numbers_for_one_verdict_agree(monkeypatch):
+    """Issue 54: on the role-confusion example the right-and-wrong table said p 0.92 (the highest check's score)
+    beside the verdict's p = 0.83 (the deciding check's, its evidence row's). Every p the page draws from the one
+    verdict on the example is the same number: the verdict line's, the evidence row's, the table's."""
+    at = _page(monkeypatch, "embedded", "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("role_written").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    [line] = [m.value for m in at.markdown if "role confusion** · p = " in m.value]
+    verdict_p = float(re.search(r"p = ([0-9.]+)", line).group(1))
+    [table] = [f for f in html_tables(at) if "people say" in f.columns]
+    [row] = table[table["example"] == "Role confusion: the bot takes over the user's job"].to_dict("records")
+    assert float(row["p"]) == round(verdict_p, 2), (row, line)
+    [evidence] = [f for f in html_tables(at) if "compared with" in f.columns]
+    assert float(evidence["score"].iloc[0]) == round(verdict_p, 2)

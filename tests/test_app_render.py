@@ -835,3 +835,29 @@ def test_page_run_marks_are_written_only_when_asked(tmp_path, monkeypatch):
     assert len(runs) == 2 and all(set(r["marks"]) == {"sidebar", "live box"} for r in runs)
     assert all(0 <= r["marks"]["sidebar"] <= r["marks"]["live box"] for r in runs)
     assert runs[0]["start"] <= runs[1]["start"]
+
+
+def test_the_intra_line_quotes_the_strongest_of_the_pairs_it_shows():
+    """Issue 54: "Inside the last turn · 2 part(s), strongest clash 0.92" stood above one row of 0.007 (0.92 was a
+    pair with the turn read as an answer to its question, left out of the table), and "2 part(s)" beside "one part
+    only". The line's numbers are the table's; the check's own score, where it differs, is said to be another."""
+    from guard.judge.verdicts import IntraCheck, PairScore
+    from ui.verdict_checks import intra_headline, intra_lines, reading_note
+
+    said = "i'm a doctor. i love my job."
+    parts = ("i'm a doctor.", "i love my job.", "I work as a doctor.")  # the last: its reading, not said
+
+    def pair(a, b, score):
+        return PairScore(PremiseSource.INTRA, 3, a, b, score)
+
+    intra = IntraCheck(parts, (pair(parts[0], parts[1], 0.007), pair(parts[2], parts[1], 0.92)), 0.92, 0.93)
+    lines = intra_lines(intra, said)
+    assert (lines.parts, [p.score for p in lines.pairs], lines.strongest) == (2, [0.007], 0.007)
+    assert intra_headline(lines, intra.threshold) == ("**Inside the last turn** · 2 parts, the strongest clash "
+                                                      "between two of them 0.01 (a clash from 0.93)")
+    assert "0.92" in reading_note(lines) and "not a part the speaker said" in reading_note(lines)
+    alone = intra_lines(IntraCheck(parts[:1] + parts[2:], (pair(parts[2], parts[0], 0.4),), 0.4, 0.93), "i'm a doctor.")
+    assert intra_headline(alone, 0.93) == "**Inside the last turn** · one part only: nothing inside the turn to compare"
+    assert "0.40" in reading_note(alone)
+    both_said = intra_lines(IntraCheck(parts[:2], (pair(parts[0], parts[1], 0.5),), 0.5, 0.93), said)
+    assert both_said.strongest == 0.5 and reading_note(both_said) == ""
