@@ -627,9 +627,9 @@ def test_one_number_per_decision_in_the_table_and_the_chart():
     report = BotTurnReport(JudgeSettings.resolve(mode=GuardMode.RERANK, threshold=0.9493), "embedded", 1, False,
                            (rejected, sent), {})
     rows = candidate_table(report)
-    assert (rows[0]["contradiction score"], rows[0]["flags from"]) == ("0.84", "0.80")
-    assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['flags from']})" in rows[0]["why"]
-    assert rows[0]["kind"] == "contradicts itself" and rows[1]["flags from"] == "0.95"
+    assert (rows[0]["contradiction score"], rows[0]["its line"]) == ("0.84", "0.80")
+    assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['its line']})" in rows[0]["why"]
+    assert rows[0]["kind"] == "contradicts itself" and rows[1]["its line"] == "0.95"
     conversation = Conversation(persona=[])
     conversation.add(USER, "pets?")
     conversation.add(BOT, "I have a dog.")

@@ -192,7 +192,7 @@ def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_
 
 
 #: the candidate table's columns, in words (the "why" is the guard's own reason)
-CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "flags from", "kind")
+CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "its line", "kind")
 
 
 def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]:

@@ -57,7 +57,7 @@ def verdict_line(verdict: Verdict) -> str:
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
     shown, line = score_and_threshold(*verdict.deciding)  # the digits it needs beside its line
-    return f"{icon} **{escape_markdown(name)}** · p = {shown} (flags from {line})"
+    return f"{icon} **{escape_markdown(name)}** · p = {shown} (a contradiction from {line} on)"
 
 
 #: The kinds of contradiction in a class's words (the Learn page); the papers' names are guard.vocabulary's.

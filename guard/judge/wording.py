@@ -100,28 +100,31 @@ def _head(why: Why) -> str:
     """What the policy did with a candidate, before the verdict's own sentence."""
     k = why.kind
     if k == WhyKind.BEST:
-        return f"chosen: the generator's best ({why.score:.3f})"
+        return f"chosen: the bot's favourite (its own score {why.score:.3f})"
     if k == WhyKind.LOWER:
-        return f"not chosen: a lower generator score ({why.score:.3f})"
+        return f"not chosen: the bot liked it less (its own score {why.score:.3f})"
     if k in (WhyKind.PENALTY_BEST, WhyKind.PENALTY_LOWER):
         head = "chosen: highest adjusted score" if k == WhyKind.PENALTY_BEST else "not chosen: a lower adjusted score"
-        return (f"{head} {why.adjusted:.3f} = generator {why.score:.3f} - penalty {why.score - why.adjusted:.3f}"
+        return (f"{head} {why.adjusted:.3f} = the bot's own {why.score:.3f} - penalty {why.score - why.adjusted:.3f}"
                 f" (λ={why.penalty_lambda:g} × gap {why.gap:.3f} × contradiction {why.contradiction:.2f})")
     if k == WhyKind.KEPT_FLAGGED:
-        return "chosen although flagged: every candidate contradicts, so the generator's best is kept"
+        return "chosen although flagged: every candidate contradicts, so the bot's favourite is kept"
     if k == WhyKind.FAVOURITE:
         under = why.band is not None and why.suspected < why.band
-        return (f"chosen: the bot's favourite (generator score {why.score:.3f}) among candidates without a "
-                "contradiction" + (f", its score {why.suspected:.3f} under the band {why.band:.3f}" if under
+        return (f"chosen: the bot's favourite (its own score {why.score:.3f}) among candidates without a "
+                "contradiction" + (f"; the detector suspects it little ({why.suspected:.3f}, under {why.band:.3f}, "
+                                   "where a safer reply would go instead)" if under
                                    else ", and the one the detector suspects least"))
     if k == WhyKind.LEAST_SUSPECTED:
         return (f"chosen: the one the detector suspects least ({why.suspected:.3f}) among candidates without a "
-                "contradiction that answer" + (f"; the bot's favourite scored {why.favourite_suspected:.3f}, over "
-                                              f"the band {why.band:.3f}" if why.band is not None else ""))
+                "contradiction that answer" + (f"; the detector suspected the bot's favourite more "
+                                              f"({why.favourite_suspected:.3f}, at or over {why.band:.3f}, where a "
+                                              "safer reply goes instead)" if why.band is not None else ""))
     if k == WhyKind.BEST_CONSISTENT:
-        return f"chosen: the best generator score ({why.score:.3f}) among candidates without a contradiction"
+        return f"chosen: the bot's favourite (its own score {why.score:.3f}) among candidates without a contradiction"
     if k == WhyKind.ONLY_SAYS_NOTHING:
-        return (f"chosen: the best generator score ({why.score:.3f}) among candidates without a contradiction; "
+        return (f"chosen: the bot's favourite (its own score {why.score:.3f}) among candidates without a "
+                "contradiction; "
                 "it says nothing, but no consistent candidate answers")
     if k == WhyKind.SAYS_NOTHING:
         return "not chosen: it says nothing, and a consistent candidate answers"
@@ -132,9 +135,9 @@ def _head(why: Why) -> str:
     if k == WhyKind.MORE_SUSPECTED:
         return f"not chosen: the detector suspects it more ({why.suspected:.3f})"
     if k == WhyKind.REPAIRED:
-        return f'chosen and repaired: "{why.removed}" removed, the rest of the generator\'s best sent'
+        return f'chosen and repaired: "{why.removed}" removed, the rest of the bot\'s favourite sent'
     if k == WhyKind.REPAIR_WON:
-        return f"not chosen: the generator's best ({why.best_score:.3f}) could be repaired"
+        return f"not chosen: the bot's favourite ({why.best_score:.3f}) could be repaired"
     raise ValueError(f"no words for a choice made as {k!r}")
 
 
@@ -248,13 +251,13 @@ def _decision(report: BotTurnReport) -> str:
         if mode == GuardMode.FLAG:
             return f"flagged: {what}; flag mode shows it without preventing it"
         if mode == GuardMode.PENALTY:
-            return f"flagged: the penalty did not outweigh its generator score; {what}"
+            return f"flagged: the penalty did not outweigh the bot's own score for it; {what}"
         if every:
-            return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            return f"flagged: every candidate contradicts, so the bot's favourite was sent; {what}"
         return f"flagged: {what}"
     if not others:
         return f"consistent · {candidates}, none contradicts"
     if mode == GuardMode.FLAG:
         return (f"the sent reply is consistent · candidate{several} {listed} would have contradicted "
-                "(not sent: a lower generator score)")
+                "(not sent: the bot liked it less)")
     return f"{mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"
