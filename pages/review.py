@@ -93,7 +93,7 @@ show_table(list(rows.values()), columns=SESSION_COLUMNS, css_class="cg-sessions"
 st.caption("Each bot reply keeps the detector and threshold it was judged with when it was made; a session's "
            "details (below, for the session picked) list them.")
 by_id = {s.info.id: s for s in sessions}
-left, right = st.columns([4, 1], vertical_alignment="bottom")
+left, right = st.columns([5, 2], vertical_alignment="bottom")  # the link whole at 1,024 px
 opened = left.selectbox("A session to read or annotate on the chat page", list(by_id),
                         format_func=lambda i: session_label(by_id[i]), key="review_open")
 if opened:  # a link within the app: this tab's Streamlit session (the teacher's sign-in) goes along
