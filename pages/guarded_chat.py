@@ -46,7 +46,8 @@ conversation.persona = persona_lines
 st.title("Guarded chat")
 played = f", script {settings.script}" if settings.bot == "scripted" and settings.script else ""
 st.caption(escape_markdown(f"Bot: {settings.bot}{played} ({settings.preset}) · guard: {settings.mode} · detector: "
-                           f"{shown_name(settings.detector)}, flags from τ = {tau_words(shown_threshold(settings))}"),
+                           f"{shown_name(settings.detector)}, a contradiction from τ = "
+                           f"{tau_words(shown_threshold(settings))} on"),
            help="The sidebar's settings; each reply keeps the ones it was made with.")
 warm_up_status()
 # the bot's fact sheet, above the transcript: its place first, filled once the turn is in, so reading it never delays

@@ -17,7 +17,7 @@ from guard.vocabulary import Category, Method, PremiseSource
 from ui import navigation
 from ui.app_defaults import current_settings, shown_threshold
 from ui.class_models import shown_name
-from ui.fact_sheet import FACT_ICON, clash_words
+from ui.fact_sheet import FACT_ICON, clash_words, distinct_clashes
 from ui.models import get_guard
 from ui.render import escape_markdown, evidence_marks, turn_html
 from ui.sheet_widgets import dialogue_sheet
@@ -43,6 +43,18 @@ st.caption(escape_markdown(
     "sure: that is its line, and the sidebar's threshold slider moves it. Where the detector gets an example wrong, "
     "that is part of the lesson."))
 
+with st.expander("Why the page shows different percentages as lines"):
+    st.markdown(
+        f"The detector does not use one line for everything. Each check has its own, measured on real chats:\n"
+        f"- **{shown_tau * 100:.0f}%** is the main line: how sure it must be that the last turn clashes with "
+        "an earlier turn (the threshold in the sidebar).\n"
+        "- Two parts of **the same reply** have a line of their own, measured apart on pairs of parts of one "
+        "reply (the page says it beside such a clash: *its line for this kind is …*).\n"
+        "- **50%** is the line for the other two: the fact sheet (its percentage is how often a clash of that "
+        "kind was right on real chats, and it counts from 50%, right more often than wrong) and who is who (the "
+        "user's side must reach 50% and beat the bot's).\n\n"
+        "So a clash at 83% can count while one at 93% does not: each is compared with its own line.")
+
 guard = get_guard(detector_name, kept="the explanations below still read without it")
 # every check, every earlier sentence (no prefilter), at the sidebar's τ: one settings record per method
 methods = {} if guard is None else {method: guard.settings(mode="flag", method=method, threshold=threshold,
@@ -59,11 +71,12 @@ if judgements:
     judgements.update({j.key: j for j in judge_examples(guard, structured, CLASS_EXAMPLES)})
 
 
-def live(example_key: str, method_settings=None, who_speaks: str = "") -> None:
+def live(example_key: str, method_settings=None, who_speaks: str = "", note: bool = True) -> None:
     """Show one built-in example with the detector's verdict and highlighted reasons, in a class's words;
     ``method_settings``: the method's settings (None: the structured one); ``who_speaks``: the who-is-speaking
     reading under it, "explain"-ed in full (once on the page: where the mix-up of who is who is taught) or its
-    "numbers" only (""; every other example: not shown)."""
+    "numbers" only (""; every other example: not shown); ``note``: the example's note under it (False where the same
+    example is shown twice side by side: the page prints it once under both)."""
     example = BY_KEY[example_key]
     dialogue = parse_dialogue_text(example.text, record_id=example.key)
     with st.container(border=True):
@@ -76,11 +89,11 @@ def live(example_key: str, method_settings=None, who_speaks: str = "") -> None:
             st.markdown(plain_verdict_line(verdict, example.expected))
             if settings is structured and example.key in judgements:
                 st.markdown(judgement_text(judgements[example.key], plain=True))
-            for clash in verdict.details.fact_clashes:  # what the fact sheet read, both values
+            for clash in distinct_clashes(verdict.details.fact_clashes):  # what the fact sheet read, both values
                 st.markdown(f"{FACT_ICON} " + escape_markdown(f"The fact sheet: {clash_words(clash, plain=True)}"))
             if settings is structured:
                 show_category_checks(verdict, plain=True, said=dialogue.last.text, who_speaks=who_speaks)
-        if example.plain_note or example.note:
+        if note and (example.plain_note or example.note):
             st.caption(escape_markdown(example.plain_note or example.note))
 
 
@@ -164,10 +177,11 @@ st.markdown(
 cols = st.columns(2)
 with cols[0]:
     st.subheader("One turn at a time")
-    live("long_history", structured)
+    live("long_history", structured, note=False)
 with cols[1]:
     st.subheader("All at once")
-    live("long_history", unstructured)
+    live("long_history", unstructured, note=False)
+st.caption(escape_markdown(BY_KEY["long_history"].plain_note or BY_KEY["long_history"].note))
 
 st.header("4. What was asked matters")
 st.markdown("The same words can clash or not, depending on what the user asked (an example from Zheng et al. 2022, "
@@ -191,8 +205,8 @@ fact_example(guard, structured)
 st.markdown(
     "**Where the fact sheet stops.** It is a short list of rules, not a reader:\n"
     "- It reads only a few kinds of facts: a name, an age, where someone lives or grew up, a job, how many pets, "
-    "children, brothers or sisters they have, a diet (vegetarian, vegan) and what they have never done. Hobbies, "
-    "likes and opinions are not on it.\n"
+    "children, brothers or sisters they have, a diet (vegetarian, vegan) and what they eat, and what they do or "
+    "have never done (*“I play tennis”*, *“I have never flown”*). Likes and opinions are not on it.\n"
     "- It misses facts said in other ways: *“I walk my two furry friends every day”* is not read as two dogs, and "
     "*“I look after patients all day”* is not read as a job.\n"
     "- The past and wishes are no clash: *“I used to live in Rome”* does not clash with living in Paris, nor *“I'd "
@@ -207,11 +221,9 @@ st.markdown(
     "In the chat the bot writes several replies for each message (its *candidates*), and the guard checks every one "
     "before anything is sent:\n"
     "- Replies that contradict what the bot said before, or its fact sheet, are not sent.\n"
-    "- A reply that says nothing (*“I don't know.”*, a question back) is sent only when no good reply answers: a "
-    "guard that liked saying nothing best would teach the bot to dodge.\n"
-    "- Among the good replies that answer, the guard sends the one the detector suspects least. The bot's own "
-    "favourite goes out while the detector is far from suspecting it; when the favourite is closer to the line, a "
-    "safer one goes instead.\n"
+    "- Among the replies that do not contradict, the guard prefers one that answers the message and that the "
+    "bot's description supports. A reply that does not answer (*“I don't know.”*, a question back) can still be "
+    "sent when nothing better is there, and the chat marks it as a reply that did not answer.\n"
     "- When every reply contradicts, the guard reminds the bot of what it said and asks again; only if that fails "
     "too does a flagged reply go out, marked so you can see it.\n\n"
     "The guard can only choose among the replies the bot wrote: when all of them are wrong in ways it does not see, "

@@ -17,13 +17,12 @@ from ui.app_defaults import current_settings
 from ui.render import escape_markdown
 from ui.review_tables import (
     PLAYER_WORDS,
-    PLAYERS_PINNED_EM,
-    SCOREBOARD_PINNED_EM,
-    SCOREBOARD_WORDS,
-    SESSION_PINNED_EM,
+    SESSION_COLUMNS,
     SOURCE_WORDS,
     in_words,
     player_label,
+    scoreboard_rows,
+    session_details,
     session_label,
     session_name,
     session_rows,
@@ -81,25 +80,27 @@ st.caption("Per bot, decoding, guard mode and the way the user's message before 
            "Flagged by the guard: it found a contradicting reply among the bot's drafts, sent or not; flagged and "
            "sent: the reply that went out contradicts. Confirmed: annotators said the reply contradicts (majority; "
            "the share is over annotated replies).")
-# wrapping HTML, every header whole; wider than the column it scrolls with the bot kept in view
-show_table(in_words(scoreboard(outcomes), SCOREBOARD_WORDS), css_class="cg-scoreboard", pinned=SCOREBOARD_PINNED_EM)
+# wrapping HTML, every header whole, few enough columns to fit a 1,024 px window (ui.review_tables.scoreboard_rows)
+show_table(scoreboard_rows(scoreboard(outcomes)), css_class="cg-scoreboard")
 st.markdown("**Players**: fewest bot replies to a contradiction (confirmed by annotators where annotated, else "
             "flagged by the guard); contradictions sent and those the guard caught are counted apart")
-show_table(in_words(player_board(scores), PLAYER_WORDS), css_class="cg-players", pinned=PLAYERS_PINNED_EM)
+show_table(in_words(player_board(scores), PLAYER_WORDS), css_class="cg-players")
 
 st.subheader("Sessions")
-# wrapping HTML; wider than its box it scrolls sideways with the session and player columns kept in view
-show_table(session_rows(scores, {s.info.id: session_name(s) for s in sessions}), css_class="cg-sessions",
-           pinned=SESSION_PINNED_EM)
-st.caption("Each bot reply keeps the detector and threshold it was judged with when it was made; the detector "
-           "column lists them.")
+# wrapping HTML, the columns that fit a 1,024 px window; the rest of a session below, for the one picked
+rows = {row["id"]: row for row in session_rows(scores, {s.info.id: session_name(s) for s in sessions})}
+show_table(list(rows.values()), columns=SESSION_COLUMNS, css_class="cg-sessions")
+st.caption("Each bot reply keeps the detector and threshold it was judged with when it was made; a session's "
+           "details (below, for the session picked) list them.")
 by_id = {s.info.id: s for s in sessions}
-left, right = st.columns([4, 1], vertical_alignment="bottom")
+left, right = st.columns([5, 2], vertical_alignment="bottom")  # the link whole at 1,024 px
 opened = left.selectbox("A session to read or annotate on the chat page", list(by_id),
                         format_func=lambda i: session_label(by_id[i]), key="review_open")
 if opened:  # a link within the app: this tab's Streamlit session (the teacher's sign-in) goes along
     right.page_link(navigation.page(navigation.CHAT), label="Open in the chat", icon="💬",
                     query_params={"session": opened})
+    with st.expander("This session in detail: bot, decoding, guard mode, detector, first flagged, …"):
+        show_table(session_details(rows[opened]), css_class="cg-session-details")
 
 st.subheader("Annotator agreement")
 report = agreement(annotations)

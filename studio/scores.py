@@ -197,6 +197,7 @@ def player_board(scores: Sequence[SessionScore]) -> pd.DataFrame:
         "bot turns": ("bot turns", "sum"), "flagged replies sent": ("flagged replies sent", "sum"),
         "caught, not sent": ("caught, not sent", "sum"), "confirmed": ("confirmed", "sum"),
         "fastest": ("first contradiction at bot turn", "min")}).reset_index()
+    board["fastest"] = board["fastest"].astype("Int64")  # a count: "1", not "1.0" once a player has none (NaN)
     return board.sort_values(["fastest", "flagged replies sent", "caught, not sent"], ascending=[True, False, False],
                              na_position="last").reset_index(drop=True)[columns]
 

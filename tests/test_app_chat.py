@@ -59,16 +59,21 @@ def test_message_in_guarded_reply_out_with_highlight(monkeypatch, tmp_path, flag
     table = tables[1]
     assert list(table["reply"]) == ["I have never had a dog.", "Max loves long walks in the park."]
     assert list(table.columns) == ["#", "sent", "reply", "why", "bot's own score", "contradiction score",
-                                   "flags from", "kind", "clashes with the fact sheet"]
+                                   "its line", "kind", "clashes with the fact sheet"]
     # the tiny detector's config keeps every check: the fact sheet's clash of "never had a dog" with turn 1's dog
     assert list(table["clashes with the fact sheet"]) == ["dogs: at least 1 (turn 1) vs none", ""]
     assert (table["contradiction score"] != "").all() and table["why"].str.len().min() > 10
     # one number per decision: the score column quotes the deciding check's score as the "why" text does
     report = at.session_state["chat::conversation"].turns[3].report
     for row, cand in zip(table.to_dict("records"), report.candidates):
-        assert f"probability {row['contradiction score']} (threshold {row['flags from']})" in row["why"], row
+        assert f"probability {row['contradiction score']} (threshold {row['its line']})" in row["why"], row
     state = at.session_state["chat::conversation"]
     assert [t.agent_id for t in state.turns] == ["user", "bot", "user", "bot"]
+    # issue 54: the panels in a class's words: the bot's own score, not the generator's; no "band", no "flags from"
+    words = " ".join([*table["why"], *table.columns, *(m.value for m in at.markdown), *(c.value for c in at.caption)])
+    assert "bot's own score" in words
+    for jargon in ("generator", "band", "flags from"):
+        assert jargon not in words, jargon
 
 
 def test_the_transcript_writes_nothing_but_its_turns(monkeypatch, tmp_path, flagging_detector):
@@ -461,7 +466,7 @@ def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp
     say(at, "Where do you live?")
     body, rows = _sheet(at)
     [paris] = [r for r in rows if r["about"] == "lives in"]
-    assert paris["where"] == "persona, turn 1" and not paris["marks"]  # said again: one row, both places
+    assert paris["where"] == "persona · turn 1" and not paris["marks"]  # said again: one row, both places
 
     say(at, "What do you do?")
     say(at, "How many dogs do you have?")
@@ -471,7 +476,7 @@ def test_the_chat_shows_the_bots_fact_sheet_with_a_clash_marked(monkeypatch, tmp
     [dogs] = [r for r in rows if r["about"] == "dogs" and r["value"] == "2"]
     assert dogs["kind"] == "sent" and dogs["marks"] == ["the reply at turn 5 says 12"], rows
     [twelve] = [r for r in rows if r["about"] == "dogs" and r["value"] == "12"]
-    assert twelve["where"] == "turn 5" and twelve["marks"] == ["clashes with 2 (persona)"]
+    assert twelve["where"] == "turn 5" and twelve["marks"] == ["the reply at turn 5 clashes with 2 (persona)"]
     # τ 0.1 flags both candidates of turn 3: re-rank sends the generator's best, which gives the job another value
     assert conversation.turns[3].text == "I'm a teacher at a big school."
     [job] = [r for r in rows if r["about"] == "job" and r["value"] == "nurse"]

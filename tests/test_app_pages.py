@@ -112,7 +112,8 @@ def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
     assert len(headers) == 6 and headers[4] == "5. Plain facts: the bot's fact sheet"
     assert headers[5] == "6. What the guard does with what it finds"
     choice = next(m.value for m in at.markdown if m.value.startswith("In the chat the bot writes several replies"))
-    assert "suspects least" in choice and "teach the bot to dodge" in choice
+    # issue 54: said in general, true to the chat: it prefers a reply that answers and that the description supports
+    assert "prefers one that answers" in choice and "supports" in choice and "did not answer" in choice
     verdicts = [m.value for m in at.markdown if m.value.startswith(("⚠️ Detector:", "✅ Detector:"))]
     assert len(verdicts) >= 8  # every live example was judged
     assert {t.label for t in at.tabs} == {"With itself", "Who is who", "Something said earlier"}
@@ -122,7 +123,7 @@ def test_learn_page_renders_live_examples(monkeypatch, flagging_detector):
 #: time"); the Learn page says each in plain words, the playground keeps them
 JARGON = ("τ", "p =", "p=", "NLI", "spaCy", "clause", "entail", "intra", "of the time", "unstructured", "baseline",
           "A2T", "RCT", "checklist", "truncat", "gloss", "dilute", "premise", "categor", "history contradiction",
-          "CDConv", "DECODE", "DNLI")
+          "CDConv", "DECODE", "DNLI", "generator", "flags from", "persona line")
 
 
 def test_learn_page_speaks_a_class_s_words(monkeypatch, flagging_detector):
@@ -443,3 +444,37 @@ def test_what_the_learn_page_says_the_fact_sheet_misses_holds(nlp, wn):
     assert not clashes("I have no pets.", "I'd love a cat one day.")
     assert not clashes("I work as a doctor.", "I work as a surgeon.")
     assert clashes("I'm a teacher.", "I'm a professor.")
+
+
+@pytest.mark.skipif(not HAS_EMBEDDED, reason="the embedded detector is not there")
+def test_the_playgrounds_numbers_for_one_verdict_agree(monkeypatch):
+    """Issue 54: on the role-confusion example the right-and-wrong table said p 0.92 (the highest check's score)
+    beside the verdict's p = 0.83 (the deciding check's, its evidence row's). Every p the page draws from the one
+    verdict on the example is the same number: the verdict line's, the evidence row's, the table's."""
+    at = _page(monkeypatch, "embedded", "pages/playground.py")
+    at.selectbox(key="pg_example").set_value("role_written").run()
+    _button(at, "Detect").click().run()
+    assert not at.exception, at.exception
+    [line] = [m.value for m in at.markdown if "role confusion** · p = " in m.value]
+    verdict_p = float(re.search(r"p = ([0-9.]+)", line).group(1))
+    [table] = [f for f in html_tables(at) if "people say" in f.columns]
+    [row] = table[table["example"] == "Role confusion: the bot takes over the user's job"].to_dict("records")
+    assert float(row["p"]) == round(verdict_p, 2), (row, line)
+    [evidence] = [f for f in html_tables(at) if "compared with" in f.columns]
+    assert float(evidence["score"].iloc[0]) == round(verdict_p, 2)
+
+
+def test_learn_says_each_thing_once_and_explains_its_lines(monkeypatch, flagging_detector):
+    """Issue 54: the long-chat note was printed twice (under both ways of checking); the page showed three
+    percentages as lines (94 %, 93 %, 50 %) and never said why they differ; it said "Hobbies ... are not on it" while
+    the chat's sheet shows what the bot does and eats."""
+    at = _page(monkeypatch, str(flagging_detector), "pages/learn.py")
+    captions = [c.value for c in at.caption]
+    assert sum("ten turns earlier" in c for c in captions) == 1, captions
+    [intro] = [c for c in captions if "that is its line" in c]
+    main = re.search(r"at least (\d+)% sure", intro).group(1)
+    [lines] = [e for e in at.expander if e.label == "Why the page shows different percentages as lines"]
+    explained = " ".join(m.value for m in lines.markdown)
+    assert f"**{main}%** is the main line" in explained and "**50%**" in explained and "same reply" in explained
+    limits = next(m.value for m in at.markdown if m.value.startswith("**Where the fact sheet stops.**"))
+    assert "Hobbies" not in limits and "what they eat" in limits and "what they do" in limits

@@ -627,9 +627,9 @@ def test_one_number_per_decision_in_the_table_and_the_chart():
     report = BotTurnReport(JudgeSettings.resolve(mode=GuardMode.RERANK, threshold=0.9493), "embedded", 1, False,
                            (rejected, sent), {})
     rows = candidate_table(report)
-    assert (rows[0]["contradiction score"], rows[0]["flags from"]) == ("0.84", "0.80")
-    assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['flags from']})" in rows[0]["why"]
-    assert rows[0]["kind"] == "contradicts itself" and rows[1]["flags from"] == "0.95"
+    assert (rows[0]["contradiction score"], rows[0]["its line"]) == ("0.84", "0.80")
+    assert f"probability {rows[0]['contradiction score']} (threshold {rows[0]['its line']})" in rows[0]["why"]
+    assert rows[0]["kind"] == "contradicts itself" and rows[1]["its line"] == "0.95"
     conversation = Conversation(persona=[])
     conversation.add(USER, "pets?")
     conversation.add(BOT, "I have a dog.")
@@ -704,19 +704,104 @@ def test_the_sheet_joins_a_fact_said_twice_and_marks_a_clash_on_both_facts():
     seen = [SeenClash(FactClash(Relation.COUNT, two, twelve), "the reply at turn 3", True, 3),
             SeenClash(FactClash(Relation.JOB, nurse, teacher), "candidate #2 at turn 3", False, 3)]
     rows = sheet_rows(sheet, seen)
-    assert [(r.about, r.value, r.where()) for r in rows] == [("dogs", "2", "persona, turn 1"),
+    assert [(r.about, r.value, r.where()) for r in rows] == [("dogs", "2", "persona · turn 1"),
                                                              ("job", "nurse", "persona"), ("dogs", "12", "turn 3")]
     assert [m.text for m in rows[0].marks] == ["the reply at turn 3 says 12"] and rows[0].sent_clash
     assert [m.text for m in rows[1].marks] == ["candidate #2 at turn 3 says teacher (not sent)"]
     assert rows[1].clashed and not rows[1].sent_clash
-    assert [m.text for m in rows[2].marks] == ["clashes with 2 (persona)"]  # the sent reply's own fact
-    assert sheet_summary(rows) == ("3 facts · 1 contradicted by a reply that was sent · 1 that a candidate "
-                                   "contradicted (not sent)")
+    assert [m.text for m in rows[2].marks] == ["the reply at turn 3 clashes with 2 (persona)"]  # its own fact
+    assert sheet_summary(rows) == "3 facts · 1 clash in replies that were sent · 1 in candidates not sent"
     assert clash_words(seen[1].clash) == "job: nurse (persona) vs teacher"
     page = sheet_html(rows)
     assert page.count('class="cg-fact ') == 3 and 'class="cg-fact cg-fact-sent"' in page
     assert 'class="cg-fact cg-fact-caught"' in page and "Rome" not in page  # the past is not on the sheet
     assert "<cat>" not in page and "&lt;cat&gt;" in page and "<b>teacher" not in page
+
+
+def _reply_turn(turn_id, *candidates):
+    """A bot turn as the sheet reads it: each candidate (text, chosen, the clashes its verdict recorded or None when
+    the fact check did not run)."""
+    from types import SimpleNamespace
+
+    def verdict(clashes):
+        return SimpleNamespace(details=SimpleNamespace(fact_clashes=tuple(clashes or ()),
+                                                       fact_confidence=None if clashes is None else 0.83))
+
+    report = SimpleNamespace(candidates=[SimpleNamespace(index=i, chosen=chosen, repair=None, verdict=verdict(c))
+                                         for i, (chosen, c) in enumerate(candidates)])
+    return SimpleNamespace(turn_id=turn_id, agent_id="bot", report=report)
+
+
+def test_each_value_says_where_it_was_said_and_every_sent_clash_is_marked_and_counted():
+    """Issue 54: two sent replies gave the dogs other values (one row, two clashes: counted 2, not 1); a sent reply's
+    job clashed with a persona line since edited away, and is still marked on its own fact and counted; the chat
+    draws what the guard recorded on a turn its fact check ran on, and reads the sheet itself for a turn it did not."""
+    from guard.language.fact_sheet import FactClash, FactSheet, Relation
+    from ui.fact_sheet import chat_clashes, sheet_rows, sheet_summary
+
+    two = _fact(Relation.COUNT, "2", thing="dog", low=2, high=2)
+    three = _fact(Relation.COUNT, "3", PremiseSource.HISTORY, 1, "No, I have 3 dogs.", thing="dog", low=3, high=3)
+    eight = _fact(Relation.COUNT, "8", PremiseSource.HISTORY, 5, "I have 8 dogs.", thing="dog", low=8, high=8)
+    nurse = _fact(Relation.JOB, "nurse", said="I work as a nurse.")  # the persona then, edited away since
+    chef = _fact(Relation.JOB, "pastry chef", PremiseSource.HISTORY, 3, "I am a pastry chef.")
+    baker = _fact(Relation.JOB, "baker", turn_id=1, said="I am a baker.")  # the persona now
+    sheet = FactSheet((two, baker, three, chef, eight))
+    turns = [_reply_turn(1, (True, None)),  # judged with the fact check off: the sheet's own reading
+             _reply_turn(3, (True, [FactClash(Relation.JOB, nurse, chef)])),
+             _reply_turn(5, (True, [FactClash(Relation.COUNT, two, eight)] * 2))]  # read twice: one clash
+    seen = chat_clashes(turns, sheet, "bot")
+    assert [(s.who, s.clash.sheet.value, s.clash.said.value) for s in seen] == [
+        ("the reply at turn 1", "2", "3"), ("the reply at turn 3", "nurse", "pastry chef"),
+        ("the reply at turn 5", "2", "8"), ("the reply at turn 5", "2", "8")]
+    rows = {(r.about, r.value): r for r in sheet_rows(sheet, seen)}
+    assert [m.text for m in rows[("dogs", "2")].marks] == ["the reply at turn 1 says 3", "the reply at turn 5 says 8"]
+    assert rows[("dogs", "3")].where() == "turn 1"
+    assert [m.text for m in rows[("dogs", "8")].marks] == ["the reply at turn 5 clashes with 2 (persona)"]
+    assert [m.text for m in rows[("job", "pastry chef")].marks] == [
+        "the reply at turn 3 clashes with nurse (persona, no longer on the sheet)"]
+    assert not rows[("job", "baker")].marks
+    assert sheet_summary(list(rows.values())) == "5 facts · 3 clashes in replies that were sent"
+
+
+def test_a_row_groups_its_marks_by_value_with_the_turns_on_demand():
+    """Issue 54: a job row carried 22 amber chips; now one chip per value with its count, the three most said of the
+    unsent values and "+ N more", and every mark in words under "which turns"."""
+    import re
+
+    from guard.language.fact_sheet import FactClash, FactSheet, Relation
+    from ui.fact_sheet import SeenClash, sheet_html, sheet_rows, sheet_summary
+
+    nurse = _fact(Relation.JOB, "nurse", said="I work as a nurse.")
+    jobs = ["teacher"] * 5 + ["doctor"] * 3 + ["pilot"] * 2 + ["chef", "judge", "<b>spy</b>"]
+    seen = [SeenClash(FactClash(Relation.JOB, nurse, _fact(Relation.JOB, job, PremiseSource.HISTORY, -1)),
+                      f"candidate #{k % 3 + 2} at turn {2 * k + 1}", False, 2 * k + 1) for k, job in enumerate(jobs)]
+    seen.append(SeenClash(FactClash(Relation.JOB, nurse, _fact(Relation.JOB, "teacher", PremiseSource.HISTORY, 9)),
+                          "the reply at turn 9", True, 9))
+    [row] = sheet_rows(FactSheet((nurse,)), seen)
+    page = sheet_html([row])
+    chips = re.findall(r'class="cg-fact-mark cg-fact-mark-(\w+)" data-count="(\d+)"[^>]*>✘ (.*?)</span>', page)
+    assert chips == [("sent", "1", "the reply at turn 9 says teacher"),
+                     ("caught", "5", "5 candidates not sent say teacher"),
+                     ("caught", "3", "3 candidates not sent say doctor"), ("caught", "2", "2 candidates not sent say pilot")]
+    assert "+ 3 more values (not sent)" in page and "which turns (14)" in page
+    assert page.count("<li>") == 14 and "<li>candidate #2 at turn 1 says teacher (not sent)</li>" in page
+    assert "<b>spy" not in page and "&lt;b&gt;spy&lt;/b&gt;" in page
+    assert sheet_summary([row]) == "1 fact · 1 clash in replies that were sent · 13 in candidates not sent"
+
+
+def test_each_clash_is_said_once():
+    """Issue 54: a candidate read twice (with its question and alone) recorded "dogs: 2 (persona) vs 8" twice, and the
+    panel printed both."""
+    from guard.language.fact_sheet import FactClash, Relation
+    from ui.fact_sheet import distinct_clashes
+
+    two = _fact(Relation.COUNT, "2", thing="dog", low=2, high=2)
+    eight = [_fact(Relation.COUNT, "8", PremiseSource.HISTORY, -1, said, thing="dog", low=8, high=8)
+             for said in ("Oh, I have 8 dogs! They are great.", "Oh, I have 8 dogs!")]
+    nurse, chef = _fact(Relation.JOB, "nurse", turn_id=1), _fact(Relation.JOB, "chef", PremiseSource.HISTORY, -1)
+    clashes = [FactClash(Relation.COUNT, two, eight[0]), FactClash(Relation.JOB, nurse, chef),
+               FactClash(Relation.COUNT, two, eight[1])]
+    assert distinct_clashes(clashes) == clashes[:2]
 
 
 def test_the_chat_says_whether_its_guard_acts_on_the_sheet():
@@ -750,3 +835,29 @@ def test_page_run_marks_are_written_only_when_asked(tmp_path, monkeypatch):
     assert len(runs) == 2 and all(set(r["marks"]) == {"sidebar", "live box"} for r in runs)
     assert all(0 <= r["marks"]["sidebar"] <= r["marks"]["live box"] for r in runs)
     assert runs[0]["start"] <= runs[1]["start"]
+
+
+def test_the_intra_line_quotes_the_strongest_of_the_pairs_it_shows():
+    """Issue 54: "Inside the last turn · 2 part(s), strongest clash 0.92" stood above one row of 0.007 (0.92 was a
+    pair with the turn read as an answer to its question, left out of the table), and "2 part(s)" beside "one part
+    only". The line's numbers are the table's; the check's own score, where it differs, is said to be another."""
+    from guard.judge.verdicts import IntraCheck, PairScore
+    from ui.verdict_checks import intra_headline, intra_lines, reading_note
+
+    said = "i'm a doctor. i love my job."
+    parts = ("i'm a doctor.", "i love my job.", "I work as a doctor.")  # the last: its reading, not said
+
+    def pair(a, b, score):
+        return PairScore(PremiseSource.INTRA, 3, a, b, score)
+
+    intra = IntraCheck(parts, (pair(parts[0], parts[1], 0.007), pair(parts[2], parts[1], 0.92)), 0.92, 0.93)
+    lines = intra_lines(intra, said)
+    assert (lines.parts, [p.score for p in lines.pairs], lines.strongest) == (2, [0.007], 0.007)
+    assert intra_headline(lines, intra.threshold) == ("**Inside the last turn** · 2 parts, the strongest clash "
+                                                      "between two of them 0.01 (a clash from 0.93)")
+    assert "0.92" in reading_note(lines) and "not a part the speaker said" in reading_note(lines)
+    alone = intra_lines(IntraCheck(parts[:1] + parts[2:], (pair(parts[2], parts[0], 0.4),), 0.4, 0.93), "i'm a doctor.")
+    assert intra_headline(alone, 0.93) == "**Inside the last turn** · one part only: nothing inside the turn to compare"
+    assert "0.40" in reading_note(alone)
+    both_said = intra_lines(IntraCheck(parts[:2], (pair(parts[0], parts[1], 0.5),), 0.5, 0.93), said)
+    assert both_said.strongest == 0.5 and reading_note(both_said) == ""

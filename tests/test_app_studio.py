@@ -376,6 +376,11 @@ def test_the_teacher_signs_in_on_review_and_sees_opens_and_exports_everyone(monk
     assert "owl-42" not in _texts(teacher) and not [t for t in teacher.text_input if t.key == "owner::password"]
     [sessions] = html_tables(teacher, "cg-sessions")
     assert set(sessions["id"]) == ids
+    # issue 54: a count is a whole number for every player ("1.0" for the browsers once the command line's player,
+    # who has none, made the column a float)
+    [players] = html_tables(teacher, "cg-players")
+    fastest = dict(zip(players["player"], players["fewest bot replies to a contradiction"]))
+    assert fastest.pop("script") == "" and set(fastest.values()) == {"1"}, fastest
     teacher.toggle(key="review_annotated_only").set_value(False).run()
     [download] = teacher.get("download_button")
     assert "2 records" in download.proto.label  # one bot reply in each browser's session

@@ -95,7 +95,7 @@ def test_candidates_table_keeps_every_column_and_presentation_enlarges_it(server
     open_expander(page, "Candidates (2) and why this reply", table)
     headers = table.locator("th").all_inner_texts()
     assert [h.replace("\n", " ") for h in headers] == ["#", "sent", "reply", "why", "bot's own score",
-                                                        "contradiction score", "flags from", "kind",
+                                                        "contradiction score", "its line", "kind",
                                                         "clashes with the fact sheet"]  # a candidate has one here
     assert not _columns_whole(page, table)
     candidate = table.locator("tbody tr td:nth-child(3)").first

@@ -197,3 +197,24 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     box.get_by_role("button", name="Sign in").click()
     sync_api.expect(box.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
     sync_api.expect(box.get_by_text("Wrong password.")).to_have_count(0)
+
+
+#: addresses a visitor may type from the file names (pages/review.py): each opens that page inside the app
+FILE_ADDRESSES = {"/pages/review.py": ("/review", "Review goading sessions"),
+                  "/pages/learn": ("/learn", "Learn: contradictions in dialogue"),
+                  "/playground.py": ("/playground", "Probe playground"),
+                  "/pages/guarded_chat.py": ("", "Guarded chat")}
+
+
+def test_a_page_opened_by_its_file_name_opens_that_page_in_the_app(class_server, browser):
+    """Issue 54: /pages/review.py was a blank page that never finished loading (Streamlit served its index.html there,
+    whose relative ./static/ scripts then resolved under /pages/ and came back as that HTML again); /review.py opened
+    the chat. Each now opens its page, at the page's own address, inside the app."""
+    _, url, _, _ = class_server
+    for typed, (address, heading) in FILE_ADDRESSES.items():
+        page = browser.new_context(viewport=VIEW).new_page()
+        page.goto(url + typed)
+        page.get_by_role("heading", name=heading).wait_for(timeout=60_000)
+        assert page.url.rstrip("/") == url + address, (typed, page.url)
+        sync_api.expect(page.get_by_test_id("stSidebar").get_by_text("Presentation mode")).to_be_visible()
+        page.context.close()

@@ -117,7 +117,7 @@ def test_rejudge_moves_the_chart_and_its_captions_agree(app, browser):
     send(page, "Tell me about your pets")
     sync_api.expect(turn(page, 3)).to_contain_text("I have never had a dog.", timeout=180_000)
     chat = page.get_by_test_id("stChatMessage").nth(3)
-    sync_api.expect(chat).to_contain_text("every candidate contradicts, so the generator's best was sent")
+    sync_api.expect(chat).to_contain_text("every candidate contradicts, so the bot's favourite was sent")
     before = _points(page)
     set_tau(page, 0.5)
     rejudge = page.get_by_role("button", name=re.compile(r"Re-judge the conversation"))

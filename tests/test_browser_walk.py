@@ -103,7 +103,7 @@ def test_why_quotes_the_score_of_the_check_that_decided(chat):
     own = [float(r["score"]) for r in rows if r["compared with"] == "its own earlier clause"]
     assert all(round(o, digits) != float(quoted.group(1)) for o in own), (why, rows)
     # issue 38: and the table's score column is that number, beside the line of the check that decided
-    assert row["contradiction score"] == quoted.group(1) and row["flags from"] != "", row
+    assert row["contradiction score"] == quoted.group(1) and row["its line"] != "", row
 
 
 def _tau_marks_over(page, turn_id: int) -> list[float]:

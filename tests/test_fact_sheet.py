@@ -245,3 +245,28 @@ def test_one_reply_with_the_sheets_value_and_another_is_caught_by_its_own_clash(
 ])
 def test_the_sheet_reads_no_junk_rows(text, rows):
     assert [(f.relation.value, f.value) for f in read_facts(text, PremiseSource.PERSONA, 0)] == rows
+
+
+def test_a_denied_number_is_no_count_so_each_value_is_where_it_was_said():
+    """Issue 54: "No, I have 3 dogs." to "Do you have 2 dogs?" is read with the question as "I do not have 2 dogs.",
+    which was read as two dogs at that turn: the sheet said "dogs 2 … turn 1" while turn 1 said 3 (and a persona of
+    three dogs would have clashed with it). A number denied says what the count is not: no count."""
+    turns = [Turn(0, "user", "Do you have 2 dogs?"), Turn(1, "bot", "No, I have 3 dogs.")]
+    sheet = sheet_of(turns, ["I have two dogs."], "bot")
+    assert [(f.shown, f.where) for f in sheet.facts] == [("dogs 2", "persona"), ("dogs 3", "turn 1")]
+    assert read_facts("I don't have two dogs.", PremiseSource.HISTORY, 1) == ()
+    assert clashes(["I have 3 dogs."], "No, I have 3 dogs.", "Do you have 2 dogs?") == []
+
+
+@pytest.mark.parametrize("said, job, holds", [
+    ("I am a stay at home mom.", "stay-at-home mom", True),  # DECODE's human-bot example (the playground's first)
+    ("I'm a stay-at-home dad and I love it.", "stay-at-home dad", True),
+    ("I'm not a stay at home mom.", "stay-at-home mom", False),
+])
+def test_a_stay_at_home_parent_is_a_job(said, job, holds):
+    """Issue 54: the playground's sheet read no fact in "I am a stay at home mom" (WordNet has no such noun)."""
+    [fact] = [f for f in read_facts(said, PremiseSource.HISTORY, 3) if f.relation == Relation.JOB]
+    assert (fact.value, fact.holds) == (job, holds)
+    assert not [f for f in read_facts("My sister is a stay at home mom.", PremiseSource.HISTORY, 3)
+                if f.relation == Relation.JOB]  # the sister's job, not the speaker's
+    assert clashes(["I am a stay at home mom."], "I work as a nurse at the hospital.", "What do you do?")

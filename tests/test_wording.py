@@ -57,12 +57,12 @@ def test_each_choice_is_worded_with_its_numbers_and_the_verdict():
     verdicts = [_verdict(0.9), _verdict(0.1), _verdict(0.2)]
     flag = choose(CANDIDATES, verdicts, "flag")
     words = [reason(w, v) for w, v in zip(flag.whys, verdicts)]
-    assert words[0].startswith("chosen: the generator's best (-0.500); FLAGGED, contradicts turn 2")
-    assert words[1].startswith("not chosen: a lower generator score (-0.900); no contradiction found")
-    assert reason(choose(CANDIDATES, [], "off").whys[0], None) == "chosen: the generator's best (-0.500)"
+    assert words[0].startswith("chosen: the bot's favourite (its own score -0.500); FLAGGED, contradicts turn 2")
+    assert words[1].startswith("not chosen: the bot liked it less (its own score -0.900); no contradiction found")
+    assert reason(choose(CANDIDATES, [], "off").whys[0], None) == "chosen: the bot's favourite (its own score -0.500)"
     penalty = choose(CANDIDATES, verdicts, "penalty")
     assert reason(penalty.whys[0], verdicts[0]).startswith(
-        "not chosen: a lower adjusted score -1.220 = generator -0.500 - penalty 0.720 (λ=1 × gap 0.800 × "
+        "not chosen: a lower adjusted score -1.220 = the bot's own -0.500 - penalty 0.720 (λ=1 × gap 0.800 × "
         "contradiction 0.90); contradicts turn 2")
     block = choose(CANDIDATES, [_verdict(0.9)] * 3, "block")
     assert reason(block.whys[0], _verdict(0.9)).startswith("rejected: every candidate contradicts, so the safe reply")

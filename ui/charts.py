@@ -173,7 +173,7 @@ def turn_score_chart(rows: Sequence[dict], threshold: float, scale: float = 1.0)
                                          symbolSize=round(100 * scale)))
     tooltip = [alt.Tooltip("turn:O", title="turn"), alt.Tooltip("series:N", title="which"),
                alt.Tooltip("score_text:N", title="contradiction score"), alt.Tooltip("check:N", title="decided by"),
-               alt.Tooltip("line_text:N", title="flags from"), alt.Tooltip("text:N", title="text")]
+               alt.Tooltip("line_text:N", title="its line"), alt.Tooltip("text:N", title="text")]
     lines = alt.Chart(frame[frame["series"] != WOULD_SEND]).mark_line(
         point=alt.OverlayMarkDef(size=round(80 * scale * scale), filled=True)).encode(x=x, y=y, color=colour, tooltip=tooltip)
     # a re-judge's pick is a ring around its candidate's point (it may sit on the orange one), no line

@@ -88,3 +88,46 @@ def open_requested() -> PageSpec | None:
     wanted = st.query_params[OPEN_PARAM]
     del st.query_params[OPEN_PARAM]
     return next((spec for spec in PAGES if url_path(spec) == wanted and not spec.default), None)
+
+
+def file_address_target(path: str, base: str = "") -> str | None:
+    """Where a visitor who typed a page's file name lands (``/pages/review.py``, ``/pages/review``, ``/review.py``):
+    the app under ``base``, asked to open that page ("/?open=review": app.py switches to it, on a fresh server too,
+    where the page's own address would run the page alone); "/" for the chat and for any other address under
+    ``/pages/``; None for every other address, which the server answers as before.
+
+    Why: Streamlit answers an unknown address with its index.html, whose scripts are linked relative to it
+    (``./static/...``); under ``/pages/`` they resolve to ``/pages/static/...``, come back as that HTML again, and the
+    tab stays blank for good. A one-part address with ``.py`` loads, but opens the chat instead of the page named."""
+    base = "/" + base.strip("/") if base.strip("/") else ""
+    if base and not (path == base or path.startswith(base + "/")):
+        return None
+    parts = path[len(base):].strip("/").split("/")
+    if not (parts[0] == "pages" or (len(parts) == 1 and parts[0].endswith(".py"))):
+        return None
+    name = parts[-1].removesuffix(".py")
+    spec = next((spec for spec in PAGES if spec.path.rsplit("/", 1)[-1].removesuffix(".py") == name), None)
+    if spec is None or spec.default:
+        return f"{base}/"
+    return f"{base}/?{OPEN_PARAM}={url_path(spec)}"  # through app.py even on a fresh server (``open_requested``)
+
+
+class FileAddresses:
+    """ASGI middleware of the app's server (app.py's ``st.App``): a GET of a page's file name is redirected to the
+    page's own address (``file_address_target``); everything else passes through untouched."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            from starlette.responses import RedirectResponse
+            from streamlit import config
+
+            target = file_address_target(scope["path"], config.get_option("server.baseUrlPath") or "")
+            if target is not None:
+                query = scope.get("query_string", b"").decode("latin-1")
+                joined = target + ("&" if "?" in target else "?") + query if query else target
+                await RedirectResponse(joined, status_code=302)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -177,6 +177,15 @@ def turn_html(speaker: str, text: str, marks: Sequence[Mark] = (), turn_id: int 
     return body
 
 
+def plain_source(pair: PairScore) -> str:
+    """Where an earlier sentence was said, as the Learn page names it: "turn 3", or "line 1 of the bot's
+    description" for a persona line (the page calls the persona the bot's description everywhere, its fact sheet
+    too; issue 54: the badge said "persona line 1" under a text that said "the bot's description")."""
+    if pair.source == PremiseSource.PERSONA and pair.turn_id is not None:
+        return f"line {pair.turn_id + 1} of the bot's description"
+    return describe_source(pair)
+
+
 def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "the last turn",
                    plain: bool = False) -> DialogueMarks:
     """Marks for a dialogue from a verdict's evidence pairs (source, turn_id, premise,
@@ -195,7 +204,7 @@ def evidence_marks(evidence: Sequence[PairScore], own_turn_id: int, who: str = "
             continue
         marks.on_premise(ev.source, ev.turn_id, Mark(ev.premise, f"{sure}: {who} contradicts this" if plain
                                                      else f"p={ev.score:.2f} · contradicted by {who}"))
-        marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {describe_source(ev)} ({sure})" if plain
+        marks.on_turn(own_turn_id, Mark(ev.hypothesis, f"contradicts {plain_source(ev)} ({sure})" if plain
                                         else f"contradicts {describe_source(ev)} (p={ev.score:.2f})", "clause"))
     return marks
 

@@ -17,13 +17,7 @@ from studio.storage import SessionInfo, StoredSession
 
 #: where a session came from, in words
 SOURCE_WORDS = {"chat": "chat page", "redteam": "self-play", "import": "imported"}
-#: the scoreboard's and the players' columns (studio.scores' names) as the page heads them
-SCOREBOARD_WORDS = {
-    "bot": "bot", "preset": "decoding", "guard_mode": "guard mode", "method": "message before the reply",
-    "sessions": "sessions", "bot replies": "bot replies", "guard flags": "flagged by the guard (sent or not)",
-    "flagged replies sent": "flagged and sent", "flag rate": "share flagged", "annotated": "annotated",
-    "confirmed": "confirmed by annotators", "confirmed rate": "share confirmed",
-}
+#: the players' columns (studio.scores' names) as the page heads them
 PLAYER_WORDS = {
     "player": "player", "sessions": "sessions", "bot turns": "bot replies",
     "flagged replies sent": "flagged and sent", "caught, not sent": "caught by the guard, not sent",
@@ -35,11 +29,10 @@ SELF_PLAY_WORDS = {
     "guard_flag_rate": "the guard flagged a candidate", "guard_judge_rate": "the guard's detector flags the reply sent",
     "judge_rate": "the second judge flags the reply sent", "contradiction_share": "led to a contradiction",
 }
-#: the sessions table: its first two columns (the session's name, the player) stay in view (em) while the rest
-#: scrolls sideways; the scoreboard keeps its bot, the players' table its player
-SESSION_PINNED_EM = (13.0, 7.0)
-SCOREBOARD_PINNED_EM = (7.0,)
-PLAYERS_PINNED_EM = (8.0,)
+#: the Sessions table's columns: few enough to fit a 1,024 px window with the sidebar open (issue 54: 17 columns were
+#: 1,376 px wide in a 940 px column); the rest of a session is shown on demand (``session_details``)
+SESSION_COLUMNS = ("session", "player", "bot replies", "flagged and sent", "caught by the guard, not sent",
+                   "confirmed by annotators", "id")
 #: a player who typed no name
 GUEST = "guest"
 
@@ -54,6 +47,30 @@ def in_words(frame: pd.DataFrame, words: dict[str, str]) -> pd.DataFrame:
     if "method" in frame.columns:
         frame["method"] = [method_words(m) for m in frame["method"]]
     return frame.rename(columns=words)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "–"
+
+
+def scoreboard_rows(board: pd.DataFrame) -> list[dict]:
+    """studio.scores.scoreboard in few columns, so that it fits a 1,024 px window with the sidebar open (issue 54: its
+    12 columns were 857 px in 564 px): what was played in one cell ("smollm2 · balanced · rerank"), each share beside
+    its count ("3 · 38 %"), the confirmed replies out of those annotated ("2 of 4 · 50 %")."""
+    rows = []
+    for row in board.to_dict("records"):
+        replies, flags, annotated = int(row["bot replies"]), int(row["guard flags"]), int(row["annotated"])
+        confirmed = int(row["confirmed"])
+        rows.append({
+            "bot · decoding · guard mode": " · ".join(str(row[k]) for k in ("bot", "preset", "guard_mode")),
+            "message before the reply": method_words(row["method"]), "sessions": int(row["sessions"]),
+            "bot replies": replies,
+            "flagged by the guard (sent or not)": f"{flags} · {_share(flags, replies)}",
+            "flagged and sent": int(row["flagged replies sent"]),
+            "confirmed by annotators (of the replies annotated)": (
+                f"{confirmed} of {annotated} · {_share(confirmed, annotated)}" if annotated else "none yet"),
+        })
+    return rows
 
 
 def self_play_rows(per_method: Sequence[dict]) -> list[dict]:
@@ -92,18 +109,25 @@ def session_label(session: StoredSession) -> str:
 
 
 def session_rows(scores: Sequence[SessionScore], names: dict[str, str] | None = None) -> list[dict]:
-    """One row per session, headed in words; its first two columns (the session's name, its player) are the pinned
-    ones, its id the last. ``names``: session id -> ``session_name``."""
+    """One row per session, headed in words, every field of it: the table shows ``SESSION_COLUMNS`` (its id last),
+    ``session_details`` the rest. ``names``: session id -> ``session_name``."""
     names = names or {}
     return [{
         "session": names.get(s.session_id, s.session_id), "player": s.player or "",
+        "bot replies": s.bot_turns, "flagged and sent": s.flagged_replies,
+        "caught by the guard, not sent": s.caught, "confirmed by annotators": s.confirmed,
         "made on": SOURCE_WORDS.get(s.source, s.source),
         "bot": s.bot, "decoding": s.preset, "guard mode": str(s.guard_mode or ""), "detector (threshold)": s.detector,
-        "bot replies": s.bot_turns, "flagged and sent": s.flagged_replies,
-        "caught by the guard, not sent": s.caught, "repaired and sent": s.repaired_replies,
-        "annotated": s.annotated_turns, "confirmed by annotators": s.confirmed,
+        "repaired and sent": s.repaired_replies, "annotated": s.annotated_turns,
         "first flagged at bot reply": s.turns_to_first_flag,
         "first confirmed at bot reply": s.turns_to_first_confirmed,
         "what provoked them": ", ".join(f"{method_words(m)} × {n}" for m, n in sorted(s.triggers.items())),
         "id": s.session_id,
     } for s in scores]
+
+
+def session_details(row: dict) -> list[dict]:
+    """One session's row of ``session_rows`` as a two-column table (what, value): the details the Sessions table
+    leaves out, shown for the session picked below it."""
+    return [{"what": key, "value": "–" if value in (None, "") else value} for key, value in row.items()
+            if key not in SESSION_COLUMNS[:2]]

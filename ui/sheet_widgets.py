@@ -20,10 +20,10 @@ from ui.fact_sheet import (
     SeenClash,
     SheetRow,
     candidate_clashes,
+    chat_clashes,
     clash_words,
+    distinct_clashes,
     fact_words,
-    report_clashes,
-    sent_turn_clashes,
     sheet_html,
     sheet_rows,
     sheet_summary,
@@ -72,7 +72,7 @@ def chat_sheet(conversation: Conversation, settings: ChatSettings) -> None:
         if sheet is None:
             st.caption("The guard read no facts for the last reply (it was off, or its detector's fact check is off).")
             return
-        rows = sheet_rows(sheet, [*report_clashes(conversation.turns), *sent_turn_clashes(sheet, bot_turns)])
+        rows = sheet_rows(sheet, chat_clashes(conversation.turns, sheet, BOT))
         if rows:
             show_sheet(rows)
         else:
@@ -108,7 +108,7 @@ def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, whole: FactSheet
         return None
     judged = [f for f in whole.facts if f.source == PremiseSource.HISTORY and f.turn_id == last.turn_id]
     sheet = FactSheet(tuple(f for f in whole.facts if f not in judged))
-    clashes = tuple(verdict.details.fact_clashes) if verdict is not None else ()
+    clashes = distinct_clashes(verdict.details.fact_clashes) if verdict is not None else []
     rows = sheet_rows(sheet, [SeenClash(c, "the last turn", True) for c in clashes], plain)
     who = "the bot" if plain else last.agent_id
     if rows:
@@ -131,6 +131,6 @@ def dialogue_sheet(dialogue: Dialogue, verdict: Verdict | None, whole: FactSheet
 
 def show_candidate_clashes(cand) -> None:
     """Under a candidate in the candidate panel: each fact it gives another value, with both values."""
-    for clash in candidate_clashes(cand):
+    for clash in distinct_clashes(candidate_clashes(cand)):
         st.markdown(f"{FACT_ICON} " + escape_markdown(f"Clashes with the fact sheet: {clash_words(clash)}"),
                     help="What the bot said about itself before (the sheet above) vs this candidate.")

@@ -13,7 +13,7 @@ from guard.judge.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.judge.verdicts import PairScore
 from guard.judge.wording import answer_words, score_and_threshold
 from guard.vocabulary import Category, GuardMode, PremiseSource, describe_source
-from ui.fact_sheet import candidate_clashes, clash_words
+from ui.fact_sheet import candidate_clashes, clash_words, distinct_clashes
 from ui.render import DialogueMarks, Mark, turn_html
 
 #: The transcript's icon per outcome (none when the guard is off).
@@ -192,7 +192,7 @@ def evidence_context_html(conversation: Conversation, cand: CandidateReport, at_
 
 
 #: the candidate table's columns, in words (the "why" is the guard's own reason)
-CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "flags from", "kind")
+CANDIDATE_COLUMNS = ("#", "sent", "reply", "why", "bot's own score", "contradiction score", "its line", "kind")
 
 
 def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]:
@@ -209,7 +209,7 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
         if any(map(candidate_clashes, report.candidates)):
-            rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, candidate_clashes(c)))
+            rows[-1][FACT_COLUMN] = "; ".join(map(clash_words, distinct_clashes(candidate_clashes(c))))
         if report.unanswered:
             rows[-1][ANSWER_COLUMN] = answer_words(c) or ("answers" if c.verdict is not None else "")
     return rows

@@ -4,6 +4,8 @@ click away (help), and the Learn page's ``plain`` version names none of them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from guard.judge.verdicts import Verdict
@@ -27,6 +29,48 @@ def said_pairs(intra, said: str | None) -> tuple[list[str], list]:
     return [c for c in intra.clauses if own(c)], [p for p in intra.pairs if own(p.premise) and own(p.hypothesis)]
 
 
+@dataclass(frozen=True)
+class IntraLines:
+    """What a page says about the intra-sentence check, every number drawn from the pairs it shows (issue 54: the
+    line said "2 part(s), strongest clash 0.92" above one row of 0.007 and beside "one part only")."""
+
+    parts: int  # the turn's parts said by the speaker (the table's)
+    pairs: list  # the pairs of them compared (the table's rows)
+    strongest: float | None  # the highest of those pairs, None without pairs
+    reading_score: float | None  # the check's own score where a pair with the turn's reading beat every shown pair
+
+
+def intra_lines(intra, said: str | None) -> IntraLines:
+    """The parts, pairs and strongest clash a page shows for ``intra``; ``reading_score``: the check's score when it
+    came from a pair with the turn read as an answer to its question (``said_pairs`` leaves those out of the table),
+    so that the page says what that other number is instead of printing it as the table's strongest."""
+    clauses, pairs = said_pairs(intra, said)
+    strongest = max((p.score for p in pairs), default=None)
+    beaten = intra.pairs and (strongest is None or intra.score > strongest)
+    return IntraLines(len(clauses), list(pairs), strongest, intra.score if beaten else None)
+
+
+def intra_headline(lines: IntraLines, threshold: float) -> str:
+    """The intra check's line over its table (markdown): how many parts, the strongest clash between two of them
+    against the line it flags from; "one part only" when there is nothing inside the turn to compare."""
+    if lines.strongest is None:
+        what = ("one part only: nothing inside the turn to compare" if lines.parts <= 1 else
+                f"{lines.parts} parts, no pair of them compared")
+        return f"**Inside the last turn** · {what}"
+    best, line = score_and_threshold(lines.strongest, threshold)
+    return (f"**Inside the last turn** · {lines.parts} parts, the strongest clash between two of them {best} "
+            f"(a clash from {line})")
+
+
+def reading_note(lines: IntraLines) -> str:
+    """Under the table, when the check's own score is not the table's strongest: what that score is."""
+    if lines.reading_score is None:
+        return ""
+    shown = f"{lines.reading_score:.2f}"
+    return (f"The check's own score, {shown}, is for the turn read as an answer to the question before it (\"I'm a "
+            "doctor.\" read as \"I work as a doctor.\"), which is not a part the speaker said, so it is not a row here.")
+
+
 def show_category_checks(verdict: Verdict, plain: bool = False, said: str | None = None,
                          who_speaks: str = "explain") -> None:
     """What the intra-sentence and role-confusion checks compared; ``plain``: in a class's words; ``said``: the judged
@@ -37,17 +81,15 @@ def show_category_checks(verdict: Verdict, plain: bool = False, said: str | None
         return
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
-        clauses, pairs = said_pairs(intra, said)
-        best, line = score_and_threshold(intra.score, intra.threshold)
-        st.markdown(f"**Inside the last turn** · {len(clauses)} part(s), strongest clash {best} (flags from "
-                    f"{line})", help="Technical: the intra-sentence check (CDConv's intra category): every pair of the "
-                                     "turn's clauses scored by the NLI detector, at the detector's own threshold for "
-                                     "clauses of one turn.")
-        if pairs:
+        lines = intra_lines(intra, said)
+        st.markdown(intra_headline(lines, intra.threshold),
+                    help="Technical: the intra-sentence check (CDConv's intra category): every pair of the turn's "
+                         "clauses scored by the NLI detector, at the detector's own threshold for clauses of one turn.")
+        if lines.pairs:
             show_table([{"part A": p.premise, "part B": p.hypothesis, "score": round(p.score, 3)}
-                        for p in pairs])
-        else:
-            st.caption("one part only: nothing inside the turn to compare")
+                        for p in lines.pairs])
+        if reading_note(lines):
+            st.caption(escape_markdown(reading_note(lines)))
     if role is not None:
         if role.decided:
             pair = role.user_pair
@@ -69,16 +111,15 @@ def _plain_category_checks(verdict: Verdict, said: str | None, who_speaks: str) 
     each other, and who the last turn sounds like."""
     intra, role = verdict.details.intra, verdict.details.role
     if intra is not None:
-        clauses, pairs = said_pairs(intra, said)
-        if pairs:
-            strongest = max(p.score for p in pairs)
-            shown, line = percents(strongest, intra.threshold)
-            st.markdown(f"**Inside the last turn**: the detector cut it into {len(clauses)} short statements "
+        lines = intra_lines(intra, said)
+        if lines.strongest is not None:
+            shown, line = percents(lines.strongest, intra.threshold)
+            st.markdown(f"**Inside the last turn**: the detector cut it into {lines.parts} short statements "
                         f"and compared each pair. The strongest clash is {shown}; it calls a clash inside one "
                         f"turn from {line} on.")
             show_table([{"statement A": p.premise, "statement B": p.hypothesis,
-                         "clash": percents(p.score, intra.threshold)[0]} for p in pairs])
-        else:
+                         "clash": percents(p.score, intra.threshold)[0]} for p in lines.pairs])
+        elif lines.parts <= 1:
             st.caption("Inside the last turn: one statement only, so nothing in it to compare.")
     if who_speaks and role is not None and role.decided:
         user, bot = percents(role.user_reading, role.role_threshold)[0], f"{role.bot_reading * 100:.0f}%"

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from guard.eval.examples import ExampleJudgement, agreement_line, judge_examples
+from guard.eval.dialogue_text import parse_dialogue_text
+from guard.eval.examples import EXAMPLES, ExampleJudgement, agreement_line
 from guard.judge.verdicts import PairScore, Verdict
 from guard.judge.wording import score_and_threshold
 from guard.records import Dialogue
@@ -56,7 +57,7 @@ def verdict_line(verdict: Verdict) -> str:
     name = category_name(verdict.category)
     icon = "⚠️" if verdict.contradiction else "✅"
     shown, line = score_and_threshold(*verdict.deciding)  # the digits it needs beside its line
-    return f"{icon} **{escape_markdown(name)}** · p = {shown} (flags from {line})"
+    return f"{icon} **{escape_markdown(name)}** · p = {shown} (a contradiction from {line} on)"
 
 
 #: The kinds of contradiction in a class's words (the Learn page); the papers' names are guard.vocabulary's.
@@ -144,9 +145,22 @@ def example_judgements(guard: Guard, settings: JudgeSettings) -> list[ExampleJud
     cached = st.session_state.get("example_judgements")
     if cached is None or cached[0] != key:
         with st.spinner("Judging the built-in examples…"):
-            cached = (key, judge_examples(guard, settings))
+            cached = (key, judged_at_the_deciding_check(guard, settings))
         st.session_state["example_judgements"] = cached
     return cached[1]
+
+
+def judged_at_the_deciding_check(guard: Guard, settings: JudgeSettings) -> list[ExampleJudgement]:
+    """Every built-in example judged live, its p the deciding check's score (``Verdict.deciding``): the number the
+    verdict line prints for the same example (issue 54: the right-and-wrong table said 0.92, the highest check's
+    score, beside the verdict's p = 0.83 for the role-confusion example). ``guard.eval.examples.judge_examples``
+    keeps ``Verdict.score``, which the pages never print beside a verdict."""
+    judgements = []
+    for example in EXAMPLES:
+        verdict = guard.verdict_on_dialogue(parse_dialogue_text(example.text, record_id=example.key), settings)
+        judgements.append(ExampleJudgement(example.key, example.title, example.expected, Category(verdict.category),
+                                           float(verdict.deciding[0])))
+    return judgements
 
 
 def show_agreement(judgements: list[ExampleJudgement], plain: bool = False,

@@ -107,38 +107,38 @@ def _head(why: Why) -> str:
     """What the policy did with a candidate, before the verdict's own sentence."""
     k = why.kind
     if k == WhyKind.BEST:
-        return f"chosen: the generator's best ({why.score:.3f})"
+        return f"chosen: the bot's favourite (its own score {why.score:.3f})"
     if k == WhyKind.LOWER:
-        return f"not chosen: a lower generator score ({why.score:.3f})"
+        return f"not chosen: the bot liked it less (its own score {why.score:.3f})"
     if k in (WhyKind.PENALTY_BEST, WhyKind.PENALTY_LOWER):
         head = "chosen: highest adjusted score" if k == WhyKind.PENALTY_BEST else "not chosen: a lower adjusted score"
-        return (f"{head} {why.adjusted:.3f} = generator {why.score:.3f} - penalty {why.score - why.adjusted:.3f}"
+        return (f"{head} {why.adjusted:.3f} = the bot's own {why.score:.3f} - penalty {why.score - why.adjusted:.3f}"
                 f" (λ={why.penalty_lambda:g} × gap {why.gap:.3f} × contradiction {why.contradiction:.2f})")
     if k == WhyKind.KEPT_FLAGGED:
         if why.spares_persona:
-            return ("chosen although flagged: every candidate contradicts, so the generator's best of those that do "
+            return ("chosen although flagged: every candidate contradicts, so the bot's favourite of those that do "
                     "not contradict the persona is kept")
-        return "chosen although flagged: every candidate contradicts, so the generator's best is kept"
+        return "chosen although flagged: every candidate contradicts, so the bot's favourite is kept"
     among = _AMONG.get(why.chosen_group, "among candidates without a contradiction")
     if k == WhyKind.FAVOURITE:
         under = why.band is not None and why.suspected < why.band
-        return (f"chosen: the bot's favourite (generator score {why.score:.3f}) {among}"
-                + (f", its score {why.suspected:.3f} under the band {why.band:.3f}" if under
-                   else ", and the one the detector suspects least"))
+        return (f"chosen: the bot's favourite (its own score {why.score:.3f}) {among}"
+                + (f"; the detector suspects it little ({why.suspected:.3f}, under {why.band:.3f}, where a safer "
+                   "reply would go instead)" if under else ", and the one the detector suspects least"))
     if k == WhyKind.LEAST_SUSPECTED:
         return (f"chosen: the one the detector suspects least ({why.suspected:.3f}) {among}"
                 + ("" if why.chosen_group in _AMONG else " that answer")
-                + (f"; the bot's favourite scored {why.favourite_suspected:.3f}, over the band {why.band:.3f}"
-                   if why.band is not None else ""))
+                + (f"; the detector suspected the bot's favourite more ({why.favourite_suspected:.3f}, at or over "
+                   f"{why.band:.3f}, where a safer reply goes instead)" if why.band is not None else ""))
     if k == WhyKind.BEST_CONSISTENT:
-        return f"chosen: the best generator score ({why.score:.3f}) {among}"
+        return f"chosen: the bot's favourite (its own score {why.score:.3f}) {among}"
     if k == WhyKind.OUTRANKED:
         if why.group == Group.EVASIVE:
             return "not chosen: it does not answer what was asked, and a consistent candidate does"
         return "not chosen: a consistent candidate that the persona supports answers too"
     if k == WhyKind.ONLY_SAYS_NOTHING:
-        return (f"chosen: the best generator score ({why.score:.3f}) among candidates without a contradiction; "
-                "it says nothing, but no consistent candidate answers")
+        return (f"chosen: the bot's favourite (its own score {why.score:.3f}) among candidates without a "
+                "contradiction; it says nothing, but no consistent candidate answers")
     if k == WhyKind.SAYS_NOTHING:
         return "not chosen: it says nothing, and a consistent candidate answers"
     if k == WhyKind.REJECTED_ALL:
@@ -148,9 +148,9 @@ def _head(why: Why) -> str:
     if k == WhyKind.MORE_SUSPECTED:
         return f"not chosen: the detector suspects it more ({why.suspected:.3f})"
     if k == WhyKind.REPAIRED:
-        return f'chosen and repaired: "{why.removed}" removed, the rest of the generator\'s best sent'
+        return f'chosen and repaired: "{why.removed}" removed, the rest of the bot\'s favourite sent'
     if k == WhyKind.REPAIR_WON:
-        return f"not chosen: the generator's best ({why.best_score:.3f}) could be repaired"
+        return f"not chosen: the bot's favourite ({why.best_score:.3f}) could be repaired"
     raise ValueError(f"no words for a choice made as {k!r}")
 
 
@@ -301,13 +301,13 @@ def _decision(report: BotTurnReport) -> str:
         if mode == GuardMode.FLAG:
             return f"flagged: {what}; flag mode shows it without preventing it"
         if mode == GuardMode.PENALTY:
-            return f"flagged: the penalty did not outweigh its generator score; {what}"
+            return f"flagged: the penalty did not outweigh the bot's own score for it; {what}"
         if every:
-            return f"flagged: every candidate contradicts, so the generator's best was sent; {what}"
+            return f"flagged: every candidate contradicts, so the bot's favourite was sent; {what}"
         return f"flagged: {what}"
     if not others:
         return f"consistent · {candidates}, none contradicts"
     if mode == GuardMode.FLAG:
         return (f"the sent reply is consistent · candidate{several} {listed} would have contradicted "
-                "(not sent: a lower generator score)")
+                "(not sent: the bot liked it less)")
     return f"{mode}: candidate{several} {listed} rejected as contradicting; #{chosen.index + 1} sent"

@@ -68,6 +68,9 @@ _ACTIVITY = {("be", "plane"): "fly", ("be", "airplane"): "fly", ("take", "flight
              ("fly", ""): "fly", ("learn", "swim"): "swim", ("swim", ""): "swim", ("marry", ""): "marry",
              ("be", "married"): "marry", ("get", "married"): "marry", ("own", "car"): "own a car",
              ("have", "car"): "own a car", ("smoke", ""): "smoke"}
+#: a job WordNet has no noun for: "I'm a stay at home mom" (spaCy parses "stay" as the noun, or as a verb inside "dad")
+_STAY_AT_HOME = re.compile(r"\bstay[- ]at[- ]home[- ](?P<who>mom|mum|mother|mama|dad|father|papa|parent)\b",
+                           re.IGNORECASE)
 _LIVE_VERBS = {"live", "reside", "stay"}
 _HOME_NOUNS = {"home", "house", "flat", "apartment", "place", "condo"}
 
@@ -430,6 +433,8 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     for m in grammar.DECADE.finditer(sentence):
         base = grammar.DECADES[m.group("decade").lower()]
         out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9))
+    for m in _STAY_AT_HOME.finditer(sentence):
+        out += _stay_at_home(doc, m, fact)
     if _ONLY_CHILD.search(sentence):
         out.append(fact(Relation.COUNT, "0", thing="sibling", low=0, high=0))
     persona = source == PremiseSource.PERSONA
@@ -437,6 +442,20 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
         out += _token_facts(token, doc, fact, lowered, persona)
     out += _eaten(doc, sentence, fact)
     return out
+
+
+def _stay_at_home(doc, match: re.Match, fact) -> list[Fact]:
+    """"I am a stay at home mom" as a job ("stay-at-home mom"), when the speaker says it of themselves with "be" or
+    "work" ("My sister is a stay at home mom" is the sister's); "I'm not ..." denies it."""
+    token = next((t for t in doc if t.idx == match.start("who")), None)
+    if token is None:
+        return []
+    verb = grammar.governing_verb(token)
+    if verb.lemma_.lower() not in ("be", "work", "become") or not grammar.speakers_clause(verb) \
+            or grammar.speakers_own_subject(verb) is not None:  # "my mom is ...": the mom's
+        return []
+    who = match.group("who").lower()
+    return [fact(Relation.JOB, f"stay-at-home {who}", token, holds=not grammar.negations(verb))]
 
 
 def _clause_text(token) -> str:
@@ -675,6 +694,8 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     many = bool((determiners | before) & _MANY) or _of_many(noun)
     denied = "no" in determiners or (bool(grammar.negations(verb)) and owning and not mine)
     if number is not None:
+        if grammar.negations(verb) and owning and not mine:  # "I don't have 2 dogs": what the count is not, no count
+            return None
         number += _more(noun)
         return fact(Relation.COUNT, str(number), noun, thing=thing, low=number, high=number)
     if denied:
