@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from guard.eval.dialogue_text import parse_dialogue_text
-from guard.eval.examples import EXAMPLES, ExampleJudgement, agreement_line
+from guard.eval.examples import ExampleJudgement, agreement_line, judge_examples
 from guard.judge.verdicts import PairScore, Verdict
 from guard.judge.wording import score_and_threshold
 from guard.records import Dialogue
@@ -145,22 +144,9 @@ def example_judgements(guard: Guard, settings: JudgeSettings) -> list[ExampleJud
     cached = st.session_state.get("example_judgements")
     if cached is None or cached[0] != key:
         with st.spinner("Judging the built-in examples…"):
-            cached = (key, judged_at_the_deciding_check(guard, settings))
+            cached = (key, judge_examples(guard, settings))
         st.session_state["example_judgements"] = cached
     return cached[1]
-
-
-def judged_at_the_deciding_check(guard: Guard, settings: JudgeSettings) -> list[ExampleJudgement]:
-    """Every built-in example judged live, its p the deciding check's score (``Verdict.deciding``): the number the
-    verdict line prints for the same example (issue 54: the right-and-wrong table said 0.92, the highest check's
-    score, beside the verdict's p = 0.83 for the role-confusion example). ``guard.eval.examples.judge_examples``
-    keeps ``Verdict.score``, which the pages never print beside a verdict."""
-    judgements = []
-    for example in EXAMPLES:
-        verdict = guard.verdict_on_dialogue(parse_dialogue_text(example.text, record_id=example.key), settings)
-        judgements.append(ExampleJudgement(example.key, example.title, example.expected, Category(verdict.category),
-                                           float(verdict.deciding[0])))
-    return judgements
 
 
 def show_agreement(judgements: list[ExampleJudgement], plain: bool = False,

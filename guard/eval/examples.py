@@ -308,12 +308,14 @@ class ExampleJudgement:
 
 def judge_examples(guard: Guard, settings: JudgeSettings, examples: tuple[Example, ...] = EXAMPLES
                    ) -> list[ExampleJudgement]:
-    """Every example judged live by ``guard`` with ``settings``."""
+    """Every example judged live by ``guard`` with ``settings``, its score the deciding check's (``Verdict.deciding``):
+    the number the verdict line prints for the same example (issue 54: a table said 0.92, the highest check's score,
+    beside the verdict's p = 0.83 for the role-confusion example)."""
     judgements = []
     for example in examples:
         verdict = guard.verdict_on_dialogue(parse_dialogue_text(example.text, record_id=example.key), settings)
         judgements.append(ExampleJudgement(example.key, example.title, example.expected, Category(verdict.category),
-                                           float(verdict.score)))
+                                           float(verdict.deciding[0])))
     return judgements
 
 
