@@ -76,7 +76,8 @@ def sheet_text(runs: list[dict]) -> str:
         lines.append(f"=== {run['name']} seed {run['seed']} · persona: {' / '.join(run['persona'])}")
         for row in run["turns"]:
             lines.append(f"    USER: {row['user']}")
-            lines.append(f"[{run['name']} s{run['seed']} m{row['message']:02d}] BOT: {row['reply']}  =>")
+            # one line a reply, whatever its line breaks: a reply's key and its label are read from one line
+            lines.append(f"[{run['name']} s{run['seed']} m{row['message']:02d}] BOT: {' '.join(row['reply'].split())}  =>")
         lines.append("")
     return "\n".join(lines) + "\n"
 
