@@ -123,7 +123,9 @@ def streamlit_server(env: dict[str, str] | None = None, log_path: str | Path | N
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
         # harness.quick_exit: once stopped, the process ends without the interpreter's 2-3 s of clean-up of its heap
-        [sys.executable, "-m", "harness.quick_exit", "streamlit", "run", "app.py", "--server.port", str(port),
+        # (another checkout's app, a benchmark's "before", may not have it: streamlit itself then)
+        [sys.executable, "-m", *(("harness.quick_exit", "streamlit") if (Path(repo) / "harness" / "quick_exit.py").exists()
+                                 else ("streamlit",)), "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=repo, env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})},
         stdout=log, stderr=subprocess.STDOUT,
