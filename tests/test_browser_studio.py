@@ -56,7 +56,15 @@ def test_goading_session_suggestion_annotation_reload_export(app_server, tmp_pat
         # annotate the bot's answer to it
         box = page.get_by_test_id("stExpander").filter(has_text="Annotate turn 3")
         box.get_by_text("Annotate turn 3").click()
-        box.get_by_text("yes", exact=True).first.click()
+        # the "yes" must hold before Save: a click landing while the box's opening run still redraws it is lost (a
+        # fresh clone's run saved the annotation as "no")
+        said_yes = box.get_by_role("radio", name="yes").first
+        for _ in range(3):
+            box.get_by_text("yes", exact=True).first.click()
+            settle(page)
+            if said_yes.is_checked():
+                break
+        sync_api.expect(said_yes).to_be_checked()
         box.get_by_role("button", name="Save annotation").click()
         sync_api.expect(box.get_by_text("Saved as guest.")).to_be_visible(timeout=60_000)
         # a reload (or a new tab with the same URL) finds the session again
