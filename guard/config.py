@@ -10,7 +10,8 @@ broken file is reported once, naming the file and the key.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,18 @@ from guard.vocabulary import CHECKS, GUARD_MODES, METHODS, PAIRINGS, Check, Guar
 FALLBACK_THRESHOLD = 0.5
 #: Written next to a checkpoint by the detector training run: {"threshold": <float>, ...}.
 GUARD_CONFIG_NAME = "guard_config.json"
+
+
+@contextmanager
+def edited_guard_config(folder: str | Path) -> Iterator[dict]:
+    """``folder``'s guard_config.json as a dict to change in place (empty when the folder has none), written back
+    when the block ends: the one way the calibrations (``guard.training``) write their decisions into a checkpoint."""
+    path = Path(folder) / GUARD_CONFIG_NAME
+    config = json.loads(path.read_text()) if path.exists() else {}
+    yield config
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
 #: Earlier same-speaker sentences the prefilter pairs with each candidate sentence (the product's setting: the
 #: stream calibration, the chat, the server, the studio and the benchmarks all judge with it).
 DEFAULT_PREFILTER_K = 8

@@ -329,3 +329,20 @@ def test_score_rows_keep_persona_evidence_as_minus_one_minus_the_line():
     row = verdict_row("r1", verdict)
     assert row["evidence"] == [0, -1, -3] and row["category"] == "history"
     assert json.loads(json.dumps(row))["category"] == "history"
+
+
+def test_a_calibration_edits_the_checkpoints_config_keeping_what_it_does_not_set(tmp_path):
+    """``guard.config.edited_guard_config``, the one way the calibrations write their decisions: the keys a block sets
+    change, the others stay, and a folder without a config gets one."""
+    from guard.config import GUARD_CONFIG_NAME, edited_guard_config
+
+    (tmp_path / GUARD_CONFIG_NAME).write_text(json.dumps({"threshold": 0.9, "checks": ["intra"]}))
+    with edited_guard_config(tmp_path) as config:
+        config["support"] = {"persona_entailment": 0.989}
+    assert json.loads((tmp_path / GUARD_CONFIG_NAME).read_text()) == {
+        "threshold": 0.9, "checks": ["intra"], "support": {"persona_entailment": 0.989}}
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    with edited_guard_config(fresh) as config:
+        config["threshold"] = 0.5
+    assert json.loads((fresh / GUARD_CONFIG_NAME).read_text()) == {"threshold": 0.5}

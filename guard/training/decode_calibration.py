@@ -225,37 +225,33 @@ def cascade_point(fast, strong, strong_threshold: float) -> dict:
 
 def calibrate_cascade(strong_folder: Path, write: bool = True) -> dict:
     """Write the cascade's escalation point and cap into the strong detector's guard_config.json."""
-    from guard.config import GUARD_CONFIG_NAME, JudgeSettings
+    from guard.config import JudgeSettings, edited_guard_config
     from guard.models.loading import load_scorer
     from guard.models.registry import read_config
 
     result = cascade_point(load_scorer("embedded-minilm"), load_scorer(str(strong_folder)),
                            JudgeSettings.resolve(read_config(strong_folder)).threshold)
     if write:
-        path = Path(strong_folder) / GUARD_CONFIG_NAME
-        config = json.loads(path.read_text()) if path.exists() else {}
-        config["cascade"] = result
-        path.write_text(json.dumps(config, indent=2) + "\n")
+        with edited_guard_config(strong_folder) as config:
+            config["cascade"] = result
     return result
 
 
 def calibrate(folder: Path, write: bool = True, rule: str = "false-alarm") -> dict:
     """τ for ``folder``'s checkpoint by ``rule``; written with its figures into the folder's guard_config.json."""
-    from guard.config import GUARD_CONFIG_NAME
+    from guard.config import edited_guard_config
     from guard.models.loading import load_scorer
 
     scorer = load_scorer(str(folder))
     result = RULES[rule](scorer)
     if write:
-        path = Path(folder) / GUARD_CONFIG_NAME
-        config = json.loads(path.read_text()) if path.exists() else {}
-        config["threshold"] = result["threshold"]
-        config["pairing"] = "sentence"
-        key = "decode_dev" if rule == "accuracy" else "operating_point"
-        config.setdefault("calibration", {})[key] = result
-        config["calibration"]["chosen"] = key
-        config["calibrated_on"] = result["calibrated_on"]
-        path.write_text(json.dumps(config, indent=2) + "\n")
+        with edited_guard_config(folder) as config:
+            config["threshold"] = result["threshold"]
+            config["pairing"] = "sentence"
+            key = "decode_dev" if rule == "accuracy" else "operating_point"
+            config.setdefault("calibration", {})[key] = result
+            config["calibration"]["chosen"] = key
+            config["calibrated_on"] = result["calibrated_on"]
     return result
 
 

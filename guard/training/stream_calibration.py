@@ -54,7 +54,7 @@ def read_scores(paths: list[Path]) -> list[dev_streams.ScoredStream]:
 
 def calibrate(folder: Path, scored: list[dev_streams.ScoredStream], write: bool = True) -> dict:
     """The budget's decision from the calibration halves; written into ``folder``'s guard_config.json."""
-    from guard.config import GUARD_CONFIG_NAME
+    from guard.config import edited_guard_config
 
     point = dev_streams.budget_operating_point(scored)
     point["calibrated_on"] = ("every bot turn of the calibration halves of both dev streams (ConvAI2 wild evaluation, "
@@ -62,37 +62,33 @@ def calibrate(folder: Path, scored: list[dev_streams.ScoredStream], write: bool 
                               "verified, guard/eval/decode_stream.py), judged against its own history and persona by the "
                               "product detector with every check on; never an evaluation half")
     if write:
-        path = Path(folder) / GUARD_CONFIG_NAME
-        config = json.loads(path.read_text()) if path.exists() else {}
-        config.update({"threshold": point["threshold"], "intra_threshold": point["intra_threshold"],
-                       "own_question_threshold": point["own_question_threshold"], "pairing": "sentence",
-                       "checks": point["checks"], "badge": point["badge"], "calibrated_on": point["calibrated_on"]})
-        if point["facts"]["precision"] is not None:
-            config["facts"] = {"precision": point["facts"]["precision"],
-                               "measured_on": "the fact check's flags on the labelled turns of both dev streams' "
-                                              "calibration halves, pooled"}
-        if point["rerank"]["band"] is not None:
-            config["rerank"] = point["rerank"]
-        config.setdefault("calibration", {})["budget"] = point
-        config["calibration"]["chosen"] = "budget"
-        path.write_text(json.dumps(config, indent=2) + "\n")
+        with edited_guard_config(folder) as config:
+            config.update({"threshold": point["threshold"], "intra_threshold": point["intra_threshold"],
+                           "own_question_threshold": point["own_question_threshold"], "pairing": "sentence",
+                           "checks": point["checks"], "badge": point["badge"], "calibrated_on": point["calibrated_on"]})
+            if point["facts"]["precision"] is not None:
+                config["facts"] = {"precision": point["facts"]["precision"],
+                                   "measured_on": "the fact check's flags on the labelled turns of both dev streams' "
+                                                  "calibration halves, pooled"}
+            if point["rerank"]["band"] is not None:
+                config["rerank"] = point["rerank"]
+            config.setdefault("calibration", {})["budget"] = point
+            config["calibration"]["chosen"] = "budget"
     return point
 
 
 def calibrate_support(folder: Path, scored: list[dev_streams.ScoredStream], write: bool = True) -> dict:
     """τ_e alone (``guard.eval.dev_streams.persona_support_threshold``), written into ``folder``'s guard_config.json
     as its ``support`` block; the rest of the decision stays as it was set."""
-    from guard.config import GUARD_CONFIG_NAME
+    from guard.config import edited_guard_config
 
     point = dev_streams.persona_support_threshold(scored)
     point["calibrated_on"] = ("the labelled contradicting bot turns of both dev streams' calibration halves, each "
                               "judged against its history and persona by the product detector; never an evaluation "
                               "half")
     if write:
-        path = Path(folder) / GUARD_CONFIG_NAME
-        config = json.loads(path.read_text()) if path.exists() else {}
-        config["support"] = point
-        path.write_text(json.dumps(config, indent=2) + "\n")
+        with edited_guard_config(folder) as config:
+            config["support"] = point
     return point
 
 
