@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_app import MESSAGES
+from benchmarks.bench_class import PERSONAS  # the same students the class benchmark plays
 
 #: Replies of the length the embedded bot writes (about 20-30 tokens), so a conversation's prompt grows as it does.
 REPLIES = [
@@ -40,13 +41,6 @@ REPLIES = [
     "No kids yet, but I spend a lot of time with my nieces and nephews on weekends.",
     "Last weekend I went hiking on Mount Hood and then played the guitar at home.",
     "I like folk music and a bit of jazz. I play some of the songs on my guitar.",
-]
-PERSONAS = [
-    ["My name is Alex.", "I live in Denver.", "I have two cats.", "I work as a baker."],
-    ["My name is Priya.", "I live in Chicago.", "I have a parrot named Kiwi.", "I teach math at a high school."],
-    ["My name is Tom.", "I live on a farm in Iowa.", "I have three dogs.", "I grow corn and soybeans."],
-    ["My name is Mei.", "I live in Seattle.", "I have no pets.", "I am a software engineer."],
-    ["My name is Carlos.", "I live in Miami.", "I have a turtle.", "I work as a lifeguard."],
 ]
 
 

@@ -26,7 +26,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.server import CHROMIUM, chromium, send, settle, sign_in_as_teacher, streamlit_server, turn
+from harness.server import (
+    CHROMIUM,
+    chromium,
+    open_expander,
+    send,
+    settle,
+    sign_in_as_teacher,
+    streamlit_server,
+    turn,
+)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 WIDTH = 1400
@@ -166,15 +175,21 @@ def review_teacher(context, url: str, out: Path) -> int:
     return 0
 
 
-def persona(context, url: str, out: Path) -> int:
-    """The chat page of a new browser that picked the embedded bot with the persona box empty: the sidebar says the
-    bot plays its own persona, and the chat's persona box shows it (nothing is sent: no model loads)."""
+def embedded_chat(context, url: str):
+    """The chat page of a new browser with the embedded bot picked in the sidebar; the page and its sidebar."""
     page = new_page(context, 1100)
     page.goto(url)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_role("combobox", name="Which bot").click()
     page.get_by_role("option", name="embedded", exact=True).click()
     settle(page)
+    return page, sidebar
+
+
+def persona(context, url: str, out: Path) -> int:
+    """The chat page of a new browser that picked the embedded bot with the persona box empty: the sidebar says the
+    bot plays its own persona, and the chat's persona box shows it (nothing is sent: no model loads)."""
+    page, sidebar = embedded_chat(context, url)
     page.get_by_text("Bot persona (the bot's own)").wait_for(timeout=120_000)
     page.get_by_role("heading", name="Guarded chat").click()  # the select box's focus ring off
     box = sidebar.get_by_role("textbox", name="What the bot says about itself (one fact a line)")
@@ -187,14 +202,7 @@ def persona(context, url: str, out: Path) -> int:
 def memory(context, url: str, out: Path) -> int:
     """The embedded bot (its own persona: Sam, a nurse in Portland) goaded with "Wait, aren't you a teacher?", and its
     candidate panel opened: the note of what the bot was reminded of before it wrote (issue 52)."""
-    from harness.server import open_expander
-
-    page = new_page(context, 1100)
-    page.goto(url)
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_role("combobox", name="Which bot").click()
-    page.get_by_role("option", name="embedded", exact=True).click()
-    settle(page)
+    page, _ = embedded_chat(context, url)
     send(page, "Wait, aren't you a teacher?")
     turn(page, 1).wait_for(timeout=600_000)  # the first use converts the embedded bot
     settle(page)
