@@ -154,7 +154,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind and needs_reminder(report):
-        report = _remind(conversation, bot, guard, settings, judge_settings, report, candidates, step, screen)
+        report = _remind(conversation, read, bot, guard, settings, judge_settings, report, candidates, step, screen)
     produced_by = replace(settings, decoding=decoding, persona=list(persona), prefilter=report.prefilter,
                           from_session=False)
     turn = ChatTurn(turn_id=len(conversation.turns), agent_id=BOT, text=report.sent_reply(), report=report,
@@ -199,10 +199,11 @@ def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSetti
                                            fallback=settings.fallback, repair_fallback=settings.repair_fallback)
 
 
-def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSettings, judge_settings: JudgeSettings,
-            report: BotTurnReport, candidates: list[Candidate], step, screen: ClassroomFilter | None = None
-            ) -> BotTurnReport:
-    """The turn's report after a reminder (``guard.judge.reminders``): the bot's reminded candidates and the composed
+def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard, settings: ChatSettings,
+            judge_settings: JudgeSettings, report: BotTurnReport, candidates: list[Candidate], step,
+            screen: ClassroomFilter | None = None) -> BotTurnReport:
+    """The turn's report after a reminder (``guard.judge.reminders``), the bot asked again with the conversation as it
+    reads it (``read``: ``as_the_bot_wrote``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The first report stands when the
     evidence gives no fact to remind of."""
     started = time.perf_counter()
@@ -214,13 +215,11 @@ def _remind(conversation: Conversation, bot: Bot, guard: Guard, settings: ChatSe
     step("reminding", reminder=reminder)
     remembered = {"memory": report.memory} if report.memory else {}
     if bot.continues_openings:
-        new = bot.continue_reply(as_the_bot_wrote(conversation.turns), reminder.opening, n, settings.decoding_config,
-                                 persona=persona, **remembered)
+        new = bot.continue_reply(read, reminder.opening, n, settings.decoding_config, persona=persona, **remembered)
     else:
         reminder = replace(reminder, method=ReminderMethod.RESTATED,
                            restated=tuple(restated_persona(persona, reminder)[len(persona):]))
-        new = bot.generate(as_the_bot_wrote(conversation.turns), n, settings.decoding_config,
-                           persona=restated_persona(persona, reminder), **remembered)
+        new = bot.generate(read, n, settings.decoding_config, persona=restated_persona(persona, reminder), **remembered)
     said = {c.text.strip() for c in candidates}
     new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
     reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))
