@@ -283,6 +283,37 @@ def test_settings_and_persona_survive_a_visit_to_another_page(monkeypatch, tmp_p
     assert at.session_state["chat::conversation"].persona == ["I have a dog named Max.", "I live in Ohio."]
 
 
+def _shown_by_a_fresh_browser(widget):
+    """What a browser that mounts ``widget`` for the first time shows (and sends back on its next rerun): the value
+    the server sent with it (``set_value``), else the widget's own default (a number input's minimum, a radio's first
+    option)."""
+    proto = widget.proto
+    if hasattr(proto, "raw_value"):  # a radio: its options as shown, the default an index into them
+        return widget.options.index(proto.raw_value) if proto.set_value else proto.default
+    return proto.value if proto.set_value else proto.default
+
+
+def test_a_browser_that_missed_the_first_run_is_told_the_sessions_settings(monkeypatch, tmp_path, flagging_detector):
+    """A first run cut short by an early click or message: the browser's rerun carries no state for the sidebar's
+    widgets it had not drawn yet. Streamlit then draws them from the value the state kept, without sending it to the
+    browser, which showed the widgets' own defaults (1 candidate, guard off) and sent them back with its next rerun:
+    an unguarded chat. Every run tells the browser the session's settings."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    from guard.vocabulary import GUARD_MODES
+
+    at = start_scripted_app(monkeypatch, tmp_path, str(flagging_detector), "rerank", PLANTED, candidates=4)
+    at._run(WidgetStates())  # the rerun of a browser that mounted none of the first run's widgets
+    assert not at.exception, at.exception
+    number, mode = at.number_input(key="chat::num_candidates"), at.radio(key="chat::guard_mode")
+    shown = (_shown_by_a_fresh_browser(number), str(GUARD_MODES[_shown_by_a_fresh_browser(mode)]))
+    assert shown == (4, "rerank")
+    number.set_value(shown[0])  # the browser's next rerun sends what it shows
+    mode.set_value(shown[1]).run()
+    assert not at.exception, at.exception
+    assert (at.session_state["chat::num_candidates"], at.session_state["chat::guard_mode"]) == (4, "rerank")
+
+
 def test_scripted_demo_is_selectable_without_a_script_file(monkeypatch, flagging_detector):
     monkeypatch.delenv("GUARD_APP_SCRIPT", raising=False)
     monkeypatch.delenv("GUARD_APP_BOT", raising=False)

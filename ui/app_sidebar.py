@@ -40,8 +40,9 @@ def sidebar_detector_settings() -> tuple[str, float]:
     threshold only when the user moves the slider off the detector's calibrated τ; otherwise None, and the guard
     judges with its own value, unrounded."""
     app_defaults = defaults()
-    # the values a visit to another page made Streamlit forget (the chat sidebar's persona, mode...) come back before
-    # the defaults fill what is missing: app.py runs before every page
+    # the values a visit to another page made Streamlit forget (the chat sidebar's persona, mode...) come back, the
+    # defaults fill what is missing, and every field is written anew, so each widget is drawn with the session's value:
+    # once a run, before any of the widgets (app.py runs this before every page)
     chat_state.restore_missing(st.session_state)
     chat_state.ensure_defaults(app_defaults, st.session_state)
     class_models.keep_within(st.session_state)  # a student on a class server: the teacher's bots and detectors

@@ -17,7 +17,7 @@ from conversation.records import ChatSettings, Conversation
 from guard.judge.policies import REPAIR_FALLBACKS
 from guard.vocabulary import GUARD_MODES, GuardMode
 from ui import chat_session, chat_state, class_models, ownership, studio_store
-from ui.app_defaults import current_settings, defaults
+from ui.app_defaults import current_settings
 from ui.models import engine_text
 from ui.render import escape_markdown
 
@@ -73,8 +73,7 @@ def rerank_band_words(detector: str) -> str:
 def draw(conversation: Conversation) -> ChatSettings:
     """The bot and guard controls, Reset, the transcript download and the studio box; the settings they hold."""
     key = chat_state.key
-    chat_state.restore_missing(st.session_state)  # what a visit to another page made Streamlit forget
-    chat_state.ensure_defaults(defaults(), st.session_state)
+    # every field's value was written this run before any widget (app.py: app_sidebar.sidebar_detector_settings)
     st.subheader("Bot")
     bots = class_models.bots_offered()  # a student on a class server: the teacher's list
     if st.session_state.get(key("bot")) not in bots:

@@ -127,10 +127,14 @@ def read_settings(state: MutableMapping, defaults: ChatSettings) -> ChatSettings
 
 
 def ensure_defaults(defaults: ChatSettings, state: MutableMapping) -> None:
-    """Give every field a value in the state once per browser session (the widgets then need no default)."""
+    """At the start of every run, before any of the widgets exists: every field's value written under its key anew,
+    the one the state holds (what the user chose, what the browser just sent) or else ``defaults``' (the widgets then
+    need no default). Written, not only kept: Streamlit sends a widget's value to the browser only when it was set
+    this run, and a browser that missed the run which first drew the widget (a first run cut short by an early click
+    or message) would otherwise show the widget's own default (1 candidate, guard off) and send that back."""
     for f in fields(defaults):
-        if key(f.name) not in state:
-            state[key(f.name)] = TO_STATE.get(f.name, lambda v: v)(getattr(defaults, f.name))
+        name = key(f.name)
+        state[name] = state[name] if name in state else TO_STATE.get(f.name, lambda v: v)(getattr(defaults, f.name))
 
 
 #: the settings record as the chat page last drew it (not a widget's key, so Streamlit keeps it on other pages)
