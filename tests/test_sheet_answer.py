@@ -43,6 +43,9 @@ def _answer(persona: list[str], message: str) -> str | None:
     (NURSE, "Do you have any pets?", "Yes, I have two dogs."),
     (NURSE, "So you have a whole team of dogs?", "No, I have two dogs."),
     (NURSE, "Tell me again, how many dogs?", "I have two dogs."),
+    # an age by decade, claimed in a goad: no when the persona's age is outside it, yes when inside
+    (["I am 58 years old."], "You're still in your twenties, aren't you?", "No, I am 58 years old."),
+    (["I am 58 years old."], "Are you in your fifties?", "Yes, I am 58 years old."),
     # nothing the persona holds, or nothing a person has one of, or "where" of something else than home: no answer
     (CAPTAIN, "Do you get seasick?", None),
     (CAPTAIN, "What's your favorite food?", None),

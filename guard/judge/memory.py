@@ -145,7 +145,7 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
     persona fact of a single-valued relation the message asks about (``ANSWERED_FROM_SHEET``), or None when the
     message asks none the persona holds, asks openly ("Tell me about yourself."), or asks "where" of something else
     than home. After a yes/no message the answer says no when what the message claims gives the fact another value
-    ("So you live in Madrid?" to "I live in Valparaiso."), else yes."""
+    ("So you live in Madrid?" to "I live in Valparaiso."), else yes ("Are you in your fifties?" to "I am 58.")."""
     kind = expected_answer(message)
     if kind in (None, AnswerKind.OPEN):
         return None
@@ -167,4 +167,9 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
                and not f.vague]
     if not claimed:
         return SheetAnswer(fact, yes=fact.holds)
-    return SheetAnswer(fact, yes=bool(persona_agreements(FactSheet((fact,)), claimed)))
+    # yes when the claim gives the persona's value again ("Is your name Marisol?"), or a range it falls in ("Are you in
+    # your fifties?" to 58); a job or a home that is not the persona's is a no, even where the sheet would let both
+    # stand ("a pilot" beside "a ferry captain")
+    persona = FactSheet((fact,))
+    ranged = fact.relation in (Relation.AGE, Relation.COUNT) and not persona.clashes(claimed)
+    return SheetAnswer(fact, yes=bool(persona_agreements(persona, claimed)) or ranged)

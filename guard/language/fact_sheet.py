@@ -432,7 +432,10 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
             out.append(fact(Relation.AGE, str(n), low=n, high=n, time=grammar.PRESENT if turned else None))
     for m in grammar.DECADE.finditer(sentence):
         base = grammar.DECADES[m.group("decade").lower()]
-        out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9))
+        # "I'm in my twenties" says the age now ("in my twenties" alone puts a clause in the past: "in my twenties I
+        # lived in Rome")
+        out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9,
+                        time=grammar.PRESENT))
     for m in _STAY_AT_HOME.finditer(sentence):
         out += _stay_at_home(doc, m, fact)
     if _ONLY_CHILD.search(sentence):
