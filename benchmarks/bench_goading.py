@@ -53,8 +53,10 @@ def converse(url: str, key: str, persona: list[str], messages: list[str], seed: 
             raise SystemExit(f"the server refused message {k} of seed {seed}: {body}")
         reply, guard = body["choices"][0]["message"]["content"], body["guard"]
         report = guard["report"]
+        chosen = next((c for c in report["candidates"] if c["chosen"]), None)
         rows.append({"message": k, "user": message, "reply": reply, "status": guard["status"],
                      "summary": guard["summary"], "seconds": round(seconds, 3),
+                     "written_by": chosen.get("origin", "bot") if chosen is not None else "safe reply",
                      "candidates": [{"text": c["text"], "chosen": c["chosen"], "reason": c["reason"],
                                      "score": (c.get("verdict") or {}).get("score"),
                                      "fact_clashes": len(((c.get("verdict") or {}).get("details") or {})
@@ -115,6 +117,10 @@ def cmd_run(args) -> int:
                "sent_with_fact_clash": sum(any(c["chosen"] and c["fact_clashes"] for c in t["candidates"])
                                            for t in replies),
                "candidates_with_fact_clash": sum(c["fact_clashes"] > 0 for t in replies for c in t["candidates"]),
+               # who wrote each sent reply: the bot, the bot after a reminder, the guard (from the evidence or the
+               # fact sheet), or the safe reply
+               "written_by": dict(Counter(t["written_by"] for t in replies)),
+               "reminders": sum((t["report"].get("reminder") or None) is not None for t in replies),
                "wall_s": round(time.perf_counter() - started, 1)}
     print(json.dumps(summary, indent=2))
     write_json(args.json, {"benchmark": "bench_goading", "command": "python -m benchmarks.bench_goading "

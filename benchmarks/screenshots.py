@@ -50,7 +50,7 @@ DEMO_SCRIPT = {"replies": [
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
 PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher",
-         "persona", "memory")
+         "persona", "memory", "sheet")
 #: the screenshot server's teacher password (a throw-away server and database)
 TEACHER_PASSWORD = "screenshots"
 
@@ -214,6 +214,33 @@ def memory(context, url: str, out: Path) -> int:
     return 0 if shown else 1
 
 
+#: questions about Sam's facts, asked in turn until the guard answers one from the fact sheet (issue 52)
+SHEET_QUESTIONS = ("What's your name?", "So you live in Seattle?", "Wait, aren't you a teacher?", "How many dogs do you have?",
+                   "Remind me, what's your name again?", "Where do you live?", "You're a doctor, right?",
+                   "What do you do for a living?")
+
+
+def sheet(context, url: str, out: Path) -> int:
+    """The embedded bot (Sam, a nurse in Portland) asked about its facts until one turn's reply is the guard's answer
+    from the fact sheet (nothing the bot wrote gave the persona's answer), that turn's candidate panel opened: the
+    memory note, the candidates, "written by: the guard, from the fact sheet" and the caption that says so. The bot
+    samples, so how many questions it takes varies; none of them: the shot fails."""
+    page, _ = embedded_chat(context, url)
+    written = page.get_by_text("the guard wrote the reply from the fact sheet", exact=False)
+    for k, question in enumerate(SHEET_QUESTIONS, start=1):
+        send(page, question)
+        turn(page, 2 * k - 1).wait_for(timeout=600_000)  # the bot's k-th reply; the first use converts the bot
+        settle(page)
+        if written.count():
+            break
+    shown = written.count() > 0
+    if shown:
+        open_expander(page, "Candidates (", page.get_by_text("the guard, from the fact sheet").last)
+    save(page, out / "screenshot-sheet-answer.png")
+    page.close()
+    return 0 if shown else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DOCS)
@@ -253,6 +280,8 @@ def main() -> int:
                 failures += persona(newcomer, url, args.out)
             if "memory" in wanted:
                 failures += memory(browser.new_context(device_scale_factor=1), url, args.out)
+            if "sheet" in wanted:
+                failures += sheet(browser.new_context(device_scale_factor=1), url, args.out)
     return 1 if failures else 0
 
 

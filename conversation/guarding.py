@@ -30,14 +30,18 @@ from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from embedded.turns import cpu_turn
 from guard.config import JudgeSettings
-from guard.judge.memory import recall
+from guard.judge.memory import Memory, SheetAnswer, recall, sheet_answer
 from guard.judge.pipeline import Guard
 from guard.judge.reminders import (
+    GUARD_WRITTEN,
     CandidateOrigin,
     Reminder,
     ReminderMethod,
+    ReminderSource,
     bare_fact,
+    gives_persona_answer,
     needs_reminder,
+    plan_from_sheet,
     plan_reminder,
     restated_persona,
 )
@@ -55,7 +59,7 @@ class GuardStep:
     ``written``, while a bot that streams writes them: ``Bot.streams_text``; from the bot's own thread), "candidates",
     "withheld" (a candidate the classroom filter kept back, with its ``index``), "judging", "verdict" (one per judged
     candidate, with its ``index``), "reminding" (the ``reminder`` planned), "reminded" (the new candidates, the
-    composed one last; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
+    guard's own last, ``guard_written`` of them; their indices follow the first ones'), "chosen" (the report with the policy's choice) or
     "done"; ``seconds`` since the turn started. With the classroom filter on, a text the filter withholds is carried
     only as the line that says so (what a page may show anyone)."""
 
@@ -68,6 +72,7 @@ class GuardStep:
     report: BotTurnReport | None = None
     written: list[str] = field(default_factory=list)
     reminder: Reminder | None = None
+    guard_written: int = 0  # "reminded": how many of the candidates, the last ones, the guard wrote itself
 
 
 StepCallback = Callable[[GuardStep], None]
@@ -128,7 +133,10 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
 
     decoding = settings.decoding_config
     persona = tuple(conversation.persona)
-    memory = _memory(conversation, bot, settings)
+    # what the user's message asks of the sheet: read before the bot writes only when the bot reads it as memory
+    recalled = recall(conversation.turns, conversation.persona, BOT) if settings.memory and bot.reads_memory \
+        else None
+    memory = _memory(recalled, bot, settings)
     remembered = {"memory": memory} if memory else {}
     step("generating")
     stream = {"on_text": lambda texts: step("writing", written=_shown(screen, texts, writing=True))} \
@@ -153,8 +161,12 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
                           memory=memory)
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
-    if guard is not None and settings.remind and needs_reminder(report):
-        report = _remind(conversation, read, bot, guard, settings, judge_settings, report, candidates, step, screen)
+    if guard is not None and settings.remind:
+        recalled = recalled or recall(conversation.turns, conversation.persona, BOT)
+        answer = sheet_answer(conversation.turns[-1].text, recalled)
+        if needs_reminder(report) or (answer is not None and not gives_persona_answer(report)):
+            report = _remind(conversation, read, bot, guard, settings, judge_settings, report, candidates, step,
+                             screen, answer)
     produced_by = replace(settings, decoding=decoding, persona=list(persona), prefilter=report.prefilter,
                           from_session=False)
     turn = ChatTurn(turn_id=len(conversation.turns), agent_id=BOT, text=report.sent_reply(), report=report,
@@ -172,7 +184,7 @@ def as_the_bot_wrote(turns: Sequence[Turn]) -> list[Turn]:
     for turn in turns:
         report = getattr(turn, "report", None)
         chosen = None if report is None or report.reminder is None else report.chosen
-        if chosen is not None and chosen.origin in (CandidateOrigin.REMINDED, CandidateOrigin.COMPOSED):
+        if chosen is not None and chosen.origin in (CandidateOrigin.REMINDED, *GUARD_WRITTEN):
             opening = report.reminder.opening
             if turn.text.startswith(opening):
                 turn = replace(turn, text=(bare_fact(opening) + " " + turn.text[len(opening):].strip()).strip())
@@ -180,14 +192,13 @@ def as_the_bot_wrote(turns: Sequence[Turn]) -> list[Turn]:
     return seen
 
 
-def _memory(conversation: Conversation, bot: Bot, settings: ChatSettings) -> tuple[str, ...]:
-    """The facts to put in the bot's prompt as its memory (``guard.judge.memory.recall``: what the user's message asks
-    about or asserts, the persona's facts first, never a drifted turn's), as they were said; () when the setting is
-    off or the bot reads no memory (``Bot.reads_memory``)."""
-    if not settings.memory or not bot.reads_memory:
+def _memory(recalled: Memory | None, bot: Bot, settings: ChatSettings) -> tuple[str, ...]:
+    """The facts to put in the bot's prompt as its memory (``recalled``, ``guard.judge.memory.recall``: what the
+    user's message asks about or asserts, the persona's facts first, never a drifted turn's), as they were said; ()
+    when the setting is off or the bot reads no memory (``Bot.reads_memory``)."""
+    if recalled is None or not settings.memory or not bot.reads_memory:
         return ()
-    return tuple(dict.fromkeys(" ".join(f.said.split()) for f in recall(conversation.turns, conversation.persona,
-                                                                          BOT).facts))
+    return tuple(dict.fromkeys(" ".join(f.said.split()) for f in recalled.facts))
 
 
 def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSettings:
@@ -201,13 +212,19 @@ def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSetti
 
 def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard, settings: ChatSettings,
             judge_settings: JudgeSettings, report: BotTurnReport, candidates: list[Candidate], step,
-            screen: ClassroomFilter | None = None) -> BotTurnReport:
+            screen: ClassroomFilter | None = None, answer: SheetAnswer | None = None) -> BotTurnReport:
     """The turn's report after a reminder (``guard.judge.reminders``), the bot asked again with the conversation as it
     reads it (``read``: ``as_the_bot_wrote``): the bot's reminded candidates and the composed
-    opening judged with the first candidates, the policy choosing among them all. The first report stands when the
-    evidence gives no fact to remind of."""
+    opening judged with the first candidates, the policy choosing among them all. The reminder is the evidence's
+    when a candidate contradicted, else the sheet's (``answer``: the persona's answer to a question no candidate
+    gave it); with a sheet answer the guard's answer goes in too, as a last candidate of its own (sent only when
+    nothing the bot wrote stands beside it). The first report stands when neither gives a fact to remind of."""
     started = time.perf_counter()
-    reminder = plan_reminder(report)
+    reminder = plan_reminder(report) if needs_reminder(report) else None
+    if answer is not None:
+        from_sheet = plan_from_sheet(answer)
+        reminder = from_sheet if reminder is None else replace(reminder, sheet_fact=from_sheet.sheet_fact,
+                                                               sheet_answer=from_sheet.sheet_answer)
     if reminder is None:
         return report
     persona = list(conversation.persona)
@@ -224,12 +241,19 @@ def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard
     new = [c for c in new if c.text.strip() not in said]  # a bot asked again may repeat itself: one copy is enough
     reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))
     lowest = min(c.score for c in [*candidates, *new])
-    composed = Candidate(reminder.opening, float(lowest) - 1.0)  # sent only when nothing the bot wrote is consistent
-    added = [Candidate(c.text, float(c.score)) for c in new] + [composed]
-    step("reminded", candidates=_masked(screen, added))
+    # the guard's own: sent only when nothing the bot wrote is consistent (policies.choose's last resort)
+    written = {reminder.opening: CandidateOrigin.SHEET if reminder.source == ReminderSource.SHEET
+               else CandidateOrigin.COMPOSED}
+    if reminder.sheet_answer:
+        written.setdefault(reminder.sheet_answer, CandidateOrigin.SHEET)
+    written = {text: origin for text, origin in written.items()
+               if text.strip() not in said | {c.text.strip() for c in new}}
+    added = [Candidate(c.text, float(c.score)) for c in new] + \
+        [Candidate(text, float(lowest) - 1.0 - k) for k, text in enumerate(written)]
+    step("reminded", candidates=_masked(screen, added), guard_written=len(written))
     everything = [*candidates, *added]
     origins = (CandidateOrigin.BOT,) * len(candidates) + (CandidateOrigin.REMINDED,) * len(new) + \
-        (CandidateOrigin.COMPOSED,)
+        tuple(written.values())
     timings = {**report.timings, "remind_s": reminder.seconds}
     withheld = {c.index: c.withheld for c in report.candidates if c.withheld is not None}
     withheld.update({i: w for i, w in _screened(screen, everything, step, len(candidates)).items()

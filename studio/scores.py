@@ -104,6 +104,7 @@ class SessionScore:
     reminders: int = 0  # bot turns where the guard reminded the bot
     reminded_replies: int = 0  # ... and a consistent reply the bot wrote after the reminder was sent
     composed_replies: int = 0  # ... and the guard's composed opening was sent (every reminded candidate contradicted)
+    sheet_replies: int = 0  # ... and the guard's answer from the fact sheet was sent (nothing the bot wrote gave it)
 
 
 def session_score(session: StoredSession, annotations: dict[tuple[str, int], list[Annotation]]) -> SessionScore:
@@ -134,7 +135,8 @@ def session_score(session: StoredSession, annotations: dict[tuple[str, int], lis
         caught=sum(o.guard_flag and not o.reply_flagged and not o.repaired for o in outcomes),
         reminders=sum(bool(o.reminder) for o in outcomes),
         reminded_replies=sum(o.reminder == "reminded" for o in outcomes),
-        composed_replies=sum(o.reminder == "composed" for o in outcomes))
+        composed_replies=sum(o.reminder == "composed" for o in outcomes),
+        sheet_replies=sum(o.reminder == "sheet" for o in outcomes))
 
 
 def outcome_frame(sessions: Sequence[StoredSession], annotations: Iterable[Annotation]) -> pd.DataFrame:

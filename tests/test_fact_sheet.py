@@ -142,6 +142,9 @@ ISSUE_51_CLASHING = [
     (["I live in Paris."], "Berlin is actually our home.", "Where do you live?"),
     # "a whole team of dogs", confirmed: many, against two; "two dogs and two more": four
     (["I have two dogs."], "Yes!", "So you have a whole team of dogs?"),
+    # an age by decade said now ("in my twenties" had put it in the past)
+    (["I am 58 years old."], "I'm actually in my early twenties.", "How old are you?"),
+    (["I am 58 years old."], "Yes, I am.", "You're still in your twenties, aren't you?"),
     (["I have two dogs."], "I have 3 - two dogs … and two more.", "How many dogs do you have?"),
     (["I have two dogs."], "I have lots of dogs at home.", "Pets?"),
     # the instruments the bot plays: the whole answer to "what do you play" leaves the violin out
@@ -168,6 +171,11 @@ ISSUE_51_CONSISTENT = [
     (["I play the violin."], "I play the violin and the piano.", "What instruments do you play?"),
     (["I play the violin."], "I play the guitar.", "Do you play anything else?"),  # another one, not the whole
     (["I play the violin."], "I play tennis on weekends.", "What do you do for fun?"),  # a game is no instrument
+    # "no" to many is fewer, not none (the guard's own "No, I have two dogs." was flagged as "dogs 0")
+    (["I have two dogs."], "No, I have two dogs.", "So you have a whole team of dogs?"),
+    (["I have two dogs."], "No.", "So you have a whole team of dogs?"),
+    # an age by decade, the persona's decade
+    (["I am 58 years old."], "I'm in my fifties.", "How old are you?"),
 ]
 
 

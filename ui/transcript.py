@@ -226,7 +226,8 @@ PLAIN_KINDS = {Category.NONE: "", Category.INTRA: "contradicts itself", Category
 
 
 #: who wrote a candidate, for its row in the candidates table
-ORIGIN_LABELS = {"bot": "", "reminded": "the bot, reminded", "composed": "the guard, from the evidence"}
+ORIGIN_LABELS = {"bot": "", "reminded": "the bot, reminded", "composed": "the guard, from the evidence",
+                 "sheet": "the guard, from the fact sheet"}
 
 
 def evidence_rows(cand: CandidateReport) -> list[dict]:

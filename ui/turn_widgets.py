@@ -245,10 +245,12 @@ def guarded_turn_live(conversation: Conversation, bot: Bot, guard: Guard | None,
             elif step.kind == "reminded":
                 start = len(texts)
                 texts.extend(c.text for c in step.candidates)
-                status.write(f"**{len(step.candidates) - 1} reminded candidates** and the guard's own reply "
-                             f"in {step.seconds:.1f} s")
+                own = step.guard_written
+                status.write(f"**{len(step.candidates) - own} reminded candidates** and the guard's own "
+                             f"repl{'ies' if own > 1 else 'y'} in {step.seconds:.1f} s" if own else
+                             f"**{len(step.candidates)} reminded candidates** in {step.seconds:.1f} s")
                 for i, text in enumerate(texts[start:], start=start):
-                    who = " (composed by the guard)" if i == len(texts) - 1 else ""
+                    who = " (written by the guard)" if i >= len(texts) - own else ""
                     lines[i] = status.empty()
                     lines[i].markdown(f"⏳ #{i + 1}{who} “{escape_markdown(text)}”")
             elif step.kind == "chosen":

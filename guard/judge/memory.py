@@ -9,16 +9,22 @@ the sheet's facts of those relations go into the prompt as the bot's own memory,
 nurse.", ``bots.base.chat_messages`` puts them in a note right before the user's message): the persona's first, an
 earlier reply's only where the persona says nothing of it and it does not go against the persona (never a drifted
 turn's). The first reply gets the persona's name, job and home too, so it does not invent them.
+
+When nothing the bot writes, even asked once more, gives the persona's answer to such a question, ``sheet_answer``
+says what the guard may answer for it from the sheet: the persona's single-valued fact the user asked about ("What's
+your name?" -> "My name is Marisol."; "So you live in Madrid?" -> "No, I live in Valparaiso."). The reply is then
+the guard's, marked so (``guard.judge.reminders.CandidateOrigin.SHEET``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from guard.language import grammar
 from guard.language.answers import AnswerKind, expected_answer, read_answer
-from guard.language.fact_sheet import Fact, FactSheet, Relation, read_facts, sheet_of
+from guard.language.fact_sheet import Fact, FactSheet, Relation, persona_agreements, read_facts, sheet_of
 from guard.records import Turn
 from guard.vocabulary import PremiseSource
 
@@ -42,14 +48,20 @@ class Memory:
         return bool(self.facts)
 
 
+def _claimed(message: str) -> tuple[Fact, ...]:
+    """What a yes/no message claims of the bot, read as the bot saying yes ("Aren't you a teacher?": "I am a
+    teacher.")."""
+    yes = read_answer(message, "Yes.")
+    return read_facts(yes.statement, PremiseSource.HISTORY, -1) if yes is not None else ()
+
+
 def asked_relations(message: str) -> tuple[tuple[Relation, str], ...]:
     """The (relation, thing) pairs a user's message asks about or asserts of the bot: by the kind of answer it expects
     ("How many dogs do you have?": a count of dogs) and by what it claims the bot is ("Aren't you a teacher?",
     "So you live in Berlin?": read as the bot saying yes). ``thing`` is what a count counts ("" otherwise)."""
     found: dict[tuple[Relation, str], None] = {}
     kind = expected_answer(message)
-    yes = read_answer(message, "Yes.")
-    claimed = read_facts(yes.statement, PremiseSource.HISTORY, -1) if yes is not None else ()
+    claimed = _claimed(message)
     for fact in claimed:
         found[(fact.relation, fact.thing if fact.relation == Relation.COUNT else "")] = None
     for relation in ASKS.get(kind, ()):
@@ -93,7 +105,7 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
             if f.relation != relation:
                 return False
             if relation == Relation.COUNT and thing:
-                return f.thing == thing or grammar.same_kind(f.thing, thing)
+                return f.thing == thing or grammar.same_kind(f.thing, thing) or grammar.covers(thing, f.thing)
             return True
 
         own = [f for f in persona if about(f)]
@@ -110,3 +122,54 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
 def sheet_clashes(persona: Sequence[Fact], fact: Fact) -> bool:
     """Whether ``fact`` (an earlier reply's) gives a persona fact another value: a drift, never recalled."""
     return bool(FactSheet(tuple(persona)).clashes((fact,)))
+
+
+#: the facts the guard answers from the sheet: those a person has one of (a name, an age, a home, a job, how many of
+#: a thing); what it eats or plays is no answer to "What's your favourite dish?"
+ANSWERED_FROM_SHEET = (Relation.NAME, Relation.AGE, Relation.LIVES_IN, Relation.GREW_UP, Relation.JOB, Relation.COUNT)
+#: a "where" question asks about home only when it says so ("Where did you go on holiday?" does not)
+_ABOUT_HOME = re.compile(r"\b(?:live[sd]?|living|from|home|hometown|based|grow|grew|raised|born)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SheetAnswer:
+    """The persona's answer to the user's message, from the sheet: the fact (a persona line's) and, for a yes/no
+    message, which way round it answers (``yes``: True "Yes, ...", False "No, ...", None after a wh-question)."""
+
+    fact: Fact
+    yes: bool | None = None
+
+
+def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
+    """The answer the persona gives to ``message`` (the user's last turn) from ``memory`` (``recall``'s for it): a
+    persona fact of a single-valued relation the message asks about (``ANSWERED_FROM_SHEET``), or None when the
+    message asks none the persona holds, asks openly ("Tell me about yourself."), or asks "where" of something else
+    than home. After a yes/no message the answer says no when what the message claims gives the fact another value
+    ("So you live in Madrid?" to "I live in Valparaiso."), else yes ("Are you in your fifties?" to "I am 58.")."""
+    kind = expected_answer(message)
+    if kind in (None, AnswerKind.OPEN):
+        return None
+    if kind == AnswerKind.PLACE and not _ABOUT_HOME.search(message):
+        return None
+    # a wh-question asks for the relations of its kind ("What do you do for a living?": the job), in their order
+    wanted = memory.asked if kind == AnswerKind.YES_NO else ASKS.get(kind, ())
+    facts = [f for relation in wanted for f in memory.facts if f.relation == relation
+             and f.source == PremiseSource.PERSONA and f.relation in ANSWERED_FROM_SHEET
+             and f.time == grammar.PRESENT and not f.vague]
+    if not facts:
+        return None
+    fact = facts[0]
+    if kind != AnswerKind.YES_NO:
+        return SheetAnswer(fact)
+    # what the message claims of this fact, as holding now ("I thought you said you were a pilot?" claims the job;
+    # "Do you have any pets?" claims nothing of how many)
+    claimed = [replace(f, time=grammar.PRESENT) for f in _claimed(message) if f.relation == fact.relation
+               and not f.vague]
+    if not claimed:
+        return SheetAnswer(fact, yes=fact.holds)
+    # yes when the claim gives the persona's value again ("Is your name Marisol?"), or a range it falls in ("Are you in
+    # your fifties?" to 58); a job or a home that is not the persona's is a no, even where the sheet would let both
+    # stand ("a pilot" beside "a ferry captain")
+    persona = FactSheet((fact,))
+    ranged = fact.relation in (Relation.AGE, Relation.COUNT) and not persona.clashes(claimed)
+    return SheetAnswer(fact, yes=bool(persona_agreements(persona, claimed)) or ranged)

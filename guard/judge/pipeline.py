@@ -37,7 +37,7 @@ from embedded.once import LoadedOnce
 from guard.config import BadgeBand, GuardConfig, JudgeSettings
 from guard.judge import wording
 from guard.judge.policies import PolicyDecision, choose
-from guard.judge.reminders import CandidateOrigin
+from guard.judge.reminders import GUARD_WRITTEN, CandidateOrigin
 from guard.judge.report import BotTurnReport, CandidateReport, TurnContext
 from guard.judge.verdicts import Verdict
 from guard.records import Candidate, Dialogue, Turn
@@ -218,7 +218,8 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
     if kept:
         decision = choose([candidates[i] for i in kept], verdicts, settings.mode,
                           penalty_lambda=settings.penalty_lambda, fallback=settings.fallback,
-                          repair_fallback=settings.repair_fallback, rerank_band=settings.rerank_band)
+                          repair_fallback=settings.repair_fallback, rerank_band=settings.rerank_band,
+                          last_resort=[j for j, i in enumerate(kept) if origins[i] in GUARD_WRITTEN])
     else:  # every candidate withheld: the safe reply
         decision = PolicyDecision(None, settings.fallback, True, (), ())
     at = {j: i for j, i in enumerate(kept)}  # the decision's numbering -> the candidates'

@@ -28,7 +28,7 @@ The choice is made here and recorded as ``Why`` records, one per candidate, with
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -159,6 +159,7 @@ def choose(
     penalty_k: int | None = None,
     repair_fallback: GuardMode = GuardMode.RERANK,
     rerank_band: float | None = None,
+    last_resort: Collection[int] = (),
 ) -> PolicyDecision:
     """Pick the reply for ``mode``; a candidate's generator score is higher when better. ``verdicts`` are the
     detector's, one per candidate (None or empty when the mode is off). ``repair_fallback``: the policy the
@@ -202,6 +203,7 @@ def choose(
     groups = {i: group_of(verdicts[i]) for i in clean}
     first = min((GROUPS.index(g) for g in groups.values()), default=None)
     pool = [i for i in clean if GROUPS.index(groups[i]) == first] if clean else []
+    pool = [i for i in pool if i not in last_resort] or pool  # the bot's own words before the guard's
     favourite = max(pool, key=lambda i: scores[i]) if pool else None
     suspected = [float(v.deciding[0]) for v in verdicts]
     least = favourite

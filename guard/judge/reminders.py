@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
+from guard.judge.policies import Group, group_of
 from guard.judge.verdicts import PairScore
 from guard.language.answers import QuestionKind
 from guard.language.grammar import particle
@@ -39,6 +40,18 @@ class CandidateOrigin(StrEnum):
     BOT = "bot"  # the bot, unprompted
     REMINDED = "reminded"  # the bot, after a reminder (its text begins with the opening, for ``opening``)
     COMPOSED = "composed"  # the guard, from the evidence: the opening alone
+    SHEET = "sheet"  # the guard, from the fact sheet: the persona's fact the user asked about, as the answer
+
+
+#: the candidates the guard wrote, not the bot: sent only when nothing the bot wrote stands as well (``policies``)
+GUARD_WRITTEN = (CandidateOrigin.COMPOSED, CandidateOrigin.SHEET)
+
+
+class ReminderSource(StrEnum):
+    """What a reminder was planned from."""
+
+    EVIDENCE = "evidence"  # the fact the candidates contradicted (``plan_reminder``)
+    SHEET = "sheet"  # the persona's fact the user asked about, which no candidate gave (``plan_from_sheet``)
 
 
 #: what a restated fact is put in front of, in the persona of a bot that cannot continue an opening
@@ -60,10 +73,18 @@ class Reminder:
     outcome: str = ""  # a CandidateOrigin, or "none": the policy's, filled in when the report is built
     seconds: float = 0.0
     restated: tuple[str, ...] = ()  # RESTATED: the persona lines added
+    source: ReminderSource = ReminderSource.EVIDENCE
+    #: SHEET: the persona's fact as the persona says it ("I work as a ferry captain."), and the answer the guard
+    #: wrote from it, a last candidate of its own (``CandidateOrigin.SHEET``)
+    sheet_fact: str = ""
+    sheet_answer: str = ""
 
     @property
     def fact(self) -> str:
-        """The fact stated: its reading where the evidence has one ("I have pets." for "Yes, I have a dog.")."""
+        """The fact stated: its reading where the evidence has one ("I have pets." for "Yes, I have a dog."); the
+        persona's sentence for a reminder from the sheet."""
+        if not self.facts:
+            return self.sheet_fact
         top = self.facts[0]
         return top.premise_reading or top.premise
 
@@ -79,6 +100,16 @@ def needs_reminder(report) -> bool:
     if chosen.contradicts and chosen.repair is None:
         return True
     return bool(chosen.details is not None and chosen.details.says_nothing)
+
+
+def gives_persona_answer(report) -> bool:
+    """Whether the reply the turn's policy chose is a consistent answer the persona supports
+    (``guard.judge.policies.Group.SUPPORTED``): when the user asked about a persona fact and it is not, the bot is
+    asked once more (``plan_from_sheet``)."""
+    chosen = report.chosen
+    if chosen is None or chosen.verdict is None or (chosen.contradicts and chosen.repair is None):
+        return False
+    return group_of(chosen.verdict) == Group.SUPPORTED
 
 
 def plan_reminder(report) -> Reminder | None:
@@ -118,16 +149,33 @@ def opening_for(fact: PairScore, polarities: list[bool], question_kind: str = ""
     """The words a consistent reply opens with: the answer particle the contradicting candidates did not give (when
     they answered a yes/no question), then the fact in its own words ("No, I work as a nurse."); after a wh-question
     the fact alone; otherwise "Actually, " and the fact."""
-    text = " ".join((fact.premise_reading or fact.premise).split()).rstrip()
-    if text and text[-1] not in ".!?":
-        text += "."
-    lowered = text if text.startswith(("I ", "I'")) else text[:1].lower() + text[1:]
     if polarities:
         said_yes = sum(polarities) * 2 >= len(polarities)
-        return f"{'No' if said_yes else 'Yes'}, {lowered}"
+        return _said(fact.premise_reading or fact.premise, "No, " if said_yes else "Yes, ")
     if question_kind == QuestionKind.WH:
+        return _said(fact.premise_reading or fact.premise)
+    return _said(fact.premise_reading or fact.premise, ACTUALLY)
+
+
+def _said(fact: str, particle: str = "") -> str:
+    """A fact as a reply says it, after ``particle`` ("No, I work as a nurse."): one sentence, its first word in
+    lower case after a particle (unless it is "I")."""
+    text = " ".join(fact.split()).rstrip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    if not particle:
         return text[:1].upper() + text[1:]
-    return f"{ACTUALLY}{lowered}"
+    return particle + (text if text.startswith(("I ", "I'")) else text[:1].lower() + text[1:])
+
+
+def plan_from_sheet(answer) -> Reminder:
+    """The reminder for a turn whose user asked about a persona fact that no candidate gave (``answer``: the
+    ``guard.judge.memory.SheetAnswer``): the bot's reply opened with the persona's answer ("No, I live in
+    Valparaiso."), which also goes in alone, as the guard's (``CandidateOrigin.SHEET``)."""
+    particle = "" if answer.yes is None else ("Yes, " if answer.yes else "No, ")
+    written = _said(answer.fact.said, particle)
+    return Reminder(facts=(), opening=written, source=ReminderSource.SHEET, sheet_fact=_said(answer.fact.said),
+                    sheet_answer=written)
 
 
 #: the word an opening that answers no question starts with (``opening_for``)

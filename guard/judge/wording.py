@@ -181,13 +181,21 @@ def withheld_reason(withheld: Withheld) -> str:
 def reminder_phrase(reminder: Reminder) -> str:
     """What the reminder did, in words: what the bot was reminded of and who wrote the reply sent after it."""
     top = reminder.facts[0] if reminder.facts else None
-    what = f'{describe_source(top)} ("{reminder.fact}")' if top is not None else "what it said"
+    if top is not None:
+        what = f'{describe_source(top)} ("{reminder.fact}")'
+    elif reminder.sheet_fact:
+        what = f'the persona\'s answer to the question ("{reminder.sheet_fact}"), which no candidate gave'
+    else:
+        what = "what it said"
     how = (f'its reply opened with "{reminder.opening}"' if reminder.method == "opening"
            else "the fact restated in its persona")
     if reminder.outcome == CandidateOrigin.REMINDED:
         result = "the bot wrote a consistent reply"
     elif reminder.outcome == CandidateOrigin.COMPOSED:
         result = "every reminded reply still contradicted, so the guard composed the reply from the evidence"
+    elif reminder.outcome == CandidateOrigin.SHEET:
+        result = ("nothing the bot wrote gave the persona's answer, so the guard wrote the reply from the fact sheet "
+                  "(the guard's words, not the bot's)")
     else:
         result = "nothing consistent came of it"
     return f"reminded the bot of {what}, {how}: {result}"

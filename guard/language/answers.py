@@ -505,7 +505,7 @@ _KIND_CUES: tuple[tuple[AnswerKind, re.Pattern], ...] = tuple((k, re.compile(p, 
                       r"chatting) (?:to|with)|is this|'s this|is speaking)\b|\bwhat (?:are you|should i|can i|do i) "
                       r"call\b|\bcalled\b"),
     (AnswerKind.PLACE, r"^where\b|\bwhere (?:do|did|are|were|was|is|have|abouts)\b|\b(?:what|which) (?:city|country|"
-                       r"town|state|part of)\b|\b(?:live|living|lived|grow up|grew up|born|raised|hometown|"
+                       r"town|state|part of)\b|\b(?:live|(?<!for a )living|lived|grow up|grew up|born|raised|hometown|"
                        r"come from|are from|you from)\b"),
     (AnswerKind.FOOD, r"\b(?:eat|eats|ate|eating|dish|dishes|dinner|lunch|breakfast|brunch|food|foods|meal|meals|cook|"
                       r"cooking|snack|dessert|supper|meat|vegetarian|vegan)\b"),

@@ -432,7 +432,10 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
             out.append(fact(Relation.AGE, str(n), low=n, high=n, time=grammar.PRESENT if turned else None))
     for m in grammar.DECADE.finditer(sentence):
         base = grammar.DECADES[m.group("decade").lower()]
-        out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9))
+        # "I'm in my twenties" says the age now ("in my twenties" alone puts a clause in the past: "in my twenties I
+        # lived in Rome")
+        out.append(fact(Relation.AGE, f"in their {m.group('decade').lower()}", low=base, high=base + 9,
+                        time=grammar.PRESENT))
     for m in _STAY_AT_HOME.finditer(sentence):
         out += _stay_at_home(doc, m, fact)
     if _ONLY_CHILD.search(sentence):
@@ -667,7 +670,8 @@ def _activity(verb) -> str | None:
 def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     """How many of a pet, child or sibling the speaker has, read off the noun phrase: a number ("two dogs", "a team
     of 12 dogs", "my three sons", "two dogs and two more": four), "a" / "an" / "my" (at least one), "many" or a
-    team, pack or herd of them (at least three: "a whole team of dogs"), "no" or a denied "have" (none), a vague word
+    team, pack or herd of them (at least three: "a whole team of dogs"; denied: fewer), "no" or a denied "have"
+    (none), a vague word
     ("a few dogs": no clash, no support); the clause must be the speaker's (its verb's subject "I" / "we", or "my
     X"). "A dog" is exactly one where the count is meant whole: in a persona line (the bot's own description: "I
     have a little brother.") and in a list of what the speaker has ("a cat and a dog"; not "a dog named Max and
@@ -698,6 +702,9 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
             return None
         number += _more(noun)
         return fact(Relation.COUNT, str(number), noun, thing=thing, low=number, high=number)
+    if denied and many:  # "I don't have a whole team of dogs" ("No." to "So you have a whole team of dogs?"): fewer
+        return fact(Relation.COUNT, f"fewer than {MANY}", noun, thing=thing, low=0, high=MANY - 1,
+                    time=grammar.PRESENT)
     if denied:
         return fact(Relation.COUNT, "0", noun, thing=thing, low=0, high=0, time=grammar.PRESENT)
     if many:

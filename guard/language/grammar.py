@@ -522,7 +522,8 @@ AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have 
                  r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>-years?-old|\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|"
                  r"\s+(?:and|but|which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
 #: an age by decade: "I'm in my forties"
-DECADE = re.compile(r"\bi'm in my (?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|"
+DECADE = re.compile(r"\bi(?:'m| am)\s+(?:(?:still|only|just|actually|now|already|probably|well)\s+)?in my\s+"
+                    r"(?:(?:early|mid|late)[- ])?(?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|"
                     r"nineties)\b", re.IGNORECASE)
 DECADES = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
            "eighties": 80, "nineties": 90}

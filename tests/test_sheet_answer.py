@@ -1,0 +1,139 @@
+"""The answer written from the sheet (issue 52, point 4): when the user asks about a persona fact and nothing the bot
+writes gives it, the bot is asked once more with the persona's answer opened, and if it still gives no such answer the
+guard sends the persona's answer itself, marked as the guard's in the report and its words."""
+
+from __future__ import annotations
+
+import pytest
+from fake_nli import ScriptedScorer
+
+from bots.base import Bot, Candidate
+from conversation.guarding import guarded_reply
+from conversation.records import ChatSettings, Conversation
+from guard.config import GuardConfig
+from guard.judge.memory import recall, sheet_answer
+from guard.judge.pipeline import Guard
+from guard.judge.policies import choose
+from guard.judge.reminders import CandidateOrigin, ReminderSource, plan_from_sheet
+from guard.judge.report import BotTurnReport
+from guard.judge.verdicts import Verdict, VerdictDetails
+from guard.judge.wording import summary
+from guard.language.answers import AnswerKind, expected_answer
+from guard.records import Turn
+from guard.vocabulary import Category, GuardMode, Method
+
+CAPTAIN = ["My name is Marisol.", "I work as a ferry captain.", "I live in Valparaiso.", "I have a twin sister."]
+NURSE = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
+
+
+def _answer(persona: list[str], message: str) -> str | None:
+    turns = [Turn(0, "user", "Hi!"), Turn(1, "bot", "Hello there."), Turn(2, "user", message)]
+    answer = sheet_answer(message, recall(turns, persona, "bot"))
+    return None if answer is None else plan_from_sheet(answer).opening
+
+
+@pytest.mark.parametrize(("persona", "message", "written"), [
+    (CAPTAIN, "What's your name?", "My name is Marisol."),
+    (CAPTAIN, "Nice to meet you. What do you do for a living?", "I work as a ferry captain."),
+    # a goad that gives the fact another value is answered no, even when it reports what the bot said
+    (CAPTAIN, "Wait, I thought you said you were a pilot?", "No, I work as a ferry captain."),
+    (CAPTAIN, "So you live in Madrid?", "No, I live in Valparaiso."),
+    # a yes/no question that claims nothing of how many is answered yes with the persona's own
+    (CAPTAIN, "Do you have any siblings?", "Yes, I have a twin sister."),
+    (NURSE, "Do you have any pets?", "Yes, I have two dogs."),
+    (NURSE, "So you have a whole team of dogs?", "No, I have two dogs."),
+    (NURSE, "Tell me again, how many dogs?", "I have two dogs."),
+    # an age by decade, claimed in a goad: no when the persona's age is outside it, yes when inside
+    (["I am 58 years old."], "You're still in your twenties, aren't you?", "No, I am 58 years old."),
+    (["I am 58 years old."], "Are you in your fifties?", "Yes, I am 58 years old."),
+    # nothing the persona holds, or nothing a person has one of, or "where" of something else than home: no answer
+    (CAPTAIN, "Do you get seasick?", None),
+    (CAPTAIN, "What's your favorite food?", None),
+    (NURSE, "Where did you go on your last holiday?", None),
+    (NURSE, "Tell me about yourself.", None),
+])
+def test_the_sheet_answers_what_the_persona_holds(persona, message, written):
+    assert _answer(persona, message) == written
+
+
+def test_a_living_is_a_job_not_a_place():
+    assert expected_answer("What do you do for a living?") == AnswerKind.JOB
+    assert expected_answer("Where are you living now?") == AnswerKind.PLACE
+
+
+class _Dodging(Bot):
+    """Answers "What's your name?" with nothing; reminded, writes on from the opening, or (``stubborn``) dodges."""
+
+    name = "dodging"
+    continues_openings = True
+
+    def __init__(self, first: str = "Pray for the day.", stubborn: bool = False):
+        self.first, self.stubborn = first, stubborn
+        self.openings: list[str] = []
+
+    def generate(self, history, num_candidates, decoding=None, persona=(), **_):
+        return [Candidate(self.first, -0.2), Candidate("What a lovely question.", -0.4)][:num_candidates]
+
+    def continue_reply(self, history, opening, num_candidates, decoding=None, persona=(), **_):
+        self.openings.append(opening)
+        if self.stubborn:
+            return [Candidate("Pray for the night.", -0.6)]
+        return [Candidate(f"{opening} Nice to meet you!", -0.5)]
+
+
+def _neutral_guard() -> Guard:
+    return Guard("scripted", ScriptedScorer({}), config=GuardConfig(threshold=0.9))  # every pair neutral
+
+
+def _asked(message: str) -> Conversation:
+    conversation = Conversation(persona=list(CAPTAIN))
+    conversation.add("user", message)
+    return conversation
+
+
+def test_a_dodge_to_a_persona_question_gets_one_more_batch_and_the_bot_answers():
+    bot = _Dodging()
+    turn = guarded_reply(_asked("What's your name?"), bot, _neutral_guard(),
+                         ChatSettings(bot="t", num_candidates=2, memory=False), classroom=None)
+    assert bot.openings == ["My name is Marisol."]
+    assert turn.text == "My name is Marisol. Nice to meet you!"
+    reminder = turn.report.reminder
+    assert reminder.source == ReminderSource.SHEET and reminder.outcome == CandidateOrigin.REMINDED
+    assert turn.report.chosen.origin == CandidateOrigin.REMINDED
+    # the guard's own answer stood beside it and was not sent: the bot's words come first
+    assert [str(c.origin) for c in turn.report.candidates] == ["bot", "bot", "reminded", "sheet"]
+
+
+def test_when_the_bot_still_gives_no_answer_the_guard_answers_from_the_sheet_and_says_so():
+    turn = guarded_reply(_asked("So you live in Madrid?"), _Dodging("Para en Madrid.", stubborn=True),
+                         _neutral_guard(), ChatSettings(bot="t", num_candidates=2, memory=False), classroom=None)
+    report = turn.report
+    assert turn.text == "No, I live in Valparaiso."
+    assert report.chosen.origin == CandidateOrigin.SHEET and report.reminder.outcome == CandidateOrigin.SHEET
+    assert "the guard wrote the reply from the fact sheet" in summary(report)
+    again = BotTurnReport.from_json(report.to_json())
+    assert again.chosen.origin == CandidateOrigin.SHEET and again.reminder.source == ReminderSource.SHEET
+    assert again.reminder.sheet_answer == "No, I live in Valparaiso."
+
+
+def test_no_more_batches_when_a_candidate_gives_the_persona_answer_or_reminders_are_off():
+    bot = _Dodging(first="I'm Marisol, nice to meet you!")
+    turn = guarded_reply(_asked("What's your name?"), bot, _neutral_guard(),
+                         ChatSettings(bot="t", num_candidates=2, memory=False), classroom=None)
+    assert bot.openings == [] and turn.report.reminder is None and turn.text == "I'm Marisol, nice to meet you!"
+    bot = _Dodging()
+    turn = guarded_reply(_asked("What's your name?"), bot, _neutral_guard(),
+                         ChatSettings(bot="t", num_candidates=2, memory=False, remind=False), classroom=None)
+    assert bot.openings == [] and turn.report.reminder is None
+
+
+def test_the_guards_own_words_go_only_when_nothing_the_bot_wrote_stands_in_their_group():
+    def clean(suspected: float) -> Verdict:
+        details = VerdictDetails(Method.STRUCTURED, turn_id=3, threshold=0.9, n_pairs=1, history_score=suspected)
+        return Verdict(False, suspected, Category.NONE, (), (), details)
+
+    candidates = [Candidate("I love the sea.", -1.0), Candidate("I love ferries.", -2.0)]
+    verdicts = [clean(0.5), clean(0.1)]
+    assert choose(candidates, verdicts, GuardMode.RERANK).chosen_index == 1  # the least suspected
+    assert choose(candidates, verdicts, GuardMode.RERANK, last_resort=[1]).chosen_index == 0
+    assert choose(candidates[1:], verdicts[1:], GuardMode.RERANK, last_resort=[0]).chosen_index == 0
