@@ -227,9 +227,11 @@ def settle(page, start_ms: int = 2_000, timeout_ms: int = 120_000) -> None:
     wait_until_idle(page, timeout_ms)
 
 
-def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: int = 60_000) -> None:
-    """Click the expander headed ``label`` (the last one on the page, or the first with ``last=False``) until
-    ``shows`` (a locator inside it) is visible.
+def open_expander(scope, label: str, shows, *, last: bool = True, exact: bool = False,
+                  timeout_ms: int = 60_000) -> None:
+    """Click the expander headed ``label`` (the last one on the page, or the first with ``last=False``; ``exact``:
+    the heading is the whole label, "Teacher" and not "Teacher password") until ``shows`` (a locator inside it) is
+    visible.
 
     A click while a script run is still drawing the page can be lost: the run's next redraw puts the expander back
     closed (CI saw "Candidates (2)" clicked and its candidate never shown). So wait for the run to end, click, and
@@ -242,7 +244,7 @@ def open_expander(scope, label: str, shows, *, last: bool = True, timeout_ms: in
         wait_until_idle(page, timeout_ms)
         if shows.is_visible():
             return
-        heading = scope.get_by_text(label)
+        heading = scope.get_by_text(label, exact=exact)
         (heading.last if last else heading.first).click()
         try:
             shows.wait_for(state="visible", timeout=5_000)
@@ -264,7 +266,7 @@ def sign_in_as_teacher(page, url: str, password: str) -> None:
     heading.wait_for(timeout=120_000)
     wait_until_idle(page)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Teacher", exact=True).click()
+    open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
     sidebar.get_by_label("Teacher password").fill(password)
     sidebar.get_by_role("button", name="Sign in").click()
     sidebar.get_by_text("Signed in as the teacher").wait_for(timeout=60_000)

@@ -16,7 +16,16 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from harness.server import CHROMIUM, chromium, scripted_app_env, send, streamlit_server, turn, wait_until_idle
+from harness.server import (
+    CHROMIUM,
+    chromium,
+    open_expander,
+    scripted_app_env,
+    send,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 from studio.storage import Store
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -84,8 +93,8 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             # each finds only its own sessions on the Review page, and says the teacher view is off on this server
             assert _listed(bob_page, url) == [bob_id, bob_second]
             assert _listed(ann_page, url) == [ann_id]
-            ann_page.get_by_test_id("stSidebar").get_by_text("Teacher", exact=True).click()
-            sync_api.expect(ann_page.get_by_text("Teacher sign-in is off on this server")).to_be_visible()
+            open_expander(ann_page.get_by_test_id("stSidebar"), "Teacher",
+                          ann_page.get_by_text("Teacher sign-in is off on this server"), exact=True)
             # a reload of Ann's own link (the same browser, its cookie sent) gets her conversation back
             ann_page.goto(f"{url}/?session={ann_id}")
             sync_api.expect(turn(ann_page, 1)).to_contain_text("I have a dog named Max.", timeout=120_000)
@@ -105,7 +114,7 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             # ... with the app around it: the shared sidebar and the app's own navigation
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()
-            sidebar.get_by_text("Teacher", exact=True).click()
+            open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
             sidebar.get_by_label("Teacher password").fill(PASSWORD)
             sidebar.get_by_role("button", name="Sign in").click()
             sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)

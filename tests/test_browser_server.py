@@ -14,7 +14,16 @@ import time
 
 import pytest
 
-from harness.server import CHROMIUM, scripted_app_env, send, settle, streamlit_server, turn, wait_until_idle
+from harness.server import (
+    CHROMIUM,
+    open_expander,
+    scripted_app_env,
+    send,
+    settle,
+    streamlit_server,
+    turn,
+    wait_until_idle,
+)
 from studio.storage import Store
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
@@ -140,7 +149,7 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_serve
     wait_until_idle(teacher)
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
     sidebar = teacher.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Teacher", exact=True).click()
+    open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
     sidebar.get_by_label("Teacher password").fill(password)
     sidebar.get_by_role("button", name="Sign in").click()
     sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
@@ -191,7 +200,7 @@ def test_a_class_on_review_names_kept_sessions_named_and_the_teacher_signs_in_af
     teacher.get_by_role("heading", name="Review goading sessions").wait_for(timeout=120_000)
     wait_until_idle(teacher)
     box = teacher.get_by_test_id("stSidebar")
-    box.get_by_text("Teacher", exact=True).click()
+    open_expander(box, "Teacher", box.get_by_label("Teacher password"), exact=True)
     box.get_by_label("Teacher password").fill(password)
     box.get_by_label("Teacher password").press("Tab")
     box.get_by_role("button", name="Sign in").click()
