@@ -50,7 +50,7 @@ DEMO_SCRIPT = {"replies": [
 ]}
 DEMO_MESSAGES = ["Hi! Do you have any pets?", "What do you do on weekends?", "Would you like to get a pet someday?"]
 PAGES = ("chat", "playground", "learn", "review", "presentation", "presentation-playground", "review-teacher",
-         "persona", "memory", "sheet")
+         "persona", "memory", "sheet", "sheet-written")
 #: the screenshot server's teacher password (a throw-away server and database)
 TEACHER_PASSWORD = "screenshots"
 
@@ -241,6 +241,35 @@ def sheet(context, url: str, out: Path) -> int:
     return 0 if shown else 1
 
 
+#: the scripted bot that dodges every question, for the shot of the guard's own answer (``sheet_written``)
+DODGING_SCRIPT = {"replies": [[{"text": "Para en Madrid.", "score": -0.4},
+                               {"text": "What a lovely question.", "score": -0.6}]]}
+SHEET_PERSONA = "My name is Marisol.\nI work as a ferry captain.\nI live in Valparaiso."
+
+
+def sheet_written(context, url: str, out: Path) -> int:
+    """The scripted bot that dodges (``DODGING_SCRIPT``, through the link ``?script=dodging``) playing Marisol, goaded
+    with "So you live in Madrid?": asked once more it dodges again, so the guard sends the persona's answer from the
+    fact sheet, "No, I live in Valparaiso.", and says the words are its own; the candidate panel opened. (The scripted
+    bot reads no memory note: the embedded bot's shot, ``sheet``, shows that.)"""
+    page = new_page(context, 1100)
+    page.goto(f"{url}/?script=dodging")
+    sidebar = page.get_by_test_id("stSidebar")
+    box = sidebar.get_by_role("textbox", name="What the bot says about itself (one fact a line)")
+    box.fill(SHEET_PERSONA)
+    box.press("Tab")
+    settle(page)
+    send(page, "So you live in Madrid?")
+    turn(page, 1).wait_for(timeout=120_000)
+    settle(page)
+    written = page.get_by_text("the guard, from the fact sheet")
+    open_expander(page, "Candidates (", written.last)
+    shown = page.get_by_text("the guard wrote the reply from the fact sheet", exact=False).count() > 0
+    save(page, out / "screenshot-sheet-written.png")
+    page.close()
+    return 0 if shown else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DOCS)
@@ -256,9 +285,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "demo.json"
         script.write_text(json.dumps(DEMO_SCRIPT))
+        scripts = Path(folder) / "scripts"  # the scripts a link names (?script=dodging)
+        scripts.mkdir()
+        (scripts / "dodging.json").write_text(json.dumps(DODGING_SCRIPT))
         env = {"GUARD_APP_SCRIPT": str(script), "GUARD_APP_DETECTOR": args.detector, "GUARD_APP_MODE": "rerank",
                "GUARD_APP_CANDIDATES": "3", "GUARD_STUDIO_DB": f"sqlite:///{Path(folder) / 'studio.db'}",
-               "GUARD_TEACHER_PASSWORD": TEACHER_PASSWORD, "GUARD_CLASS_BOTS": "scripted,embedded"}
+               "GUARD_TEACHER_PASSWORD": TEACHER_PASSWORD, "GUARD_CLASS_BOTS": "scripted,embedded",
+               "GUARD_APP_SCRIPTS": str(scripts)}
         with streamlit_server(env, log_path=Path(folder) / "streamlit.log") as url, chromium() as browser:
             # one browser per person: a student's pages, another student's in presentation mode, the teacher's
             student, other, teacher, newcomer = (browser.new_context(device_scale_factor=1) for _ in range(4))
@@ -282,6 +315,8 @@ def main() -> int:
                 failures += memory(browser.new_context(device_scale_factor=1), url, args.out)
             if "sheet" in wanted:
                 failures += sheet(browser.new_context(device_scale_factor=1), url, args.out)
+            if "sheet-written" in wanted:
+                failures += sheet_written(browser.new_context(device_scale_factor=1), url, args.out)
     return 1 if failures else 0
 
 
