@@ -142,6 +142,13 @@ ISSUE_51_CLASHING = [
     (["I live in Paris."], "Berlin is actually our home.", "Where do you live?"),
     # "a whole team of dogs", confirmed: many, against two; "two dogs and two more": four
     (["I have two dogs."], "Yes!", "So you have a whole team of dogs?"),
+    # a name, a home, a hometown in the forms the probe set says them
+    (["My name is Ingrid."], "Not at all, my name is Rosalind, I was named after my grandmother.", "Your name?"),
+    (["My name is Rafael."], "You're talking to Dominic, and it's a pleasure.", "Who am I talking to?"),
+    (["I live in Nairobi."], "I call Johannesburg home.", "Which city do you call home?"),
+    (["I grew up in Santiago."], "I was born and raised in Montevideo.", "Where were you born and raised?"),
+    # a dish WordNet's gloss says is meat stays meat
+    (["I am a vegetarian."], "I had a burger for lunch.", "What did you eat?"),
     # an age by decade said now ("in my twenties" had put it in the past)
     (["I am 58 years old."], "I'm actually in my early twenties.", "How old are you?"),
     (["I am 58 years old."], "Yes, I am.", "You're still in your twenties, aren't you?"),
@@ -171,6 +178,10 @@ ISSUE_51_CONSISTENT = [
     (["I play the violin."], "I play the violin and the piano.", "What instruments do you play?"),
     (["I play the violin."], "I play the guitar.", "Do you play anything else?"),  # another one, not the whole
     (["I play the violin."], "I play tennis on weekends.", "What do you do for fun?"),  # a game is no instrument
+    # a fruit or a pulse is no meat: WordNet's glosses are read for their nouns, and only a food sense's ("lentil":
+    # 'round flat seed', where "round" is no cut of beef; "lemon" the colour and its taste say nothing of food)
+    (["I am a vegan."], "I had a big bowl of lentil curry with rice.", "What did you have for dinner?"),
+    (["I'm a vegetarian."], "I had grilled halloumi with lemon and peppers.", "What's your favorite meal?"),
     # "no" to many is fewer, not none (the guard's own "No, I have two dogs." was flagged as "dogs 0")
     (["I have two dogs."], "No, I have two dogs.", "So you have a whole team of dogs?"),
     (["I have two dogs."], "No.", "So you have a whole team of dogs?"),

@@ -418,8 +418,12 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     out: list[Fact] = []
     lowered = sentence.lower()
     # name
+    # a name said outright is the name now, whatever the rest of the sentence tells ("my name is Rosalind, I was
+    # named after my grandmother")
     for m in grammar.NAME_SAID.finditer(sentence):
-        out.append(fact(Relation.NAME, m.group("name")))
+        out.append(fact(Relation.NAME, m.group("name"), time=grammar.PRESENT))
+    for m in grammar.NAME_TALKED_TO.finditer(sentence):
+        out.append(fact(Relation.NAME, m.group("name"), time=grammar.PRESENT))
     for m in grammar.NAME_GIVEN.finditer(sentence):
         token = next((t for t in doc if t.idx == m.start("name")), None)
         if token is not None and grammar.names_someone(token):
@@ -576,7 +580,9 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     if lemma == "move":
         moved = grammar.WISH if grammar.time_of(_clause_text(verb)) == grammar.WISH else grammar.PRESENT
         out += [fact(Relation.LIVES_IN, p, verb, holds=holds, time=moved) for p in places("to")]
-    raised = lemma in ("raise", "bear") and grammar.is_passive(verb)
+    # "I was born and raised in Montevideo": "raised" shares "born"'s passive
+    raised = lemma in ("raise", "bear") and (grammar.is_passive(verb)
+                                             or verb.dep_ == "conj" and grammar.is_passive(verb.head))
     if (lemma == "grow" and any(c.lower_ == "up" for c in verb.children)) or raised:
         out += [fact(Relation.GREW_UP, p, verb, holds=holds, time=grammar.PRESENT) for p in places("in")]
     if lemma == "be":
@@ -584,8 +590,10 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     if lemma == "spend" and "childhood" in lowered:
         out += [fact(Relation.GREW_UP, p, verb, time=grammar.PRESENT) for p in places("in")]
     if lemma == "call" and any(t.lower_ == "home" for t in verb.subtree):
-        out += [fact(Relation.LIVES_IN, grammar.place_name(c), verb) for c in verb.children
-                if c.dep_ in ("dobj", "oprd", "nsubj") and grammar.place_name(c)]
+        # "I call Berlin home" (parsed as the object, or as a compound of "home": "I call Johannesburg home")
+        named = [c for c in verb.children if c.dep_ in ("dobj", "oprd", "nsubj")]
+        named += [c for home in named if home.lower_ == "home" for c in home.children if c.dep_ == "compound"]
+        out += [fact(Relation.LIVES_IN, grammar.place_name(c), verb) for c in named if grammar.place_name(c)]
     if lemma in ("have", "own", "rent", "buy"):  # "I have a home in Berlin"
         for obj in (c for c in verb.children if c.dep_ == "dobj" and c.lemma_.lower() in _HOME_NOUNS):
             for prep in (p for p in obj.children if p.dep_ == "prep" and p.lower_ == "in"):

@@ -527,6 +527,8 @@ DECADE = re.compile(r"\bi(?:'m| am)\s+(?:(?:still|only|just|actually|now|already
                     r"nineties)\b", re.IGNORECASE)
 DECADES = {"twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60, "seventies": 70,
            "eighties": 80, "nineties": 90}
+#: a name said to the one the speaker talks to: "You're talking to Dominic"
+NAME_TALKED_TO = re.compile(r"\b(?i:you(?:'re| are) (?:talking|speaking|chatting) (?:to|with))\s+(?P<name>[A-Z][a-z]+)\b")
 #: a name said outright: "my name is Sophie", "call me Max", "the name's Bond"
 NAME_SAID = re.compile(r"\b(?i:my name(?:'s| is)|call me|called me|i go by|the name's|the name is|name's)\s+"
                        r"(?P<name>[A-Z][a-z]+)\b")
@@ -667,7 +669,6 @@ def is_food(word: str) -> bool:
 
 #: where a WordNet gloss stops saying what a dish is made of: "..., often with other ingredients", "(with raw fish)"
 _GLOSS_MAIN = re.compile(r"[,;(]|\b(?:usually|often|sometimes|typically|especially|e\.g\.|i\.e\.|may)\b")
-_GLOSS_WORD = re.compile(r"[a-z]+")
 _MADE_OF: BoundedCache = BoundedCache(PARSE_CACHE_LIMIT)
 
 
@@ -681,7 +682,8 @@ def _food_glosses(word: str) -> list[str]:
             chain, seen = [sense], set()
             while chain:
                 current = chain.pop()
-                if current.name() in seen or current.name() in _GENERAL_FOOD:
+                # food senses only ("lemon" the colour, its taste, the tree say nothing of what is eaten)
+                if current.name() in seen or current.name() in _GENERAL_FOOD or not _is_food_sense(current):
                     continue
                 seen.add(current.name())
                 out.append(_GLOSS_MAIN.split(current.definition(), maxsplit=1)[0])
@@ -689,6 +691,11 @@ def _food_glosses(word: str) -> list[str]:
                 if len(seen) > 4:  # a dish is a few steps below the general food words
                     break
     return out
+
+
+def _is_food_sense(sense) -> bool:
+    """Whether a WordNet sense is a food (under ``FOOD_ROOTS``)."""
+    return any(h.name() in FOOD_ROOTS for path in sense.hypernym_paths() for h in path)
 
 
 def made_of(word: str, roots: Sequence[str]) -> bool:
@@ -702,9 +709,13 @@ def made_of(word: str, roots: Sequence[str]) -> bool:
 
     def read() -> bool:
         for gloss in _food_glosses(word):
-            words = _GLOSS_WORD.findall(gloss.lower())
-            for i, w in enumerate(words):
-                if w == word.lower() or len(w) < 3 or not is_kind_of(w, roots):
+            doc = parse(gloss)
+            words = [t.lower_ for t in doc]
+            for i, token in enumerate(doc):
+                # a noun of the gloss ("round flat seed": "round" describes the seed, it is no cut of beef)
+                w = token.lemma_.lower()
+                if token.pos_ not in ("NOUN", "PROPN") or w == word.lower() or len(w) < 3 \
+                        or not is_kind_of(w, roots):
                     continue
                 # "meat or vegetables" offers a choice: this meat is not what the dish is made of
                 other = [words[j] for j, k in ((i + 2, i + 1), (i - 2, i - 1)) if 0 <= j < len(words) and words[k] == "or"]
