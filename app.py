@@ -12,10 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the app never downloads weights
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # How idle OpenMP threads wait (bounded spin unless OMP_WAIT_POLICY is set): embedded.configure_openmp,
 # measured in docs/app.md. Must run before torch loads its OpenMP runtime.
-from embedded import configure_openmp, configure_thread_switching  # noqa: E402
+from embedded import configure_openmp  # noqa: E402
 
 configure_openmp()
-configure_thread_switching()
 
 import streamlit as st  # noqa: E402
 

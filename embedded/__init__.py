@@ -38,30 +38,6 @@ def configure_openmp() -> None:
         os.environ.setdefault("GOMP_SPINCOUNT", DEFAULT_GOMP_SPINCOUNT)
 
 
-#: How long a Python thread runs before it hands the interpreter lock on, in seconds (``sys.setswitchinterval``;
-#: Python's default 0.005). In the app the page's script thread draws the transcript while the bot writes, and the
-#: engine's step callback (a Python function between two decoding steps) waits for the lock each step: a longer chat
-#: is a longer wait. ``GUARD_SWITCH_INTERVAL_S`` sets it; unset, Python's default stands.
-SWITCH_INTERVAL_ENV = "GUARD_SWITCH_INTERVAL_S"
-
-
-def configure_thread_switching() -> None:
-    """Set the interpreter's switch interval from ``GUARD_SWITCH_INTERVAL_S`` when it is set (a clear error when it
-    is not a positive number of seconds)."""
-    import sys
-
-    value = os.environ.get(SWITCH_INTERVAL_ENV)
-    if value is None:
-        return
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise ValueError(f"{SWITCH_INTERVAL_ENV} must be a positive number of seconds (e.g. 0.001), got {value!r}")
-    sys.setswitchinterval(seconds)
-
-
 class MissingAssetError(RuntimeError):
     """A shipped model or data package is not installed; the message says how to install it."""
 

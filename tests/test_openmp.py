@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 import embedded
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,24 +49,3 @@ def test_entry_points_configure_openmp_before_loading_anything_heavy():
     light = {"__future__", "os", "sys", "embedded"}
     for entry in ("app.py", "bots/__main__.py"):
         assert set(_statements_before_configure(REPO / entry)) <= light, entry
-
-
-def test_the_switch_interval_is_set_only_when_asked_and_checked(monkeypatch):
-    import sys
-
-    from embedded import SWITCH_INTERVAL_ENV, configure_thread_switching
-
-    before = sys.getswitchinterval()
-    try:
-        monkeypatch.delenv(SWITCH_INTERVAL_ENV, raising=False)
-        configure_thread_switching()
-        assert sys.getswitchinterval() == before
-        monkeypatch.setenv(SWITCH_INTERVAL_ENV, "0.001")
-        configure_thread_switching()
-        assert abs(sys.getswitchinterval() - 0.001) < 1e-9
-        for bad in ("fast", "0", "-1"):
-            monkeypatch.setenv(SWITCH_INTERVAL_ENV, bad)
-            with pytest.raises(ValueError, match=SWITCH_INTERVAL_ENV):
-                configure_thread_switching()
-    finally:
-        sys.setswitchinterval(before)
