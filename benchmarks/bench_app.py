@@ -243,8 +243,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),
         "contradicting_candidates": sum(r.get("contradicting_candidates", 0) for r in rows),
         "torch_threads_env": os.environ.get("OMP_NUM_THREADS"),
-        "env": {k: os.environ[k] for k in ("GUARD_APP_REMIND", "GUARD_STREAM_INTERVAL_S", "GUARD_SWITCH_INTERVAL_S",
-                                           "GUARD_BOT_THREADS",
+        "env": {k: os.environ[k] for k in ("GUARD_APP_REMIND", "GUARD_STREAM_INTERVAL_S", "GUARD_BOT_THREADS",
                                            "OMP_WAIT_POLICY") if k in os.environ},
         "wall_s": round(time.perf_counter() - started, 1), "machine": machine_info(), **load.summary(),
     }
