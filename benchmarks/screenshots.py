@@ -221,21 +221,23 @@ SHEET_QUESTIONS = ("What's your name?", "So you live in Seattle?", "Wait, aren't
 
 
 def sheet(context, url: str, out: Path) -> int:
-    """The embedded bot (Sam, a nurse in Portland) asked about its facts until one turn's reply is the guard's answer
-    from the fact sheet (nothing the bot wrote gave the persona's answer), that turn's candidate panel opened: the
-    memory note, the candidates, "written by: the guard, from the fact sheet" and the caption that says so. The bot
-    samples, so how many questions it takes varies; none of them: the shot fails."""
+    """The embedded bot (Sam, a nurse in Portland) asked about its facts until one turn needs the sheet: no candidate
+    gave the persona's answer, so the bot was asked once more with it opened (and, if it still gave none, the guard
+    answered from the sheet); that turn's candidate panel opened, with the memory note above the candidates. The bot
+    samples, so how many questions it takes varies; none of them: the shot fails. (The guard's own answer being sent
+    is ``sheet_written``'s shot: the embedded bot, asked once more, nearly always answers itself.)"""
     page, _ = embedded_chat(context, url)
-    written = page.get_by_text("the guard wrote the reply from the fact sheet", exact=False)
+    from_sheet = page.get_by_text("the persona's answer to the question", exact=False)
     for k, question in enumerate(SHEET_QUESTIONS, start=1):
         send(page, question)
         turn(page, 2 * k - 1).wait_for(timeout=600_000)  # the bot's k-th reply; the first use converts the bot
         settle(page)
-        if written.count():
+        if from_sheet.count():
             break
-    shown = written.count() > 0
+    shown = from_sheet.count() > 0
     if shown:
-        open_expander(page, "Candidates (", page.get_by_text("the guard, from the fact sheet").last)
+        open_expander(page, "Candidates (", page.get_by_text("Before writing, the bot was reminded of",
+                                                             exact=False).last)
     save(page, out / "screenshot-sheet-answer.png")
     page.close()
     return 0 if shown else 1

@@ -111,6 +111,13 @@ def test_when_the_bot_still_gives_no_answer_the_guard_answers_from_the_sheet_and
     assert turn.text == "No, I live in Valparaiso."
     assert report.chosen.origin == CandidateOrigin.SHEET and report.reminder.outcome == CandidateOrigin.SHEET
     assert "the guard wrote the reply from the fact sheet" in summary(report)
+    # its reason says whose words it is, not "the bot's favourite" (a screenshot showed that)
+    assert report.chosen.reason.startswith("chosen: the guard's own reply"), report.chosen.reason
+    # the candidates table: written by the guard, and no score of the bot's for it
+    from ui.transcript import candidate_table
+
+    row = candidate_table(report)[report.chosen_index]
+    assert row["written by"] == "the guard, from the fact sheet" and row["bot's own score"] is None
     again = BotTurnReport.from_json(report.to_json())
     assert again.chosen.origin == CandidateOrigin.SHEET and again.reminder.source == ReminderSource.SHEET
     assert again.reminder.sheet_answer == "No, I live in Valparaiso."

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from conversation.records import BOT, Conversation
+from guard.judge.reminders import GUARD_WRITTEN
 from guard.judge.report import BotTurnReport, CandidateReport, TurnStatus
 from guard.judge.verdicts import PairScore
 from guard.judge.wording import answer_words, score_and_threshold
@@ -205,7 +206,9 @@ def candidate_table(report: BotTurnReport, original: bool = False) -> list[dict]
         shown, limit = score_and_threshold(*c.deciding) if c.deciding is not None else (None, None)
         rows.append(dict(zip(CANDIDATE_COLUMNS, (
             c.index + 1, ("✔ repaired" if c.repair is not None else "✔") if c.chosen else "", c.shown_text(original),
-            c.reason, round(c.generator_score, 3), shown, limit, PLAIN_KINDS.get(c.category, str(c.category))))))
+            # the guard's own reply has no score of the bot's (it is only ranked under every one the bot wrote)
+            c.reason, None if c.origin in GUARD_WRITTEN else round(c.generator_score, 3), shown, limit,
+            PLAIN_KINDS.get(c.category, str(c.category))))))
         if any(c.origin != "bot" for c in report.candidates):
             rows[-1]["written by"] = ORIGIN_LABELS.get(str(c.origin), str(c.origin)) or "the bot"
         if any(map(candidate_clashes, report.candidates)):

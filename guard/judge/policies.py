@@ -81,6 +81,7 @@ class WhyKind(StrEnum):
     FAVOURITE = "favourite"  # re-rank: the bot's favourite among consistent answers
     LEAST_SUSPECTED = "least-suspected"  # re-rank: the one the detector suspects least among consistent answers
     BEST_CONSISTENT = "best-consistent"  # block: the best generator score among consistent answers
+    GUARD_WRITTEN = "guard-written"  # re-rank / block: the guard's own reply, nothing the bot wrote in its group
     ONLY_SAYS_NOTHING = "only-says-nothing"  # chosen although it says nothing: no consistent candidate answers
     SAYS_NOTHING = "says-nothing"  # not chosen: it says nothing, and a consistent candidate answers
     OUTRANKED = "outranked"  # not chosen: a consistent candidate of an earlier group (``Group``) stands beside it
@@ -222,6 +223,8 @@ def choose(
     for i in range(n):
         if i == chosen and flagged[i]:
             kind = WhyKind.KEPT_FLAGGED
+        elif i == chosen and answered and i in last_resort:
+            kind = WhyKind.GUARD_WRITTEN
         elif i == chosen and answered and mode == GuardMode.RERANK and i == favourite:
             kind = WhyKind.FAVOURITE
         elif i == chosen and answered and mode == GuardMode.RERANK:

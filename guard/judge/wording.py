@@ -130,6 +130,8 @@ def _head(why: Why) -> str:
                 + ("" if why.chosen_group in _AMONG else " that answer")
                 + (f"; the detector suspected the bot's favourite more ({why.favourite_suspected:.3f}, at or over "
                    f"{why.band:.3f}, where a safer reply goes instead)" if why.band is not None else ""))
+    if k == WhyKind.GUARD_WRITTEN:
+        return f"chosen: the guard's own reply {among}, since nothing the bot wrote stands beside it"
     if k == WhyKind.BEST_CONSISTENT:
         return f"chosen: the bot's favourite (its own score {why.score:.3f}) {among}"
     if k == WhyKind.OUTRANKED:
