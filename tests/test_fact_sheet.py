@@ -20,7 +20,7 @@ def clashes(persona: list[str], reply: str, question: str = "Tell me about yours
     turns = [Turn(i, speaker, text) for i, (speaker, text) in enumerate(before)]
     sheet = sheet_of(turns, persona, "bot")
     reading = read_answer(question, reply)
-    said = read_facts(reply, PremiseSource.HISTORY, len(turns) + 1, reading.statement if reading else None)
+    said = read_facts(reply, PremiseSource.HISTORY, len(turns) + 1, reading.statement if reading else None, question)
     return [c.why for c in sheet.clashes(said)]
 
 
@@ -147,6 +147,9 @@ ISSUE_51_CLASHING = [
     (["My name is Rafael."], "You're talking to Dominic, and it's a pleasure.", "Who am I talking to?"),
     (["I live in Nairobi."], "I call Johannesburg home.", "Which city do you call home?"),
     (["I grew up in Santiago."], "I was born and raised in Montevideo.", "Where were you born and raised?"),
+    # more of a kind than of the whole, or a kind of what there is none of
+    (["I have two dogs."], "I have three poodles.", "What kind of dogs?"),
+    (["I have no dogs."], "I have a poodle.", "Any pets?"),
     # a dish WordNet's gloss says is meat stays meat
     (["I am a vegetarian."], "I had a burger for lunch.", "What did you eat?"),
     # an age by decade said now ("in my twenties" had put it in the past)
@@ -182,6 +185,8 @@ ISSUE_51_CONSISTENT = [
     # 'round flat seed', where "round" is no cut of beef; "lemon" the colour and its taste say nothing of food)
     (["I am a vegan."], "I had a big bowl of lentil curry with rice.", "What did you have for dinner?"),
     (["I'm a vegetarian."], "I had grilled halloumi with lemon and peppers.", "What's your favorite meal?"),
+    # one of a kind among the whole: a poodle and a chihuahua after "two dogs" (a DECODE human-bot false alarm)
+    (["I have two dogs."], "I have a poodle and a chihuahua mix. They're so cute!", "What kind of dogs do you have?"),
     # "no" to many is fewer, not none (the guard's own "No, I have two dogs." was flagged as "dogs 0")
     (["I have two dogs."], "No, I have two dogs.", "So you have a whole team of dogs?"),
     (["I have two dogs."], "No.", "So you have a whole team of dogs?"),

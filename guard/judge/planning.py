@@ -222,8 +222,9 @@ def plan_turn(history: Sequence[Turn], candidates: Sequence[str], speaker: str, 
                           for b in clauses[i + 1:] if same_time(a, b))
         role = tuple(Slot(p, u, cu, batch.add(u.text, cu.text))
                      for p, u, cu in paired_with(units, user_premises, settings, embedder)) if user_premises else ()
+        # read with the question, as the sheet reads an earlier turn ("How many kids?" "One son.": the whole count)
         said = () if sheet is None else read_facts(cand, PremiseSource.HISTORY, -1,
-                                                     reading.statement if reading else None)
+                                                     reading.statement if reading else None, question)
         clashes = () if sheet is None else sheet.clashes(said)
         agrees = () if sheet is None else tuple(dict.fromkeys((old.turn_id, new.said)
                                                              for old, new in persona_agreements(sheet, said)))

@@ -304,14 +304,26 @@ def _ranges_meet(a: Fact, b: Fact) -> bool:
 def _count_clash(old: Fact, new: Fact) -> bool:
     if new.vague and new.holds:
         return False
-    if old.thing == new.thing or grammar.same_kind(old.thing, new.thing):
+    if old.thing == new.thing or grammar.same_sense(old.thing, new.thing):
         return not _ranges_meet(old, new)
+    if grammar.same_kind(old.thing, new.thing):
+        # one is a kind of the other: "a poodle and a chihuahua mix" after "two dogs" gives one poodle among the two;
+        # only more of the kind than of the whole clashes ("three poodles", or a poodle after "no dogs")
+        general, specific = (old, new) if grammar.is_kind_of(new.thing, _word_senses(old.thing)) else (new, old)
+        if specific.exhaustive:  # the answer to "how many": the whole count
+            return not _ranges_meet(old, new)
+        return general.high is not None and (specific.low or 0) > general.high
     # none of a general thing against some of a kind of it: "no pets" / "two dogs", "an only child" / "a brother"
     if old.high == 0 and (new.low or 0) >= 1:
         return grammar.covers(old.thing, new.thing)
     if new.high == 0 and (old.low or 0) >= 1:
         return grammar.covers(new.thing, old.thing)
     return False
+
+
+def _word_senses(word: str) -> tuple[str, ...]:
+    """A word's WordNet noun senses, as the roots ``grammar.is_kind_of`` reads."""
+    return tuple(sorted(grammar.sense_names(word)))
 
 
 def _diet_clash(old: Fact, new: Fact) -> bool:
@@ -390,6 +402,10 @@ _ASKS_INSTRUMENTS = re.compile(r"\b(?:what|which)\b[^?]*\b(?:instruments?\b[^?]*
                                re.IGNORECASE)
 
 
+#: a question that asks for a whole count ("How many kids do you have?")
+_ASKS_HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
+
+
 def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | None = None,
                question: str | None = None) -> tuple[Fact, ...]:
     """The facts one text states about its speaker (``reading``: the statement its answer makes with the question,
@@ -404,6 +420,8 @@ def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | No
         facts += _sentence_facts(piece, said, source, turn_id)
     if question and _ASKS_INSTRUMENTS.search(question):
         facts = [replace(f, exhaustive=True) if f.relation == Relation.PLAYS else f for f in facts]
+    if question and _ASKS_HOW_MANY.search(question):  # "How many kids?" "One son.": the whole count, not a part
+        facts = [replace(f, exhaustive=True) if f.relation == Relation.COUNT else f for f in facts]
     return tuple(facts)
 
 

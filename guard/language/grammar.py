@@ -484,6 +484,16 @@ def is_kind_of(word: str, roots: Sequence[str]) -> bool:
     return bool(above(word) & set(roots))
 
 
+def sense_names(word: str) -> frozenset[str]:
+    """``word``'s WordNet noun senses by name ("dog" -> {"dog.n.01", ...})."""
+    return frozenset(s.name() for s in synsets(word))
+
+
+def same_sense(a: str, b: str) -> bool:
+    """Whether two nouns share a WordNet sense: names of one thing ("kid" / "child"), not one a kind of the other."""
+    return a.lower() == b.lower() or bool(sense_names(a) & sense_names(b))
+
+
 def same_kind(a: str, b: str) -> bool:
     """Whether two nouns name the same thing or one a kind of the other ("physician" / "orthopedic surgeon",
     "vegan" / "vegetarian"): a sense of one is a sense of the other or above it. Words WordNet does not know are
