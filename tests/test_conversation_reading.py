@@ -72,6 +72,10 @@ def test_what_cannot_be_read_is_left_alone(question, reply):
     ("I have two dogs.", None),  # no denial
     ("It's not bad.", None),  # not about the speaker
     ("No, I don't.", None),  # too little left to affirm
+    # says when, not whether: "I haven't played cod in a long time" has played it (after "I've never played video
+    # games" the two were read as two denials and capped at 0.01, a DECODE contradiction lost)
+    ("I haven't played cod in a long time.", None),
+    ("I haven't been to Paris since 2010.", None),
 ])
 def test_a_denial_is_read_as_what_it_denies(sentence, denied):
     assert affirmative(sentence) == denied

@@ -311,7 +311,15 @@ def affirmative(sentence: str) -> str | None:
     return _AFFIRMED.get_or_make(rest, lambda: _affirmed(rest))
 
 
+#: "I haven't played it in a long time" says when, not whether: it has been done, so it denies nothing to affirm
+_SINCE_WHEN = re.compile(r"\b(?:in (?:a (?:long )?(?:while|time)|ages|years|months|weeks|forever|decades)|for (?:a (?:long )?"
+                         r"(?:while|time)|ages|years|months|weeks)|lately|recently|since|"
+                         r"as much|as often|so much)\b", re.IGNORECASE)
+
+
 def _affirmed(sentence: str) -> str | None:
+    if _SINCE_WHEN.search(sentence):
+        return None
     doc = parse(sentence)
     sents = list(doc.sents)
     if len(sents) != 1:
