@@ -178,10 +178,12 @@ def test_conversations_batched_together_each_get_their_own_candidates_and_stream
     assert 1 <= len(results["a"]) <= 3 and 1 <= len(results["b"]) <= 3
     for k in "ab":  # each stream has its own three hypotheses, and its texts are those of its own candidates
         assert streamed[k] and all(len(texts) == 3 for texts in streamed[k])
-        # compared with their whitespace made plain: the candidates' text is (a random tiny model writes form feeds)
+        # compared with their whitespace made plain: the candidates' text is (a random tiny model writes form feeds).
+        # The stream stops with the batch, so its last texts may lack the last words (the page then shows the
+        # candidates whole): each candidate and one of its own stream's texts are the same text so far
         final = {" ".join(t.replace("\ufffd", "").split()) for t in streamed[k][-1]}
-        assert all(any(f.startswith(" ".join(c.text.removesuffix("…").split())) for f in final)
-                   for c in results[k]), (final, results[k])
+        said = [" ".join(c.text.removesuffix("…").split()) for c in results[k]]
+        assert all(any(f.startswith(c) or c.startswith(f) for f in final if f) for c in said), (final, results[k])
 
 
 def test_a_seeded_generation_reproduces_while_others_share_batches(llama_dir):
