@@ -309,7 +309,7 @@ def _count_clash(old: Fact, new: Fact) -> bool:
     if grammar.same_kind(old.thing, new.thing):
         # one is a kind of the other: "a poodle and a chihuahua mix" after "two dogs" gives one poodle among the two;
         # only more of the kind than of the whole clashes ("three poodles", or a poodle after "no dogs")
-        general, specific = (old, new) if grammar.is_kind_of(new.thing, _word_senses(old.thing)) else (new, old)
+        general, specific = (old, new) if grammar.kind_of(new.thing, old.thing) else (new, old)
         if specific.exhaustive:  # the answer to "how many": the whole count
             return not _ranges_meet(old, new)
         return general.high is not None and (specific.low or 0) > general.high
@@ -319,11 +319,6 @@ def _count_clash(old: Fact, new: Fact) -> bool:
     if new.high == 0 and (old.low or 0) >= 1:
         return grammar.covers(new.thing, old.thing)
     return False
-
-
-def _word_senses(word: str) -> tuple[str, ...]:
-    """A word's WordNet noun senses, as the roots ``grammar.is_kind_of`` reads."""
-    return tuple(sorted(grammar.sense_names(word)))
 
 
 def _diet_clash(old: Fact, new: Fact) -> bool:

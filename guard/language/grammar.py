@@ -502,17 +502,16 @@ def same_sense(a: str, b: str) -> bool:
     return a.lower() == b.lower() or bool(sense_names(a) & sense_names(b))
 
 
+def kind_of(specific: str, general: str) -> bool:
+    """Whether a sense of ``general`` is a sense of ``specific`` or above it ("poodle" is a kind of "dog")."""
+    return bool(sense_names(general) & above(specific))
+
+
 def same_kind(a: str, b: str) -> bool:
     """Whether two nouns name the same thing or one a kind of the other ("physician" / "orthopedic surgeon",
     "vegan" / "vegetarian"): a sense of one is a sense of the other or above it. Words WordNet does not know are
     the same kind only when they are the same word."""
-    if a.lower() == b.lower():
-        return True
-    senses_a = {s.name() for s in synsets(a)}
-    senses_b = {s.name() for s in synsets(b)}
-    if not senses_a or not senses_b:
-        return False
-    return bool(senses_a & above(b)) or bool(senses_b & above(a))
+    return a.lower() == b.lower() or kind_of(a, b) or kind_of(b, a)
 
 
 # ------------------------------------------------------------------------------------------------ values a reply gives
