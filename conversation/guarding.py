@@ -162,11 +162,13 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind:
-        recalled = recalled or recall(conversation.turns, conversation.persona, BOT)
+        if recalled is None:  # (an empty Memory is falsy: it is not read again)
+            recalled = recall(conversation.turns, conversation.persona, BOT)
         answer = sheet_answer(conversation.turns[-1].text, recalled)
-        if needs_reminder(report) or (answer is not None and not gives_persona_answer(report)):
+        contradicted = needs_reminder(report)
+        if contradicted or (answer is not None and not gives_persona_answer(report)):
             report = _remind(conversation, read, bot, guard, settings, judge_settings, report, candidates, step,
-                             screen, answer)
+                             screen, answer, contradicted)
     produced_by = replace(settings, decoding=decoding, persona=list(persona), prefilter=report.prefilter,
                           from_session=False)
     turn = ChatTurn(turn_id=len(conversation.turns), agent_id=BOT, text=report.sent_reply(), report=report,
@@ -212,15 +214,16 @@ def resolved_settings(guard: Guard | None, settings: ChatSettings) -> JudgeSetti
 
 def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard, settings: ChatSettings,
             judge_settings: JudgeSettings, report: BotTurnReport, candidates: list[Candidate], step,
-            screen: ClassroomFilter | None = None, answer: SheetAnswer | None = None) -> BotTurnReport:
+            screen: ClassroomFilter | None = None, answer: SheetAnswer | None = None,
+            contradicted: bool = True) -> BotTurnReport:
     """The turn's report after a reminder (``guard.judge.reminders``), the bot asked again with the conversation as it
     reads it (``read``: ``as_the_bot_wrote``): the bot's reminded candidates and the composed
     opening judged with the first candidates, the policy choosing among them all. The reminder is the evidence's
-    when a candidate contradicted, else the sheet's (``answer``: the persona's answer to a question no candidate
+    when a candidate contradicted (``contradicted``: ``needs_reminder``, as the caller found it), else the sheet's (``answer``: the persona's answer to a question no candidate
     gave it); with a sheet answer the guard's answer goes in too, as a last candidate of its own (sent only when
     nothing the bot wrote stands beside it). The first report stands when neither gives a fact to remind of."""
     started = time.perf_counter()
-    reminder = plan_reminder(report) if needs_reminder(report) else None
+    reminder = plan_reminder(report) if contradicted else None
     if answer is not None:
         from_sheet = plan_from_sheet(answer)
         reminder = from_sheet if reminder is None else replace(reminder, sheet_fact=from_sheet.sheet_fact,
