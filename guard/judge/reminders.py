@@ -73,11 +73,15 @@ class Reminder:
     outcome: str = ""  # a CandidateOrigin, or "none": the policy's, filled in when the report is built
     seconds: float = 0.0
     restated: tuple[str, ...] = ()  # RESTATED: the persona lines added
-    source: ReminderSource = ReminderSource.EVIDENCE
-    #: SHEET: the persona's fact as the persona says it ("I work as a ferry captain."), and the answer the guard
-    #: wrote from it, a last candidate of its own (``CandidateOrigin.SHEET``)
+    #: the persona's fact the user asked about, as the persona says it ("I work as a ferry captain."), and the answer
+    #: the guard wrote from it, a last candidate of its own (``CandidateOrigin.SHEET``)
     sheet_fact: str = ""
     sheet_answer: str = ""
+
+    @property
+    def source(self) -> ReminderSource:
+        """What it was planned from: the evidence names the facts contradicted; a reminder from the sheet has none."""
+        return ReminderSource.EVIDENCE if self.facts else ReminderSource.SHEET
 
     @property
     def fact(self) -> str:
@@ -174,8 +178,7 @@ def plan_from_sheet(answer) -> Reminder:
     Valparaiso."), which also goes in alone, as the guard's (``CandidateOrigin.SHEET``)."""
     particle = "" if answer.yes is None else ("Yes, " if answer.yes else "No, ")
     written = _said(answer.fact.said, particle)
-    return Reminder(facts=(), opening=written, source=ReminderSource.SHEET, sheet_fact=_said(answer.fact.said),
-                    sheet_answer=written)
+    return Reminder(facts=(), opening=written, sheet_fact=_said(answer.fact.said), sheet_answer=written)
 
 
 #: the word an opening that answers no question starts with (``opening_for``)
