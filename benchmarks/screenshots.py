@@ -214,7 +214,7 @@ def memory(context, url: str, out: Path) -> int:
     return 0 if shown else 1
 
 
-#: questions about Sam's facts, asked in turn until the guard answers one from the fact sheet (issue 52)
+#: questions about Sam's facts, asked in turn until one turn needs the fact sheet (issue 52: ``sheet``)
 SHEET_QUESTIONS = ("What's your name?", "So you live in Seattle?", "Wait, aren't you a teacher?", "How many dogs do you have?",
                    "Remind me, what's your name again?", "Where do you live?", "You're a doctor, right?",
                    "What do you do for a living?")
