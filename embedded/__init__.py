@@ -139,6 +139,7 @@ def unpack_split_zip(pieces: list[Path], target: Path, must_hold: str) -> Path:
     """Concatenate the pieces of a split zip in order and unpack it to ``target``, once (``embedded.once.build_once``:
     other processes asking meanwhile wait and use it). The folder that holds ``must_hold`` becomes ``target``, whether
     the zip keeps its files at the top level or inside one folder."""
+    import errno
     import shutil
     import zipfile
 
@@ -154,6 +155,8 @@ def unpack_split_zip(pieces: list[Path], target: Path, must_hold: str) -> Path:
             with zipfile.ZipFile(joined) as archive:
                 archive.extractall(staging / "unpacked")
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise  # a full disk, not broken pieces: build_once says so
             raise MissingAssetError(f"the pieces {[p.name for p in pieces]} do not join to a zip ({exc}); "
                                     "reinstall their packages (`make setup`)") from exc
         found = next((staging / "unpacked").rglob(must_hold), None)

@@ -29,6 +29,7 @@ test's tiny checkpoint) frees its lock and its cache with it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -260,7 +261,12 @@ def build_once(target: Path, build: Callable[[Path], Path | None], complete: Cal
             _remove(stale)
         staging = Path(tempfile.mkdtemp(prefix=target.name + PARTIAL_MARK, dir=target.parent))
         try:
-            result = build(staging) or staging
+            try:
+                result = build(staging) or staging
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                raise BuildError(_disk_full(target, exc)) from exc
             if not complete(result):
                 raise BuildError(f"building {target.name} finished without a complete result"
                                  + (f"; {fix}" if fix else ""))
@@ -272,6 +278,15 @@ def build_once(target: Path, build: Callable[[Path], Path | None], complete: Cal
     finally:
         lock.release()
     return target
+
+
+def _disk_full(target: Path, exc: OSError) -> str:
+    """What a build that ran out of disk says: where, how much is free, and the two ways out. A full disk is the one
+    failure a user fixes outside the project, and the bare ``OSError`` names only a file inside a staging folder."""
+    free = shutil.disk_usage(target.parent).free
+    return (f"no space left on the disk while building {target.name} in {target.parent} ({free / 2**20:.0f} MiB "
+            f"free now; the model cache needs about 2 GiB): free some space, or set GUARD_CACHE_DIR to a folder on "
+            f"a disk with room ({exc.strerror})")
 
 
 def _remove(path: Path) -> None:

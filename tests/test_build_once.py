@@ -8,6 +8,7 @@ deleted and rewrote the first one's ``<target>.partial`` folder, and one of them
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -125,15 +126,31 @@ def test_a_failing_build_raises_its_error_and_publishes_nothing(tmp_path):
 
     def broken(staging: Path) -> None:
         (staging / "whole").write_text("half")
-        raise OSError("No space left on device")
+        raise PermissionError(errno.EACCES, "Permission denied")
 
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(PermissionError):
         build_once(target, broken, lambda p: (p / "whole").is_file())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thing.lock"]
 
     with pytest.raises(BuildError, match="reinstall the parts"):
         build_once(target, lambda staging: None, lambda p: (p / "whole").is_file(), fix="reinstall the parts")
     assert not target.exists()
+
+
+def test_a_full_disk_says_where_and_how_to_make_room_and_publishes_nothing(tmp_path):
+    """CI once failed with a bare ENOSPC from inside a staging folder; a user should read what to do."""
+    target = tmp_path / "cache" / "thing"
+
+    def fills_the_disk(staging: Path) -> None:
+        (staging / "whole").write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(BuildError) as caught:
+        build_once(target, fills_the_disk, lambda p: (p / "whole").is_file())
+    message = str(caught.value)
+    assert "no space left on the disk while building thing" in message
+    assert str(target.parent) in message and "MiB free now" in message and "GUARD_CACHE_DIR" in message
+    assert sorted(p.name for p in target.parent.iterdir()) == ["thing.lock"]
 
 
 def test_a_file_target_is_published_whole(tmp_path):
