@@ -47,7 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--engine", choices=("auto", "ctranslate2", "transformers"), help="local bots' engine")
     gen.add_argument("--script", help="scripted bot: a JSON script (bots/scripted.py) instead of the built-in demo")
     gen.add_argument("--preset", default=DEFAULT_PRESET, choices=list(PRESETS),
-                     help="decoding preset; a request's max_tokens, temperature, top_p and seed adjust it")
+                     help="decoding preset; the three options below, then a request's max_tokens, temperature, "
+                          "top_p, repetition_penalty and seed adjust it")
+    gen.add_argument("--temperature", type=float, help="sampling temperature (0: greedy, one candidate)")
+    gen.add_argument("--top-p", type=float, help="nucleus sampling with this top-p instead of the preset's method")
+    gen.add_argument("--repetition-penalty", type=float,
+                     help="> 1 discourages tokens the reply already holds (1: off)")
     gen.add_argument("--upstream", help="an OpenAI-compatible server's base URL (http://127.0.0.1:8080/v1): candidates "
                                         "come from it instead of --bot")
     gen.add_argument("--upstream-model", help="the upstream's model name (default: the first it lists)")
@@ -87,6 +92,7 @@ def build_service(args: argparse.Namespace):
     from bots.base import preset
     from conversation.records import ChatSettings
     from serve.generators import GeneratorSpec, make_generator
+    from serve.protocol import RequestError, adjusted_decoding
     from serve.service import NO_DETECTOR, GuardService
 
     options = {key: value for key, value in (("model", args.model), ("engine", args.engine),
@@ -106,7 +112,12 @@ def build_service(args: argparse.Namespace):
         raise ValueError(f"--threshold must lie strictly between 0 and 1, got {threshold}")
     if not 1 <= args.candidates <= args.max_candidates:
         raise ValueError(f"--candidates must be between 1 and --max-candidates ({args.max_candidates})")
-    defaults = ChatSettings(bot=spec.label, preset=args.preset, decoding=preset(args.preset),
+    chosen = {"temperature": args.temperature, "top_p": args.top_p, "repetition_penalty": args.repetition_penalty}
+    try:
+        decoding = adjusted_decoding({k: v for k, v in chosen.items() if v is not None}, preset(args.preset))
+    except RequestError as exc:  # the request's wording names the field; say the option
+        raise ValueError((f"--{exc.param.replace('_', '-')}: " if exc.param else "") + str(exc)) from None
+    defaults = ChatSettings(bot=spec.label, preset=args.preset, decoding=decoding,
                             guard_mode=GuardMode(args.mode), detector=args.detector, threshold=threshold,
                             num_candidates=args.candidates, penalty_lambda=args.penalty_lambda,
                             prefilter=bool(args.prefilter), fallback=args.safe_reply,

@@ -127,7 +127,8 @@ def parse_chat_request(data: Mapping, defaults: ChatSettings, max_candidates: in
     The conversation is the request's ``messages``: user and assistant turns in order, system (or developer)
     messages carrying the persona one line a persona line; the last message must be the user's. ``defaults`` are
     the server's settings: the request's ``guard`` field changes their guard fields (at most ``max_candidates``
-    candidates), and ``max_tokens``, ``temperature``, ``top_p`` and ``seed`` adjust their decoding.
+    candidates), and ``max_tokens``, ``temperature``, ``top_p``, ``repetition_penalty`` and ``seed`` adjust their
+    decoding.
     """
     for name, why in UNSUPPORTED.items():
         if data.get(name):
@@ -145,7 +146,7 @@ def parse_chat_request(data: Mapping, defaults: ChatSettings, max_candidates: in
                                 f"with guard.{CANDIDATES_FIELD})", param="n")
     turns, turn_messages, persona, persona_messages = _conversation(data.get("messages"))
     settings = replace(_guard_settings(data.get("guard"), defaults, max_candidates),
-                       decoding=_decoding(data, defaults.decoding_config), persona=list(persona))
+                       decoding=adjusted_decoding(data, defaults.decoding_config), persona=list(persona))
     return ChatRequest(turns=turns, turn_messages=turn_messages, persona=persona, persona_messages=persona_messages,
                        settings=settings, stream=bool(stream), model=model or "")
 
@@ -257,9 +258,11 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
                    remind=remind, memory=memory)
 
 
-def _decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:
+def adjusted_decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:
     """The server's decoding preset with the request's ``max_tokens``, ``temperature`` (0 = greedy: one
-    candidate), ``top_p`` and ``seed``."""
+    candidate), ``top_p`` (sampling switches to nucleus sampling), ``repetition_penalty`` (> 1 discourages tokens the
+    reply already holds; vLLM's server takes the same field) and ``seed``. ``python -m serve`` resolves its own
+    ``--temperature``, ``--top-p`` and ``--repetition-penalty`` through this too, so both are checked alike."""
     changes: dict = {}
     limit = data.get("max_completion_tokens", data.get("max_tokens"))
     name = "max_completion_tokens" if "max_completion_tokens" in data else "max_tokens"
@@ -285,6 +288,12 @@ def _decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:
                                param="top_p")
         if changes.get("method") != "greedy":
             changes.update(method="top_p", top_p=float(top_p))
+    penalty = data.get("repetition_penalty")
+    if penalty is not None:
+        if not _number(penalty) or not 0 < penalty <= 2:
+            raise RequestError(400, f"'repetition_penalty' must be a number above 0 and at most 2 (1 = off), got "
+                               f"{_show(penalty)}", param="repetition_penalty")
+        changes["repetition_penalty"] = float(penalty)
     seed = data.get("seed")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):

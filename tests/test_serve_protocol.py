@@ -56,6 +56,25 @@ def test_guard_field_and_sampling_fields_adjust_the_defaults():
     assert _parse([{"role": "user", "content": "Hi"}], temperature=0).decoding.method == "greedy"
     assert _parse([{"role": "user", "content": "Hi"}], top_p=0.9).decoding.method == "top_p"
     assert _parse([{"role": "user", "content": "Hi"}], max_completion_tokens=9).decoding.max_new_tokens == 9
+    assert _parse([{"role": "user", "content": "Hi"}], repetition_penalty=1.2).decoding \
+        == FAST.replace(repetition_penalty=1.2)  # vLLM's field: the preset's method stays
+
+
+def test_the_servers_own_decoding_options_are_resolved_once_and_checked_as_a_requests_are(tmp_path):
+    """``python -m serve --temperature/--top-p/--repetition-penalty``: the defaults every request starts from (the
+    generation-settings sweep runs servers this way); a bad value stops the start with the option's name."""
+    from serve.__main__ import build_parser, build_service
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [[{"text": "Hello.", "score": -0.1}]]}))
+    argv = ["--bot", "scripted", "--script", str(script), "--detector", "none", "--mode", "off"]
+    service = build_service(build_parser().parse_args(
+        argv + ["--temperature", "0.6", "--top-p", "0.9", "--repetition-penalty", "1.2"]))
+    assert service.defaults.decoding_config == FAST.replace(temperature=0.6, method="top_p", top_p=0.9,
+                                                            repetition_penalty=1.2)
+    assert build_service(build_parser().parse_args(argv)).defaults.decoding_config == FAST
+    with pytest.raises(ValueError, match="--repetition-penalty: 'repetition_penalty' must be a number above 0"):
+        build_service(build_parser().parse_args(argv + ["--repetition-penalty", "0"]))
 
 
 @pytest.mark.parametrize("body, status, wanted", [
@@ -85,6 +104,8 @@ def test_bodies_that_are_not_a_json_object(body, status, wanted):
      "guard.candidates is now guard.num_candidates (the guard settings take the names of the chat settings record)"),
     ({"messages": [{"role": "user", "content": "hi"}], "temperature": 3}, "'temperature' must be a number from 0"),
     ({"messages": [{"role": "user", "content": "hi"}], "seed": 1.5}, "'seed' must be a whole number"),
+    ({"messages": [{"role": "user", "content": "hi"}], "repetition_penalty": "high"},
+     "'repetition_penalty' must be a number above 0 and at most 2 (1 = off), got 'high'"),
 ])
 def test_every_refusal_names_the_field_and_what_to_send(fields, wanted):
     with pytest.raises(RequestError) as caught:
