@@ -54,6 +54,8 @@ CONSISTENT = [
     (["I work as a nurse."], "No, I work as a nurse at the hospital.", "Wait, aren't you a teacher?"),
     (["I work as a nurse."], "I'm not a doctor. I'm a nurse.", "Are you a doctor?"),
     (["I am a physician."], "I'm a pediatrician at the children's clinic.", "What kind of doctor are you?"),
+    (["I am a nurse."], "I'm a good host, I love having friends over.", "Do you like parties?"),
+    (["I am a nurse."], "I am a bird watcher on weekends.", "Any hobbies?"),
     (["I have two dogs."], "I have a few dogs and a cat.", "Do you have pets?"),
     (["I have two dogs."], "My two dogs are my best friends.", "Tell me about your dogs."),
     (["I have two dogs."], "I also have a cat.", "Any other pets?"),
@@ -147,6 +149,8 @@ ISSUE_51_CLASHING = [
     (["My name is Rafael."], "You're talking to Dominic, and it's a pleasure.", "Who am I talking to?"),
     (["I live in Nairobi."], "I call Johannesburg home.", "Which city do you call home?"),
     (["I grew up in Santiago."], "I was born and raised in Montevideo.", "Where were you born and raised?"),
+    # a host named by what it hosts is an occupation ("I'm a good host" is not: see the consistent cases)
+    (["I am a radio host."], "I work as a taxi driver.", "What do you do?"),
     # more of a kind than of the whole, or a kind of what there is none of
     (["I have two dogs."], "I have three poodles.", "What kind of dogs?"),
     (["I have no dogs."], "I have a poodle.", "Any pets?"),

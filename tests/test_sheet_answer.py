@@ -38,6 +38,11 @@ def _answer(persona: list[str], message: str) -> str | None:
     # a goad that gives the fact another value is answered no, even when it reports what the bot said
     (CAPTAIN, "Wait, I thought you said you were a pilot?", "No, I work as a ferry captain."),
     (CAPTAIN, "So you live in Madrid?", "No, I live in Valparaiso."),
+    # a name checked in the past ("your name was ..., right?") asks what it is: names do not change in a chat
+    (CAPTAIN, "And your name was Elena, right?", "No, my name is Marisol."),
+    (CAPTAIN, "Your name was Marisol, right?", "Yes, my name is Marisol."),
+    # "radio host": a host with a noun before it works as one
+    (["My name is Tomasz.", "I am a radio host."], "So you're a taxi driver?", "No, I am a radio host."),
     # a yes/no question that claims nothing of how many is answered yes with the persona's own
     (CAPTAIN, "Do you have any siblings?", "Yes, I have a twin sister."),
     (NURSE, "Do you have any pets?", "Yes, I have two dogs."),

@@ -75,6 +75,9 @@ _REPORTED = re.compile(r"^(?:i\s+thought|i\s+heard|i\s+think|i\s+remember|i\s+re
                        r"you\s+told\s+me|you\s+mentioned|didn't\s+you\s+say|did\s+you\s+say|did\s+you\s+not\s+say|"
                        r"so\s+you're\s+saying|you're\s+saying|you\s+say)\s+(?:that\s+)?(?P<clause>.+)$",
                        re.IGNORECASE)
+#: a name does not change within a chat: "And your name was Elena, right?" checks what the bot said its name is, as
+#: "you said your name is Elena" does (read in the present)
+_RECALLED_NAME = re.compile(r"^your\s+(?:first\s+|full\s+|real\s+)?name\s+was\b", re.IGNORECASE)
 _YOU_CLAUSE = re.compile(r"^(?:you|u|you're|youre|you've|you'd|you'll|your)\b", re.IGNORECASE)
 #: a second question run into the first ("You teach do you have dementia?"): not one clause
 _INNER_QUESTION = re.compile(rf"\b(?:{_AUX})\s+(?:you|u)\b", re.IGNORECASE)
@@ -276,6 +279,7 @@ def _statement_clause(question: str) -> _Clause | None:
     reported = False
     while match := _REPORTED.match(body):  # "I thought you said you like ..." reports twice
         body, reported = match.group("clause"), True
+    reported = reported or bool(_RECALLED_NAME.match(body))
     clause = _first_person_clause(body, reported=reported)
     if clause is None:
         return None
@@ -768,9 +772,9 @@ def _gives_job(sents) -> bool:
                 continue
             verb = grammar.governing_verb(token)
             attribute = token.dep_ in ("attr", "conj", "appos") and verb.lemma_ == "be"
-            if attribute and grammar.speakers_clause(verb) and grammar.is_job(token.lemma_.lower()):
+            if attribute and grammar.speakers_clause(verb) and grammar.is_job_noun(token):
                 return True  # "I'm a nurse", "I'm Anna, your nanny!", "I'm Emily, a nurse and ..."
-        if _bare(sent) and any(t.pos_ == "NOUN" and grammar.is_job(t.lemma_.lower()) for t in sent):
+        if _bare(sent) and any(t.pos_ == "NOUN" and grammar.is_job_noun(t) for t in sent):
             return True  # "A nurse."
     return False
 

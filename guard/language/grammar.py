@@ -637,6 +637,19 @@ def is_job(word: str) -> bool:
     return bool(kinds[0] & roots) or PERSON_ROOT not in kinds[0]
 
 
+#: words whose first sense is a person of no occupation but which, with a noun before them, name one: "a radio
+#: host", "a talk show host" (WordNet's host is first who invites guests; its emcee sense is an entertainer). Kept to
+#: the words a persona used: "a bird watcher" and "a book reader" are not jobs, and a wrong job clashes with the real one
+JOB_WHEN_COMPOUNDED = frozenset({"host"})
+
+
+def is_job_noun(token) -> bool:
+    """Whether a noun token names an occupation: ``is_job`` of its lemma, or a ``JOB_WHEN_COMPOUNDED`` word with a noun
+    before it ("radio host")."""
+    lemma = token.lemma_.lower()
+    return is_job(lemma) or (lemma in JOB_WHEN_COMPOUNDED and any(c.dep_ == "compound" for c in token.children))
+
+
 def is_place(word: str) -> bool:
     """Whether WordNet files a word under ``PLACE_ROOTS`` ("Paris", "Winnipeg", "a village")."""
     return is_kind_of(word, PLACE_ROOTS)
