@@ -67,6 +67,7 @@ ANSWERED = [
     ("What do you do for work?", "I'm a nurse and I work in the medical unit of a hospital."),
     ("What's your job?", "My job is building and repairing bicycles."),
     ("What's your job?", "I repair bicycles for a living."),
+    ("So what do you do for work?", "Working as a nurse in Paris."),  # a fragment ("I've been working as" too)
     ("What's your favorite dish?", "My favorite dish is *Cheeseburgs! I love them!"),  # a food WordNet misspelt
     ("What did you have for dinner last night?", "I had a lovely salad with goat cheese."),
     # yes/no: a particle or an echo opening any sentence, the value asked about, or the relation stated

@@ -611,7 +611,7 @@ _AMOUNT = frozenset({"few", "couple", "several", "many", "lots", "lot", "none", 
                      "plenty", "handful", "total"})
 #: an age given by comparison, which answers a yes/no question about one ("No, I'm older than that.")
 _AGE_COMPARED = re.compile(r"\b(?:i'm|i am)\s+(?:\w+\s+){0,3}?(?:older|younger|old|young)\b", re.IGNORECASE)
-_JOB_SAID = re.compile(r"\b(?:i work(?:ed)? (?:as|at|in|for)\b|i'm working as|i am working as|for a living|"
+_JOB_SAID = re.compile(r"\b(?:i work(?:ed)? (?:as|at|in|for)\b|working as|for a living|"
                        r"my (?:" + "|".join(sorted(grammar.WORK_NOUNS)) + r")(?:'s| is| involves)\s+(?!(?:actually |just |really |a "
                        r"|pretty |very |quite )*(?:good|great|nice|fine|ok|okay|interesting|fun|hard|one)\b)|"
                        r"i'm retired|i am retired|i'm unemployed|i am unemployed|i don't work|i do not work|i'm a student"
