@@ -88,3 +88,23 @@ def test_a_declined_repair_says_why(kind, detail, words):
 def test_a_score_and_its_threshold_never_print_as_the_same_number_unless_they_are(score, threshold, shown):
     """Issue 45: a flag read "probability 0.94 (threshold 0.94)"."""
     assert score_and_threshold(score, threshold) == shown
+
+
+def test_the_live_line_and_the_caption_word_a_reminder_alike():
+    """The live view says what the guard is doing while the bot is asked again; the caption says what came of it.
+    Both take the fact and the opening from one place (``wording``), the live line escaped for Markdown."""
+    from guard.judge import wording
+    from guard.judge.reminders import Reminder
+    from ui.turn_notes import reminding_line
+
+    sheet = Reminder(facts=(), opening="No, I live in Valparaiso.", sheet_fact="I live in *Valparaiso*.")
+    assert wording.reminding_phrase(sheet) == ('No candidate gives the persona\'s answer ("I live in *Valparaiso*."). '
+                                               'The bot is asked again, its reply opened with "No, I live in '
+                                               'Valparaiso.".')
+    assert reminding_line(sheet).startswith("🔁 No candidate") and r"\*Valparaiso\*" in reminding_line(sheet)
+    evidence = Reminder(facts=(PairScore(source=PremiseSource.PERSONA, turn_id=2, premise="I work as a nurse.",
+                                          hypothesis="I'm a pilot.", score=0.98),),
+                        opening="I work as a nurse.")
+    assert wording.reminding_phrase(evidence).startswith('Nothing consistent to send: the candidates contradict '
+                                                         'persona line 3 ("I work as a nurse.")')
+    assert 'its reply opened with "I work as a nurse."' in wording.reminder_phrase(evidence)

@@ -5,20 +5,13 @@ from __future__ import annotations
 
 from conversation.classroom import teacher_line
 from guard.judge.report import BotTurnReport
-from guard.vocabulary import describe_source
+from guard.judge.wording import reminding_phrase
 from ui.render import escape_markdown
 
 
 def reminding_line(reminder) -> str:
-    """The live view's line when the guard reminds the bot: what every candidate contradicted, and how it asks
-    again (Markdown, the texts escaped)."""
-    how = (f"its reply opened with “{escape_markdown(reminder.opening)}”" if reminder.method == "opening"
-           else "the fact restated in its persona")
-    if not reminder.facts:  # from the sheet: the user asked about a persona fact no candidate gave
-        return (f"🔁 No candidate gives the persona's answer (“{escape_markdown(reminder.fact)}”). The bot is asked "
-                f"again, {how}.")
-    return (f"🔁 Nothing consistent to send: the candidates contradict {describe_source(reminder.facts[0])} "
-            f"(“{escape_markdown(reminder.fact)}”). The bot is asked again, {how}.")
+    """The live view's line when the guard reminds the bot (Markdown; the words are ``wording.reminding_phrase``'s)."""
+    return "🔁 " + escape_markdown(reminding_phrase(reminder))
 
 
 def withheld_notes(report: BotTurnReport, teacher: bool) -> list[str]:

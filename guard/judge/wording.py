@@ -180,6 +180,21 @@ def withheld_reason(withheld: Withheld) -> str:
     return f"withheld: the {withheld.by} caught words in it, so it was neither judged nor sent"
 
 
+def _asked_again(reminder: Reminder) -> str:
+    """How the bot is asked again: its reply opened with the fact, or the fact restated in its persona."""
+    return (f'its reply opened with "{reminder.opening}"' if reminder.method == "opening"
+            else "the fact restated in its persona")
+
+
+def reminding_phrase(reminder: Reminder) -> str:
+    """What the guard is doing while it reminds the bot (the live view, before the outcome is known): why, and how
+    the bot is asked again."""
+    if not reminder.facts:  # from the sheet: the user asked about a persona fact no candidate gave
+        return f'No candidate gives the persona\'s answer ("{reminder.fact}"). The bot is asked again, {_asked_again(reminder)}.'
+    return (f"Nothing consistent to send: the candidates contradict {describe_source(reminder.facts[0])} "
+            f'("{reminder.fact}"). The bot is asked again, {_asked_again(reminder)}.')
+
+
 def reminder_phrase(reminder: Reminder) -> str:
     """What the reminder did, in words: what the bot was reminded of and who wrote the reply sent after it."""
     top = reminder.facts[0] if reminder.facts else None
@@ -189,8 +204,7 @@ def reminder_phrase(reminder: Reminder) -> str:
         what = f'the persona\'s answer to the question ("{reminder.sheet_fact}"), which no candidate gave'
     else:
         what = "what it said"
-    how = (f'its reply opened with "{reminder.opening}"' if reminder.method == "opening"
-           else "the fact restated in its persona")
+    how = _asked_again(reminder)
     if reminder.outcome == CandidateOrigin.REMINDED:
         result = "the bot wrote a consistent reply"
     elif reminder.outcome == CandidateOrigin.COMPOSED:
