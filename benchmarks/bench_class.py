@@ -284,6 +284,26 @@ class BrowserStudent:
         return (parse_qs(urlsplit(self.page.url).query).get("session") or [None])[0]
 
 
+def _collect(students: list[BrowserStudent], waiting: dict[int, tuple[int, float, Reply]], rows: list[Reply],
+             timeout: float) -> list[int]:
+    """Look once at each waiting student's screen: a reply there is recorded and the student waits no more; one
+    waiting past ``timeout`` seconds is recorded as an error. Returns the students answered this look."""
+    answered = []
+    for k in list(waiting):
+        turn_id, sent, row = waiting[k]
+        text = students[k].reply(turn_id)
+        if text:
+            row.seconds, row.reply = round(time.perf_counter() - sent, 3), text
+            answered.append(k)
+        elif time.perf_counter() - sent > timeout:
+            row.error = f"no reply on screen after {timeout:.0f} s"
+        else:
+            continue
+        rows.append(row)
+        del waiting[k]
+    return answered
+
+
 def browser_round(students: list[BrowserStudent], who: list[int], phase: str, start: float,
                   timeout: float = 900) -> list[Reply]:
     """The students ``who`` send one message each at once; wait for every reply."""
@@ -291,25 +311,15 @@ def browser_round(students: list[BrowserStudent], who: list[int], phase: str, st
     for k in who:
         turn_id, sent = students[k].send()
         waiting[k] = (turn_id, sent, Reply(k, students[k].said - 1, phase, round(time.monotonic() - start, 3)))
-    rows = []
-    deadline = time.perf_counter() + timeout
-    while waiting and time.perf_counter() < deadline:
-        for k in list(waiting):
-            turn_id, sent, row = waiting[k]
-            text = students[k].reply(turn_id)
-            if text:
-                row.seconds, row.reply = round(time.perf_counter() - sent, 3), text
-                rows.append(row)
-                del waiting[k]
+    rows: list[Reply] = []
+    while waiting:
+        _collect(students, waiting, rows, timeout)
         time.sleep(0.05)
-    for turn_id, _, row in waiting.values():
-        row.error = f"no reply on screen after {timeout:.0f} s"
-        rows.append(row)
     return rows
 
 
 def browser_think(students: list[BrowserStudent], turns: int, think: tuple[float, float], seed: int,
-                  start: float) -> list[Reply]:
+                  start: float, timeout: float = 900) -> list[Reply]:
     """Each student waits a seeded think time before each message; replies are watched for all the while."""
     rngs = [random.Random(seed * 1000 + k) for k in range(len(students))]
     due = {k: time.perf_counter() + rngs[k].uniform(*think) for k in range(len(students))}
@@ -322,20 +332,10 @@ def browser_think(students: list[BrowserStudent], turns: int, think: tuple[float
             del due[k]
             turn_id, sent = students[k].send()
             waiting[k] = (turn_id, sent, Reply(k, students[k].said - 1, "class", round(time.monotonic() - start, 3)))
-        for k in list(waiting):
-            turn_id, sent, row = waiting[k]
-            text = students[k].reply(turn_id)
-            if text:
-                row.seconds, row.reply = round(time.perf_counter() - sent, 3), text
-                rows.append(row)
-                del waiting[k]
-                left[k] -= 1
-                if left[k]:
-                    due[k] = time.perf_counter() + rngs[k].uniform(*think)
-            elif time.perf_counter() - sent > 900:
-                row.error = "no reply on screen after 900 s"
-                rows.append(row)
-                del waiting[k]
+        for k in _collect(students, waiting, rows, timeout):
+            left[k] -= 1
+            if left[k]:
+                due[k] = time.perf_counter() + rngs[k].uniform(*think)
         time.sleep(0.05)
     return rows
 
