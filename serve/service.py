@@ -48,11 +48,15 @@ class GuardService:
             raise RequestError(400, f"guard mode {settings.mode!r} needs a detector, and this server was started "
                                     "without one (--detector none): send guard.guard_mode \"off\", or start it with "
                                     "--detector embedded", param="guard.guard_mode")
-        conversation = Conversation(persona=list(request.persona), record_id=request.id)
-        for message in request.turns:
-            conversation.add(message.agent_id, message.text)
         settings = replace(settings, bot=self.generator_label,
                            detector="" if self.guard is None else self.guard.name)
+        # no system message: the bot plays its own persona (the embedded bot's "My name is Sam. ..."), so the guard
+        # checks against it and the memory recalls it, as on the chat page (ChatSettings.played_persona)
+        persona, _ = settings.played_persona
+        settings = replace(settings, persona=persona)
+        conversation = Conversation(persona=list(persona), record_id=request.id)
+        for message in request.turns:
+            conversation.add(message.agent_id, message.text)
         try:
             return conversation.append(guarded_reply(conversation, self.generator, self.guard, settings,
                                                      classroom=self.classroom))

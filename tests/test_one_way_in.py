@@ -153,6 +153,27 @@ def test_the_served_guard_quotes_the_request_settings():
     assert turn.report.candidates[0].contradicts
 
 
+def test_a_request_without_a_system_message_is_guarded_against_the_persona_the_bot_plays(monkeypatch):
+    """The embedded bot plays "My name is Sam. ..." when a client sends no system message; the served guard checked
+    its replies against no persona at all, while the chat page checks against that one."""
+    from serve.protocol import parse_chat_request
+    from serve.service import GuardService
+
+    monkeypatch.setattr("bots.registry.default_persona", lambda name: ("My name is Sam.",) * (name == "playing-sam"))
+    guard = scripted_guard()
+    defaults = ChatSettings(bot="playing-sam", detector="scripted", remind=False)
+    service = GuardService(generator=ScriptedBot({"replies": [["My name is Max."]]}), generator_label="playing-sam",
+                           guard=guard, defaults=defaults)
+    turn = service.answer(parse_chat_request({"messages": [{"role": "user", "content": "What's your name?"}],
+                                              "guard": {"guard_mode": "flag"}}, defaults))
+    assert list(turn.report.persona) == ["My name is Sam."]
+    assert turn.report.candidates[0].contradicts  # the scripted scorer: "Max" against the played "Sam"
+    given = service.answer(parse_chat_request({"messages": [{"role": "system", "content": "My name is Max."},
+                                                            {"role": "user", "content": "What's your name?"}]},
+                                              defaults))
+    assert list(given.report.persona) == ["My name is Max."] and not given.report.candidates[0].contradicts
+
+
 def test_the_playground_and_learn_path_quotes_its_settings():
     from guard.eval.examples import EXAMPLES, judge_examples
 
