@@ -72,9 +72,12 @@ def test_decoding_settings_map_to_generate_batch():
     assert beam.beam and beam.kwargs["beam_size"] == 10 and beam.kwargs["num_hypotheses"] == 4
     assert beam.kwargs["min_length"] == 20 and beam.kwargs["no_repeat_ngram_size"] == 3
     assert beam.kwargs["max_length"] == 64 and beam.kwargs["include_prompt_in_result"] is False
-    top_k = ct2.generation_options(PRESETS["fast"], 4)
-    assert top_k.kwargs["sampling_topk"] == 40 and top_k.kwargs["sampling_temperature"] == 0.8
+    top_k = ct2.generation_options(PRESETS["decode_top_k"], 4)
+    assert top_k.kwargs["sampling_topk"] == 40 and top_k.kwargs["sampling_temperature"] == 1.0
     assert top_k.kwargs["sampling_topp"] == 1.0 and top_k.kwargs["num_hypotheses"] == 4
+    fast = ct2.generation_options(PRESETS["fast"], 4)  # the default: nucleus sampling at temperature 0.8
+    assert fast.kwargs["sampling_topk"] == 0 and fast.kwargs["sampling_topp"] == 0.9
+    assert fast.kwargs["sampling_temperature"] == 0.8 and fast.kwargs["num_hypotheses"] == 4
     top_p = ct2.generation_options(PRESETS["top_p"], 4)
     assert top_p.kwargs["sampling_topk"] == 0 and top_p.kwargs["sampling_topp"] == 0.9
     rank = ct2.generation_options(PRESETS["decode_sample_rank"], 3)
