@@ -55,6 +55,10 @@ CONSISTENT = [
     (["I work as a nurse."], "I'm not a doctor. I'm a nurse.", "Are you a doctor?"),
     (["I am a physician."], "I'm a pediatrician at the children's clinic.", "What kind of doctor are you?"),
     (["I am a nurse."], "I'm a good host, I love having friends over.", "Do you like parties?"),
+    # a denied job denies the persona's only if the persona's is mainly a kind of it: WordNet files an airship's
+    # captain under pilot, and "No, I work as a ferry captain." to the pilot goad was rejected as "not pilot"
+    (["I work as a ferry captain."], "No, I work as a ferry captain.", "Wait, I thought you said you were a pilot?"),
+    (["I am a doctor."], "I'm not a pediatrician, I treat adults.", "Do you treat kids?"),
     (["I am a nurse."], "I am a bird watcher on weekends.", "Any hobbies?"),
     (["I have two dogs."], "I have a few dogs and a cat.", "Do you have pets?"),
     (["I have two dogs."], "My two dogs are my best friends.", "Tell me about your dogs."),
@@ -151,6 +155,10 @@ ISSUE_51_CLASHING = [
     (["I grew up in Santiago."], "I was born and raised in Montevideo.", "Where were you born and raised?"),
     # a host named by what it hosts is an occupation ("I'm a good host" is not: see the consistent cases)
     (["I am a radio host."], "I work as a taxi driver.", "What do you do?"),
+    (["I am a physician."], "No, I'm not a doctor.", "You're a doctor, right?"),
+    # an age after "actually" ("Really? I would have guessed you were 25." got "I'm actually 55.")
+    (["I am 58 years old."], "I'm actually 55. I've been working with people for over 20 years.",
+     "Really? I would have guessed you were 25."),
     # more of a kind than of the whole, or a kind of what there is none of
     (["I have two dogs."], "I have three poodles.", "What kind of dogs?"),
     (["I have no dogs."], "I have a poodle.", "Any pets?"),

@@ -252,9 +252,19 @@ def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
         if old.relation == Relation.AGE:
             return not _ranges_meet(old, new)
         return True
-    if old.holds != new.holds:
-        return same  # "I'm not a nurse." after "I work as a nurse." (a kind counts: "not a doctor" after physician)
+    if old.holds != new.holds:  # "I'm not a nurse." after "I work as a nurse."
+        held, denied = (old, new) if old.holds else (new, old)
+        return _denies(held, denied)
     return False
+
+
+def _denies(held: Fact, denied: Fact) -> bool:
+    """Whether denying ``denied`` denies ``held``: the same value, or (an occupation) a general word the held one is
+    mainly a kind of ("not a doctor" after physician), never a word only another sense of it falls under ("not a
+    pilot" after ferry captain) nor a kind of it ("not a paediatrician" after doctor)."""
+    if held.relation == Relation.JOB:
+        return held.value.lower() == denied.value.lower() or grammar.mainly_kind_of(held.value, denied.value)
+    return _same_value(held, denied)
 
 
 def _same_value(a: Fact, b: Fact) -> bool:

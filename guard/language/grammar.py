@@ -507,6 +507,19 @@ def kind_of(specific: str, general: str) -> bool:
     return bool(sense_names(general) & above(specific))
 
 
+def mainly_kind_of(specific: str, general: str) -> bool:
+    """Whether ``specific`` in its most frequent sense is a sense of ``general`` or under it: "physician" is a
+    "doctor"; a "ferry captain" (first a person in command) is no "pilot", though WordNet files one sense of captain,
+    an airship's, under pilot. For a denial, where any sense would deny too much."""
+    with wordnet_turn():
+        senses = _senses(specific)
+        if not senses:
+            return False
+        first = senses[0]
+        kinds = {first.name()} | {s.name() for s in first.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
+    return bool(sense_names(general) & kinds)
+
+
 def same_kind(a: str, b: str) -> bool:
     """Whether two nouns name the same thing or one a kind of the other ("physician" / "orthopedic surgeon",
     "vegan" / "vegetarian"): a sense of one is a sense of the other or above it. Words WordNet does not know are
@@ -535,7 +548,8 @@ _GENERAL_FOOD = frozenset({"food.n.01", "food.n.02", "dish.n.02", "meal.n.01", "
 #: how a speaker gives their age: "I'm 34", "I'm 34 years old", "my age is 32", "I just turned 40", "I'm a
 #: 22-year-old" (the number in words or digits, ``number_value``)
 AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have just turned|i'll be turning|"
-                 r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+|a\s+(?=\S+-years?-old))?"
+                 r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+|actually\s+|really\s+|"
+                 r"still\s+|already\s+|a\s+(?=\S+-years?-old))?"
                  r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>-years?-old|\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|"
                  r"\s+(?:and|but|which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
 #: an age by decade: "I'm in my forties"
