@@ -168,13 +168,10 @@ def _people_read(seed: int, reply: str) -> bool:
     return labels[seed]["pass1"] == labels[seed]["pass2"] == "consistent"
 
 
-@pytest.mark.xfail(strict=True, reason="goal missed as people read the replies: 2 of 5 consistent (seeds 1 and 2 "
-                                       "say they work as a nurse; seed 3 'but I was a teacher' and seed 4 'I like "
-                                       "teaching.' concede it; seed 5 read either way), labels in "
-                                       "benchmarks/results/reminders/teacher-labels.jsonl; the goal is 4 of 5")
 def test_the_embedded_bot_reminded_answers_the_teacher_question_consistently(guard):
     """Five seeded tries, the app's code path: the reply sent is consistent, as people read it (two passes), in at
-    least four (the reminder gave 0 of 5 before openings). Judged by the hand labels, never by a word check."""
+    least four (the reminder gave 0 of 5 before openings; 2 of 5 with top-k 40 sampling, 5 of 5 with top-p 0.9, each
+    the reminder's opening with nothing after it). Judged by the labels, never by a word check."""
     from dataclasses import replace
 
     from bots.registry import make_bot
