@@ -43,8 +43,7 @@ REPLIES = [
     "Pizza, definitely! I make my own dough on Sundays and try new toppings every week.",
     "No kids yet, but my sister has three, so I get plenty of practice as an aunt.",
 ]
-#: the speed runs' decoding, pinned: top-k 40 at temperature 0.8, as "fast" was when they were measured (docs/bots.md)
-DECODING_32 = PRESETS["fast"].replace(temperature=0.8, min_new_tokens=32, max_new_tokens=32)
+DECODING_32 = PRESETS["fast"].replace(min_new_tokens=32, max_new_tokens=32)
 
 
 def chat(exchanges: int) -> list[Turn]:
