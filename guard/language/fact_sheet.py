@@ -678,7 +678,7 @@ def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
         word = attr.lower_
     elif attr.pos_ != "NOUN" or attr.tag_ not in ("NN",):
         return []
-    if not (grammar.is_job(word) or grammar.is_job_noun(attr)):
+    if not (grammar.is_job(word) or grammar.is_compounded_job(attr)):
         return []
     subject = next(iter(grammar.subjects(verb)), None)
     if subject is not None and not grammar.is_speaker(subject) and subject.lemma_.lower() not in grammar.WORK_NOUNS:

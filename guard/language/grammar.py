@@ -657,11 +657,14 @@ def is_job(word: str) -> bool:
 JOB_WHEN_COMPOUNDED = frozenset({"host"})
 
 
+def is_compounded_job(token) -> bool:
+    """Whether a noun token is a ``JOB_WHEN_COMPOUNDED`` word with a noun before it ("radio host")."""
+    return token.lemma_.lower() in JOB_WHEN_COMPOUNDED and any(c.dep_ == "compound" for c in token.children)
+
+
 def is_job_noun(token) -> bool:
-    """Whether a noun token names an occupation: ``is_job`` of its lemma, or a ``JOB_WHEN_COMPOUNDED`` word with a noun
-    before it ("radio host")."""
-    lemma = token.lemma_.lower()
-    return is_job(lemma) or (lemma in JOB_WHEN_COMPOUNDED and any(c.dep_ == "compound" for c in token.children))
+    """Whether a noun token names an occupation: ``is_job`` of its lemma, or ``is_compounded_job``."""
+    return is_job(token.lemma_.lower()) or is_compounded_job(token)
 
 
 def is_place(word: str) -> bool:
