@@ -254,14 +254,10 @@ class BrowserStudent:
         self.url = url
 
     def set_persona(self) -> None:
-        from harness.server import CHAT_INPUT, settle
+        from harness.server import CHAT_INPUT, set_persona
 
-        page = self.page
-        page.locator(CHAT_INPUT).wait_for(timeout=180_000)
-        box = page.get_by_role("textbox", name="What the bot says about itself")
-        box.fill("\n".join(PERSONAS[self.index % len(PERSONAS)]))
-        box.press("Tab")
-        settle(page)
+        self.page.locator(CHAT_INPUT).wait_for(timeout=180_000)
+        set_persona(self.page, "\n".join(PERSONAS[self.index % len(PERSONAS)]))
 
     def send(self) -> tuple[int, float]:
         from harness.server import send

@@ -28,9 +28,11 @@ from pathlib import Path
 
 from harness.server import (
     CHROMIUM,
+    PERSONA_BOX,
     chromium,
     open_expander,
     send,
+    set_persona,
     settle,
     sign_in_as_teacher,
     streamlit_server,
@@ -192,7 +194,7 @@ def persona(context, url: str, out: Path) -> int:
     page, sidebar = embedded_chat(context, url)
     page.get_by_text("Bot persona (the bot's own)").wait_for(timeout=120_000)
     page.get_by_role("heading", name="Guarded chat").click()  # the select box's focus ring off
-    box = sidebar.get_by_role("textbox", name="What the bot says about itself (one fact a line)")
+    box = sidebar.get_by_role("textbox", name=PERSONA_BOX)
     shown = box.input_value() == "" and page.get_by_text("My name is Sam.").count() > 0
     save(page, out / "screenshot-persona.png", min_height=1450)  # the sidebar's note under the empty box in view
     page.close()
@@ -256,11 +258,7 @@ def sheet_written(context, url: str, out: Path) -> int:
     bot reads no memory note: the embedded bot's shot, ``sheet``, shows that.)"""
     page = new_page(context, 1100)
     page.goto(f"{url}/?script=dodging")
-    sidebar = page.get_by_test_id("stSidebar")
-    box = sidebar.get_by_role("textbox", name="What the bot says about itself (one fact a line)")
-    box.fill(SHEET_PERSONA)
-    box.press("Tab")
-    settle(page)
+    set_persona(page, SHEET_PERSONA)
     send(page, "So you live in Madrid?")
     turn(page, 1).wait_for(timeout=120_000)
     settle(page)

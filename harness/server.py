@@ -175,6 +175,18 @@ def send(page, text: str, ready_timeout_ms: int = 180_000) -> None:
     box.press("Enter")
 
 
+#: the sidebar's persona box, as its label names it (ui/chat_sidebar.py)
+PERSONA_BOX = "What the bot says about itself (one fact a line)"
+
+
+def set_persona(page, lines: str) -> None:
+    """Type ``lines`` (one fact a line) into the sidebar's persona box and leave it, so the app runs with them."""
+    box = page.get_by_test_id("stSidebar").get_by_role("textbox", name=PERSONA_BOX)
+    box.fill(lines)
+    box.press("Tab")
+    settle(page)
+
+
 def set_tau(page, value: float) -> None:
     """Move the sidebar's τ slider with the keyboard towards ``value`` from wherever it is, until the slider shows it
     and the server has run with it (the page's header line says the new τ: a message sent sooner could be judged and

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from harness.server import CHROMIUM, send, settle, sign_in_as_teacher, turn, wait_until_idle
+from harness.server import CHROMIUM, send, set_persona, sign_in_as_teacher, turn, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed (make browser)")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -75,10 +75,7 @@ def test_the_sheet_groups_a_value_said_twice_and_counts_each_sent_clash(app_serv
     contradicted by a reply that was sent" where two replies were), and a value's places were a comma list."""
     page = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
     page.goto(app_server.url(SHEET_SCRIPT))
-    box = page.get_by_test_id("stSidebar").get_by_role("textbox", name="What the bot says about itself (one fact a line)")
-    box.fill(SHEET_PERSONA)
-    box.press("Tab")
-    settle(page)
+    set_persona(page, SHEET_PERSONA)
     for k, message in enumerate(["What do you do?", "How many dogs do you have?", "How many dogs, again?"]):
         send(page, message)
         turn(page, 2 * k + 1).wait_for(state="visible", timeout=180_000)
