@@ -96,6 +96,18 @@ class DecodingConfig:
             raise ValueError("invalid decoding settings: " + "; ".join(problems))
 
     @property
+    def filters(self) -> tuple[int, float]:
+        """The sampling filters in effect, (top-k, top-p), where 0 and 1.0 mean none; every engine reads them here.
+        "top_k" and "sample_rank" filter by ``top_k`` alone. "top_p" filters by ``top_p``, and by ``top_k`` too when
+        it is set: both together, as transformers and vLLM apply them, so the nucleus is drawn from the k likeliest
+        tokens and only k are sorted each step (top-p alone sorts the whole vocabulary)."""
+        if self.method in ("top_k", "sample_rank"):
+            return self.top_k, 1.0
+        if self.method == "top_p":
+            return self.top_k, self.top_p
+        return 0, 1.0
+
+    @property
     def samples(self) -> bool:
         """Whether the method draws random samples (as opposed to a deterministic search)."""
         return self.method in ("top_k", "top_p", "sample_rank")

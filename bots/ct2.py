@@ -236,11 +236,12 @@ def generation_options(decoding: DecodingConfig, num_candidates: int) -> Generat
         draws = num_candidates
         if decoding.method == "sample_rank":
             draws = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
+        top_k, top_p = decoding.filters
         kwargs.update(
             beam_size=1,
             num_hypotheses=draws,
-            sampling_topk=decoding.top_k if decoding.method in ("top_k", "sample_rank") else 0,
-            sampling_topp=decoding.top_p if decoding.method == "top_p" else 1.0,
+            sampling_topk=top_k,
+            sampling_topp=top_p,
             sampling_temperature=decoding.temperature,
         )
     return GenerationRequest(kwargs, keep, beam)

@@ -53,12 +53,8 @@ def plan_generation(decoding: DecodingConfig, num_candidates: int) -> Generation
         num_draws = num_candidates
         kwargs.update(do_sample=False, num_beams=max(decoding.num_beams, num_candidates), early_stopping=True)
     else:
-        kwargs.update(
-            do_sample=True,
-            temperature=decoding.temperature,
-            top_k=decoding.top_k if decoding.method in ("top_k", "sample_rank") else 0,
-            top_p=decoding.top_p if decoding.method == "top_p" else 1.0,
-        )
+        top_k, top_p = decoding.filters
+        kwargs.update(do_sample=True, temperature=decoding.temperature, top_k=top_k, top_p=top_p)
         if decoding.method == "sample_rank":
             num_draws = max(decoding.num_samples or DEFAULT_SAMPLE_RANK_SAMPLES, num_candidates)
         else:

@@ -108,7 +108,7 @@ class PlatoBot(Bot):
         history = check_history(history)
         decoding = decoding or self.base.default_decoding
         if not decoding.samples:  # PLATO's diversity needs sampling; deterministic searches fall back to top-p
-            decoding = decoding.replace(method="top_p", top_p=0.9, num_beams=1)
+            decoding = decoding.replace(method="top_p", top_p=0.9, top_k=0, num_beams=1)
         total = max(self.num_samples, num_candidates)
         shares = [total // len(self.temperatures) + (i < total % len(self.temperatures))
                   for i in range(len(self.temperatures))]

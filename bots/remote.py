@@ -109,10 +109,11 @@ class RemoteChatBot(Bot):
             body["temperature"] = 0.0
         else:
             body["temperature"] = decoding.temperature
-            if decoding.method == "top_p":
-                body["top_p"] = decoding.top_p
-            if decoding.method in ("top_k", "sample_rank") and decoding.top_k:
-                body["top_k"] = decoding.top_k  # extension accepted by vLLM, llama.cpp and Ollama
+            top_k, top_p = decoding.filters
+            if top_p < 1.0:
+                body["top_p"] = top_p
+            if top_k:
+                body["top_k"] = top_k  # extension accepted by vLLM, llama.cpp and Ollama
         if decoding.seed is not None:
             body["seed"] = decoding.seed
         if decoding.min_new_tokens:

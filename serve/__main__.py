@@ -47,10 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--engine", choices=("auto", "ctranslate2", "transformers"), help="local bots' engine")
     gen.add_argument("--script", help="scripted bot: a JSON script (bots/scripted.py) instead of the built-in demo")
     gen.add_argument("--preset", default=DEFAULT_PRESET, choices=list(PRESETS),
-                     help="decoding preset; the three options below, then a request's max_tokens, temperature, "
-                          "top_p, repetition_penalty and seed adjust it")
+                     help="decoding preset; the four options below, then a request's max_tokens, temperature, "
+                          "top_k, top_p, repetition_penalty and seed adjust it")
     gen.add_argument("--temperature", type=float, help="sampling temperature (0: greedy, one candidate)")
     gen.add_argument("--top-p", type=float, help="nucleus sampling with this top-p instead of the preset's method")
+    gen.add_argument("--top-k", type=int, help="the top-k filter (0: none); with --top-p both filters apply")
     gen.add_argument("--repetition-penalty", type=float,
                      help="> 1 discourages tokens the reply already holds (1: off)")
     gen.add_argument("--upstream", help="an OpenAI-compatible server's base URL (http://127.0.0.1:8080/v1): candidates "
@@ -112,7 +113,8 @@ def build_service(args: argparse.Namespace):
         raise ValueError(f"--threshold must lie strictly between 0 and 1, got {threshold}")
     if not 1 <= args.candidates <= args.max_candidates:
         raise ValueError(f"--candidates must be between 1 and --max-candidates ({args.max_candidates})")
-    chosen = {"temperature": args.temperature, "top_p": args.top_p, "repetition_penalty": args.repetition_penalty}
+    chosen = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
+              "repetition_penalty": args.repetition_penalty}
     try:
         decoding = adjusted_decoding({k: v for k, v in chosen.items() if v is not None}, preset(args.preset))
     except RequestError as exc:  # the request's wording names the field; say the option

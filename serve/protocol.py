@@ -52,6 +52,7 @@ CANDIDATES_FIELD = "num_candidates"
 #: names the ``guard`` field took before it used the settings record's: refused with the name to use
 RENAMED_GUARD_FIELDS = {"mode": "guard_mode", "candidates": "num_candidates", "safe_reply": "fallback"}
 MAX_NEW_TOKENS = 4096
+MAX_TOP_K = 1000  # a filter wider than this is no filter on these vocabularies' useful tail
 
 
 class RequestError(Exception):
@@ -127,8 +128,8 @@ def parse_chat_request(data: Mapping, defaults: ChatSettings, max_candidates: in
     The conversation is the request's ``messages``: user and assistant turns in order, system (or developer)
     messages carrying the persona one line a persona line; the last message must be the user's. ``defaults`` are
     the server's settings: the request's ``guard`` field changes their guard fields (at most ``max_candidates``
-    candidates), and ``max_tokens``, ``temperature``, ``top_p``, ``repetition_penalty`` and ``seed`` adjust their
-    decoding.
+    candidates), and ``max_tokens``, ``temperature``, ``top_k``, ``top_p``, ``repetition_penalty`` and ``seed``
+    adjust their decoding.
     """
     for name, why in UNSUPPORTED.items():
         if data.get(name):
@@ -260,9 +261,10 @@ def _guard_settings(value: object, defaults: ChatSettings, max_candidates: int) 
 
 def adjusted_decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig:
     """The server's decoding preset with the request's ``max_tokens``, ``temperature`` (0 = greedy: one
-    candidate), ``top_p`` (sampling switches to nucleus sampling), ``repetition_penalty`` (> 1 discourages tokens the
-    reply already holds; vLLM's server takes the same field) and ``seed``. ``python -m serve`` resolves its own
-    ``--temperature``, ``--top-p`` and ``--repetition-penalty`` through this too, so both are checked alike."""
+    candidate), ``top_p`` (sampling switches to nucleus sampling), ``top_k`` (vLLM's field: the top-k filter, 0 or -1
+    for none; with ``top_p`` both filters apply), ``repetition_penalty`` (> 1 discourages tokens the reply already
+    holds; vLLM's server takes the same field) and ``seed``. ``python -m serve`` resolves its own ``--temperature``,
+    ``--top-k``, ``--top-p`` and ``--repetition-penalty`` through this too, so both are checked alike."""
     changes: dict = {}
     limit = data.get("max_completion_tokens", data.get("max_tokens"))
     name = "max_completion_tokens" if "max_completion_tokens" in data else "max_tokens"
@@ -281,13 +283,24 @@ def adjusted_decoding(data: Mapping, decoding: DecodingConfig) -> DecodingConfig
             changes["method"] = "greedy"
         else:
             changes["temperature"] = float(temperature)
+    top_k = data.get("top_k")
+    if top_k is not None:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not -1 <= top_k <= MAX_TOP_K:
+            raise RequestError(400, f"'top_k' must be a whole number from 0 to {MAX_TOP_K} (0 or -1: no top-k "
+                               f"filter), got {_show(top_k)}", param="top_k")
+        top_k = max(top_k, 0)
     top_p = data.get("top_p")
     if top_p is not None:
         if not _number(top_p) or not 0 < top_p <= 1:
             raise RequestError(400, f"'top_p' must be a number above 0 and at most 1, got {_show(top_p)}",
                                param="top_p")
-        if changes.get("method") != "greedy":
-            changes.update(method="top_p", top_p=float(top_p))
+    if changes.get("method") != "greedy":
+        if top_p is not None:  # nucleus sampling instead of the preset's method, top-k only if asked for too
+            changes.update(method="top_p", top_p=float(top_p), top_k=top_k or 0)
+        elif top_k is not None:
+            changes["top_k"] = top_k
+            if not decoding.samples:
+                changes["method"] = "top_k"
     penalty = data.get("repetition_penalty")
     if penalty is not None:
         if not _number(penalty) or not 0 < penalty <= 2:

@@ -80,6 +80,8 @@ def test_decoding_settings_map_to_generate_batch():
     assert fast.kwargs["sampling_temperature"] == 0.8 and fast.kwargs["num_hypotheses"] == 4
     top_p = ct2.generation_options(PRESETS["top_p"], 4)
     assert top_p.kwargs["sampling_topk"] == 0 and top_p.kwargs["sampling_topp"] == 0.9
+    both = ct2.generation_options(PRESETS["fast"].replace(method="top_p", top_p=0.9), 4)  # serve --top-k 40 --top-p 0.9
+    assert both.kwargs["sampling_topk"] == 40 and both.kwargs["sampling_topp"] == 0.9
     rank = ct2.generation_options(PRESETS["decode_sample_rank"], 3)
     assert rank.kwargs["num_hypotheses"] == 20 and rank.keep == 3
     with pytest.raises(BotError):

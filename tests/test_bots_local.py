@@ -184,6 +184,8 @@ def test_plan_generation_maps_methods():
     assert top_k.kwargs["do_sample"] and top_k.kwargs["top_k"] == 40 and top_k.kwargs["top_p"] == 1.0
     top_p = plan_generation(PRESETS["top_p"], 4)
     assert top_p.kwargs["top_k"] == 0 and top_p.kwargs["top_p"] == 0.9
+    both = plan_generation(PRESETS["fast"].replace(method="top_p", top_p=0.9), 4)
+    assert both.kwargs["top_k"] == 40 and both.kwargs["top_p"] == 0.9
     rank = plan_generation(PRESETS["decode_sample_rank"], 3)
     assert rank.num_draws == 20 and rank.keep == 3
     assert plan_generation(PRESETS["greedy"], 4).keep == 1

@@ -51,6 +51,7 @@ def test_n_candidates_in_one_request_scored_by_mean_logprob(start_server):
     (request,) = _requests(log)
     assert request["n"] == 3 and request["logprobs"] is True
     assert request["top_p"] == 0.9 and request["temperature"] == PRESETS["top_p"].temperature
+    assert "top_k" not in request  # the top_p preset has no top-k filter
     assert request["messages"][0]["role"] == "system" and "I love tea." in request["messages"][0]["content"]
     assert [m["role"] for m in request["messages"][1:]] == ["user", "assistant", "user"]
 

@@ -54,7 +54,12 @@ def test_guard_field_and_sampling_fields_adjust_the_defaults():
     assert request.decoding == FAST.replace(max_new_tokens=20, temperature=0.5, seed=7) and request.stream
     assert (settings.bot, settings.detector, settings.preset) == ("scripted", "embedded", "fast")  # the server's
     assert _parse([{"role": "user", "content": "Hi"}], temperature=0).decoding.method == "greedy"
-    assert _parse([{"role": "user", "content": "Hi"}], top_p=0.9).decoding.method == "top_p"
+    nucleus = _parse([{"role": "user", "content": "Hi"}], top_p=0.9).decoding  # instead of the preset's top-k 40
+    assert (nucleus.method, nucleus.filters) == ("top_p", (0, 0.9))
+    both = _parse([{"role": "user", "content": "Hi"}], top_p=0.9, top_k=40).decoding  # vLLM's two filters together
+    assert (both.method, both.filters) == ("top_p", (40, 0.9))
+    assert _parse([{"role": "user", "content": "Hi"}], top_k=-1).decoding.filters == (0, 1.0)  # vLLM's "no filter"
+    assert _parse([{"role": "user", "content": "Hi"}], top_k=10, temperature=0).decoding.method == "greedy"
     assert _parse([{"role": "user", "content": "Hi"}], max_completion_tokens=9).decoding.max_new_tokens == 9
     assert _parse([{"role": "user", "content": "Hi"}], repetition_penalty=1.2).decoding \
         == FAST.replace(repetition_penalty=1.2)  # vLLM's field: the preset's method stays
@@ -70,11 +75,16 @@ def test_the_servers_own_decoding_options_are_resolved_once_and_checked_as_a_req
     argv = ["--bot", "scripted", "--script", str(script), "--detector", "none", "--mode", "off"]
     service = build_service(build_parser().parse_args(
         argv + ["--temperature", "0.6", "--top-p", "0.9", "--repetition-penalty", "1.2"]))
-    assert service.defaults.decoding_config == FAST.replace(temperature=0.6, method="top_p", top_p=0.9,
+    assert service.defaults.decoding_config == FAST.replace(temperature=0.6, method="top_p", top_p=0.9, top_k=0,
                                                             repetition_penalty=1.2)
+    both = build_service(build_parser().parse_args(argv + ["--top-k", "40", "--top-p", "0.9"]))
+    assert both.defaults.decoding_config == FAST.replace(method="top_p", top_p=0.9)  # top-k 40 kept beside top-p
+    assert both.defaults.decoding_config.filters == (40, 0.9)
     assert build_service(build_parser().parse_args(argv)).defaults.decoding_config == FAST
     with pytest.raises(ValueError, match="--repetition-penalty: 'repetition_penalty' must be a number above 0"):
         build_service(build_parser().parse_args(argv + ["--repetition-penalty", "0"]))
+    with pytest.raises(ValueError, match="--top-k: 'top_k' must be a whole number from 0 to 1000"):
+        build_service(build_parser().parse_args(argv + ["--top-k", "-5"]))
 
 
 @pytest.mark.parametrize("body, status, wanted", [
@@ -104,6 +114,8 @@ def test_bodies_that_are_not_a_json_object(body, status, wanted):
      "guard.candidates is now guard.num_candidates (the guard settings take the names of the chat settings record)"),
     ({"messages": [{"role": "user", "content": "hi"}], "temperature": 3}, "'temperature' must be a number from 0"),
     ({"messages": [{"role": "user", "content": "hi"}], "seed": 1.5}, "'seed' must be a whole number"),
+    ({"messages": [{"role": "user", "content": "hi"}], "top_k": 4.5},
+     "'top_k' must be a whole number from 0 to 1000 (0 or -1: no top-k filter), got 4.5"),
     ({"messages": [{"role": "user", "content": "hi"}], "repetition_penalty": "high"},
      "'repetition_penalty' must be a number above 0 and at most 2 (1 = off), got 'high'"),
 ])
