@@ -75,8 +75,8 @@ def test_decoding_settings_map_to_generate_batch():
     top_k = ct2.generation_options(PRESETS["decode_top_k"], 4)
     assert top_k.kwargs["sampling_topk"] == 40 and top_k.kwargs["sampling_temperature"] == 1.0
     assert top_k.kwargs["sampling_topp"] == 1.0 and top_k.kwargs["num_hypotheses"] == 4
-    fast = ct2.generation_options(PRESETS["fast"], 4)  # the default: top-k 40 at temperature 0.8
-    assert fast.kwargs["sampling_topk"] == 40 and fast.kwargs["sampling_topp"] == 1.0
+    fast = ct2.generation_options(PRESETS["fast"], 4)  # the default: top-k 40 and top-p 0.9 at temperature 0.8
+    assert fast.kwargs["sampling_topk"] == 40 and fast.kwargs["sampling_topp"] == 0.9
     assert fast.kwargs["sampling_temperature"] == 0.8 and fast.kwargs["num_hypotheses"] == 4
     top_p = ct2.generation_options(PRESETS["top_p"], 4)
     assert top_p.kwargs["sampling_topk"] == 0 and top_p.kwargs["sampling_topp"] == 0.9

@@ -58,7 +58,7 @@ def test_guard_field_and_sampling_fields_adjust_the_defaults():
     assert (nucleus.method, nucleus.filters) == ("top_p", (0, 0.9))
     both = _parse([{"role": "user", "content": "Hi"}], top_p=0.9, top_k=40).decoding  # vLLM's two filters together
     assert (both.method, both.filters) == ("top_p", (40, 0.9))
-    assert _parse([{"role": "user", "content": "Hi"}], top_k=-1).decoding.filters == (0, 1.0)  # vLLM's "no filter"
+    assert _parse([{"role": "user", "content": "Hi"}], top_k=-1).decoding.filters == (0, 0.9)  # vLLM's "no filter"
     assert _parse([{"role": "user", "content": "Hi"}], top_k=10, temperature=0).decoding.method == "greedy"
     assert _parse([{"role": "user", "content": "Hi"}], max_completion_tokens=9).decoding.max_new_tokens == 9
     assert _parse([{"role": "user", "content": "Hi"}], repetition_penalty=1.2).decoding \

@@ -95,8 +95,8 @@ def draw(conversation: Conversation) -> ChatSettings:
     st.selectbox("How the bot picks its words", list(PRESETS), key=key("preset"),
                  help="'fast' (the default) writes short replies quickly, with some variety; 'greedy' always takes "
                       "the most likely next word.\n\nTechnical: decoding presets (bots.base.PRESETS): 'fast' is top-k "
-                      "sampling (k 40, temperature 0.8, 32 tokens); the others greedy, and beam search, top-k "
-                      "sampling, sample-and-rank and nucleus sampling as DECODE ran them.")
+                      "and nucleus sampling together (k 40, p 0.9, temperature 0.8, 32 tokens); the others greedy, "
+                      "and beam search, top-k sampling, sample-and-rank and nucleus sampling as DECODE ran them.")
     st.number_input("Replies the bot drafts per turn", *chat_state.CANDIDATES_RANGE, key=key("num_candidates"),
                     help="The bot writes this many possible replies; the guard checks each one and decides which to "
                          "send.")
