@@ -237,6 +237,35 @@ def test_an_answer_to_what_the_bot_plays_is_the_whole_of_it():
     assert clashes_with_question(["I play the violin."], "I play the guitar and the piano.", "Anything else?") == []
 
 
+@pytest.mark.parametrize(("answer", "later", "why"), [
+    # the answer to "any pets?" names them all: another kind said later clashes, whatever way it is said
+    ("Yes, I have a tortoise named Pebble.", "Yes, she's a small cat named Luna.",
+     ["how many: tortoises at least 1 (of its pets, only tortoises) (turn 1) vs cats at least 1"]),
+    ("I have two parakeets.", "My dog is a rescue named Max.",
+     ["how many: parakeets 2 (of its pets, only parakeets) (turn 1) vs dogs at least 1"]),
+    # what the set holds, a kind of it, or none of another kind: no clash
+    ("I have two dogs and a cat.", "My cat is called Luna.", []),
+    ("I have two dogs.", "One of them is a beagle; my beagle is called Max.", []),
+    ("Yes, I have a tortoise named Pebble.", "No, I don't have a cat.", []),
+    # a list left open ("and other animals", "too") is no whole set
+    ("I have two dogs and some other animals.", "My cat is called Luna.", []),
+])
+def test_the_answer_to_any_pets_is_the_whole_set(answer, later, why):
+    turns = [Turn(0, "user", "Do you have any pets?"), Turn(1, "bot", answer), Turn(2, "user", "Do you have a cat?")]
+    sheet = sheet_of(turns, ["My name is Ngozi."], "bot")
+    reading = read_answer("Do you have a cat?", later)
+    said = read_facts(later, PremiseSource.HISTORY, 3, reading.statement if reading else None, "Do you have a cat?")
+    assert [c.why for c in sheet.clashes(said)] == why
+
+
+def test_a_persona_line_alone_closes_no_set():
+    """The persona names some of the bot's pets, not all: "I have two dogs." then "my cat" is new, not a clash (the
+    labelling brief's reading: only an answer that gave the whole set closes it)."""
+    turns = [Turn(0, "user", "Do you have a cat?")]
+    assert clashes_with_question(["I have two dogs."], "Yes, my cat is called Luna.", "Do you have a cat?") == []
+    assert sheet_of(turns, ["I have two dogs."], "bot").current()[0].whole_of == ""
+
+
 def test_an_earlier_turn_is_read_with_the_question_it_answered():
     turns = [Turn(0, "user", "What instruments do you play?"), Turn(1, "bot", "I play the guitar and the piano.")]
     sheet = sheet_of(turns, ["I play the violin."], "bot")

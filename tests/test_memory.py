@@ -30,8 +30,11 @@ def _said(turns, persona=NURSE) -> list[str]:
     ("So you live in Berlin?", ["I live in Paris."], [Relation.LIVES_IN]),
     ("How many dogs do you have?", ["I have two dogs."], [Relation.COUNT]),
     ("What do you do for work?", ["I work as a nurse."], [Relation.JOB]),
+    # another thing of a kind the persona has some of: the persona's own, so the bot can say which pets it has
+    ("Do you have a cat?", ["I have two dogs."], [Relation.COUNT]),
     # a message about nothing the sheet holds recalls nothing
     ("Do you like the rain?", [], []),
+    ("Do you have a brother?", [], [Relation.COUNT]),
 ])
 def test_the_message_decides_what_is_recalled(message, said, asked):
     memory = recall(_turns("Hi!", "Hello there!", message), NURSE)

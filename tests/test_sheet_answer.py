@@ -56,6 +56,9 @@ def _answer(persona: list[str], message: str) -> str | None:
     (CAPTAIN, "What's your favorite food?", None),
     (NURSE, "Where did you go on your last holiday?", None),
     (NURSE, "Tell me about yourself.", None),
+    # the memory recalls the persona's pets for another pet, but they say nothing of how many cats: no answer
+    (NURSE, "Do you have a cat?", None),
+    (CAPTAIN, "How many brothers do you have?", None),
 ])
 def test_the_sheet_answers_what_the_persona_holds(persona, message, written):
     assert _answer(persona, message) == written

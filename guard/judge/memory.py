@@ -105,7 +105,7 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
             if f.relation != relation:
                 return False
             if relation == Relation.COUNT and thing:
-                return f.thing == thing or grammar.same_kind(f.thing, thing) or grammar.covers(thing, f.thing)
+                return _counts_of(f.thing, thing) or _of_one_kind(f.thing, thing)
             return True
 
         own = [f for f in persona if about(f)]
@@ -117,6 +117,18 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
                 and not sheet_clashes(persona, f)]
         out += said[-1:]
     return tuple(dict.fromkeys(out))
+
+
+def _counts_of(held: str, asked: str) -> bool:
+    """Whether a count of ``held`` says how many ``asked`` the speaker has: the same thing, one a kind of the other,
+    or a kind ``asked`` covers ("two dogs" answers "any pets?")."""
+    return held == asked or grammar.same_kind(held, asked) or grammar.covers(asked, held)
+
+
+def _of_one_kind(held: str, asked: str) -> bool:
+    """Whether ``held`` and ``asked`` are two things of one kind a person has a set of (``grammar.COVERS``: pets,
+    children, siblings): "Do you have a cat?" recalls the persona's tortoise, so the bot can say which pet it has."""
+    return any(grammar.covers(kind, held) and grammar.covers(kind, asked) for kind in grammar.COVERS)
 
 
 def sheet_clashes(persona: Sequence[Fact], fact: Fact) -> bool:
@@ -158,12 +170,20 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
              and f.time == grammar.PRESENT and not f.vague]
     if not facts:
         return None
+    # a count answers only the thing asked about: the tortoise the memory recalls for "Do you have a cat?" says
+    # nothing of cats, so the sheet has no answer to it
+    counted = [thing for relation, thing in asked_relations(message) if relation == Relation.COUNT and thing]
+    facts = [f for f in facts if f.relation != Relation.COUNT or not counted
+             or any(_counts_of(f.thing, thing) for thing in counted)]
+    if not facts:
+        return None
     fact = facts[0]
+    claims = _claimed(message)
     if kind != AnswerKind.YES_NO:
         return SheetAnswer(fact)
     # what the message claims of this fact, as holding now ("I thought you said you were a pilot?" claims the job;
     # "Do you have any pets?" claims nothing of how many)
-    claimed = [replace(f, time=grammar.PRESENT) for f in _claimed(message) if f.relation == fact.relation
+    claimed = [replace(f, time=grammar.PRESENT) for f in claims if f.relation == fact.relation
                and not f.vague]
     if not claimed:
         return SheetAnswer(fact, yes=fact.holds)

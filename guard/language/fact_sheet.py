@@ -96,6 +96,11 @@ class Fact:
     #: the speaker gives the whole of a many-valued fact: "I only play the guitar", or the answer to "What
     #: instruments do you play?" (a value left out of it is denied)
     exhaustive: bool = False
+    #: the answer to "Do you have any pets?" (or siblings, children) names the whole of them: this count is one of
+    #: them, ``whole_of`` the kind asked about ("pet"), ``among`` every thing the answer counted of it; another kind
+    #: said later ("my cat" after "I have two parakeets.") is a clash (a persona line alone closes no set)
+    whole_of: str = ""
+    among: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -109,9 +114,12 @@ class Fact:
 
     @property
     def shown(self) -> str:
-        """The value as the sheet shows it: "dogs 2", "not a doctor", "job nurse"."""
+        """The value as the sheet shows it: "dogs 2", "not a doctor", "job nurse", "tortoises at least 1 (of its
+        pets, only tortoises)"."""
         if self.relation == Relation.COUNT:
-            return f"{self.counted} {'some' if self.vague else self.value}"
+            whole = f" (of its {plural(self.whole_of)}, only {' and '.join(plural(t) for t in self.among)})" \
+                if self.whole_of else ""
+            return f"{self.counted} {'some' if self.vague else self.value}{whole}"
         if self.relation == Relation.DOES:
             return self.thing if self.holds else f"never: {self.thing}"
         return self.value if self.holds else f"not {self.value}"
@@ -314,6 +322,8 @@ def _ranges_meet(a: Fact, b: Fact) -> bool:
 def _count_clash(old: Fact, new: Fact) -> bool:
     if new.vague and new.holds:
         return False
+    if _beyond_whole(old, new):
+        return True
     if old.thing == new.thing or grammar.same_sense(old.thing, new.thing):
         return not _ranges_meet(old, new)
     if grammar.same_kind(old.thing, new.thing):
@@ -329,6 +339,16 @@ def _count_clash(old: Fact, new: Fact) -> bool:
     if new.high == 0 and (old.low or 0) >= 1:
         return grammar.covers(new.thing, old.thing)
     return False
+
+
+def _beyond_whole(old: Fact, new: Fact) -> bool:
+    """Whether ``new`` has some of a thing the whole set ``old`` came from leaves out: "My cat is Kibo." after "Yes,
+    I have a tortoise named Pebble." answered "Do you have any pets?"; a kind of a thing in the set is in it ("a
+    rescue beagle" after "two dogs")."""
+    if not old.whole_of or (new.low or 0) < 1 or not grammar.covers(old.whole_of, new.thing):
+        return False
+    return not any(t == new.thing or grammar.same_sense(t, new.thing) or grammar.same_kind(t, new.thing)
+                   or grammar.covers(new.thing, t) for t in old.among)
 
 
 def _diet_clash(old: Fact, new: Fact) -> bool:
@@ -427,7 +447,35 @@ def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | No
         facts = [replace(f, exhaustive=True) if f.relation == Relation.PLAYS else f for f in facts]
     if question and _ASKS_HOW_MANY.search(question):  # "How many kids?" "One son.": the whole count, not a part
         facts = [replace(f, exhaustive=True) if f.relation == Relation.COUNT else f for f in facts]
-    return tuple(facts)
+    return tuple(_whole_sets(facts, text, question))
+
+
+def _whole_sets(facts: list[Fact], text: str, question: str | None) -> list[Fact]:
+    """The answer's counts marked as the whole set (``Fact.whole_of``) when ``question`` asks for every thing of a
+    kind (``grammar.COVERS``: pets, animals, children, siblings: "Do you have any pets?", "How many kids?") and the
+    answer names some of that kind, each with a count, and nothing that leaves the list open ("another", "also",
+    "too", "other": ``_OPEN_LIST``)."""
+    kind = _asked_all_of(question) if question else ""
+    if not kind:
+        return facts
+    named = [f for f in facts if f.relation == Relation.COUNT and f.holds and f.time == grammar.PRESENT
+             and not f.vague and (f.low or 0) >= 1 and f.thing != kind and grammar.covers(kind, f.thing)]
+    if not named or set(re.findall(r"[a-z]+", text.lower())) & _OPEN_LIST:
+        return facts
+    among = tuple(dict.fromkeys(f.thing for f in named))
+    return [replace(f, whole_of=kind, among=among) if f in named else f for f in facts]
+
+
+def _asked_all_of(question: str) -> str:
+    """The kind of thing a question asks for all of ("pet" for "Do you have any pets?", "child" for "How many kids
+    do you have?"), "" when it asks for none that ``grammar.COVERS`` knows."""
+    for token in grammar.parse(question):
+        if token.lower_ in ("any", "many") and token.head.pos_ == "NOUN" and token.head.i > token.i:
+            word = token.head.lemma_.lower()
+            kind = grammar.FAMILY.get(word, word)
+            if kind in grammar.COVERS:
+                return kind
+    return ""
 
 
 def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: int) -> list[Fact]:
