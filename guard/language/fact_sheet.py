@@ -458,22 +458,29 @@ def _whole_sets(facts: list[Fact], text: str, question: str | None) -> list[Fact
     kind = _asked_all_of(question) if question else ""
     if not kind:
         return facts
-    named = [f for f in facts if f.relation == Relation.COUNT and f.holds and f.time == grammar.PRESENT
-             and not f.vague and (f.low or 0) >= 1 and f.thing != kind and grammar.covers(kind, f.thing)]
+    of_kind = [f for f in facts if f.relation == Relation.COUNT and f.thing != kind and grammar.covers(kind, f.thing)]
+    named = [f for f in of_kind if f.holds and f.time == grammar.PRESENT and not f.vague and (f.low or 0) >= 1]
     if not named or set(re.findall(r"[a-z]+", text.lower())) & _OPEN_LIST:
         return facts
-    among = tuple(dict.fromkeys(f.thing for f in named))
+    among = tuple(dict.fromkeys(f.thing for f in of_kind))  # "my cat since he was a kitten" is one of them too
     return [replace(f, whole_of=kind, among=among) if f in named else f for f in facts]
 
 
 def _asked_all_of(question: str) -> str:
-    """The kind of thing a question asks for all of ("pet" for "Do you have any pets?", "child" for "How many kids
-    do you have?"), "" when it asks for none that ``grammar.COVERS`` knows."""
-    for token in grammar.parse(question):
-        if token.lower_ in ("any", "many") and token.head.pos_ == "NOUN" and token.head.i > token.i:
+    """The kind of thing a question asks the speaker for all of ("pet" for "Do you have any pets?" or "Any pets?",
+    "child" for "How many kids do you have?"), "" when it asks for none that ``grammar.COVERS`` knows. Only a question
+    about "you" counts: "I don't have any pets. Do you?" says what the asker has."""
+    for sentence in grammar.parse(question).sents:
+        if not sentence.text.rstrip().endswith("?"):
+            continue
+        for token in sentence:
+            if token.lower_ not in ("any", "many") or token.head.pos_ != "NOUN" or token.head.i < token.i:
+                continue
+            verb = grammar.governing_verb(token.head)
+            asks_you = not grammar.is_verb(verb) or any(c.dep_ == "nsubj" and c.lower_ == "you" for c in verb.children)
             word = token.head.lemma_.lower()
             kind = grammar.FAMILY.get(word, word)
-            if kind in grammar.COVERS:
+            if asks_you and kind in grammar.COVERS:
                 return kind
     return ""
 
