@@ -258,6 +258,19 @@ def test_the_answer_to_any_pets_is_the_whole_set(answer, later, why):
     assert [c.why for c in sheet.clashes(said)] == why
 
 
+@pytest.mark.parametrize(("question", "whole"), [
+    ("Do you have any pets?", "pet"), ("Any pets?", "pet"), ("How many animals do you have?", "animal"),
+    ("Do you have any brothers or sisters?", ""),  # no kind COVERS knows by that name
+    # what the user says of themselves asks nothing ("Do you?" says no more than that): DECODE's evaluation half had
+    # "As I mentioned, I don't have any pets...How long have you had your pets for?"
+    ("I understand. I don't have any pets. Do you?", ""),
+    ("As I mentioned, I don't have any pets...How long have you had your pets for?", ""),
+])
+def test_only_a_question_to_the_bot_for_all_of_a_kind_opens_a_set(question, whole):
+    facts = read_facts("I have a dog and a cat.", PremiseSource.HISTORY, 1, None, question)
+    assert {f.whole_of for f in facts} == {whole}
+
+
 def test_a_persona_line_alone_closes_no_set():
     """The persona names some of the bot's pets, not all: "I have two dogs." then "my cat" is new, not a clash (the
     labelling brief's reading: only an answer that gave the whole set closes it)."""
