@@ -687,6 +687,10 @@ def test_a_fact_is_shown_as_what_it_is_about_its_value_and_where_it_was_said():
     assert (fact_about(never), fact_value(never)) == ("never", "fly")
     steak = _fact(Relation.DIET, "eats", thing="steak")
     assert (fact_about(steak), fact_value(steak)) == ("eats", "steak")
+    # the answer to "Do you have any pets?": all of them, said so on its row
+    tortoise = _fact(Relation.COUNT, "at least 1", PremiseSource.HISTORY, 3, thing="tortoise", low=1,
+                     whole_of="pet", among=("tortoise",))
+    assert fact_value(tortoise) == "at least 1 (of its pets, only tortoises)"
 
 
 def test_the_sheet_joins_a_fact_said_twice_and_marks_a_clash_on_both_facts():

@@ -38,7 +38,8 @@ def fact_value(fact: Fact) -> str:
     if fact.relation == Relation.COUNT:
         if fact.vague:
             return "some"
-        return "none" if fact.value == "0" else fact.value
+        value = "none" if fact.value == "0" else fact.value
+        return f"{value} ({fact.whole_words})" if fact.whole_of else value  # "at least 1 (of its pets, only tortoises)"
     if fact.relation in (Relation.DOES,) or (fact.relation == Relation.DIET and fact.value == "eats"):
         return fact.thing
     return fact.value if fact.holds else f"not {fact.value}"

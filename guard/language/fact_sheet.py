@@ -113,12 +113,18 @@ class Fact:
         return plural(self.thing)
 
     @property
+    def whole_words(self) -> str:
+        """What a whole set says ("of its pets, only tortoises"), for the sheet and the clash's reason; "" for none."""
+        if not self.whole_of:
+            return ""
+        return f"of its {plural(self.whole_of)}, only {' and '.join(plural(t) for t in self.among)}"
+
+    @property
     def shown(self) -> str:
         """The value as the sheet shows it: "dogs 2", "not a doctor", "job nurse", "tortoises at least 1 (of its
         pets, only tortoises)"."""
         if self.relation == Relation.COUNT:
-            whole = f" (of its {plural(self.whole_of)}, only {' and '.join(plural(t) for t in self.among)})" \
-                if self.whole_of else ""
+            whole = f" ({self.whole_words})" if self.whole_of else ""
             return f"{self.counted} {'some' if self.vague else self.value}{whole}"
         if self.relation == Relation.DOES:
             return self.thing if self.holds else f"never: {self.thing}"
