@@ -249,6 +249,9 @@ def test_an_answer_to_what_the_bot_plays_is_the_whole_of_it():
     ("Yes, I have a tortoise named Pebble.", "No, I don't have a cat.", []),
     # a list left open ("and other animals", "too") is no whole set
     ("I have two dogs and some other animals.", "My cat is called Luna.", []),
+    # a word that opens a list opens it only beside the things named ("more than happy" elsewhere does not)
+    ("I'm more than happy to answer your question. I have two parakeets.", "I do have a dog, yes.",
+     ["how many: parakeets 2 (of its pets, only parakeets) (turn 1) vs dogs at least 1"]),
 ])
 def test_the_answer_to_any_pets_is_the_whole_set(answer, later, why):
     turns = [Turn(0, "user", "Do you have any pets?"), Turn(1, "bot", answer), Turn(2, "user", "Do you have a cat?")]

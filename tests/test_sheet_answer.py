@@ -64,6 +64,22 @@ def test_the_sheet_answers_what_the_persona_holds(persona, message, written):
     assert _answer(persona, message) == written
 
 
+@pytest.mark.parametrize(("pets", "message", "written"), [
+    # the bot gave its pets whole: another pet is a no, with the persona's own
+    ("Yes, I have a tortoise named Pebble.", "Do you have a cat?", "No, I have a tortoise named Pebble."),
+    ("I'm more than happy to answer. I have a tortoise named Pebble.", "Do you have any dogs?",
+     "No, I have a tortoise named Pebble."),
+    # a list left open says nothing of cats; a wh-question for cats asks for a number the sheet does not hold
+    ("Yes, a tortoise and some other animals.", "Do you have a cat?", None),
+    ("Yes, I have a tortoise named Pebble.", "How many cats do you have?", None),
+])
+def test_after_the_bot_gave_its_pets_whole_another_pet_is_answered_no(pets, message, written):
+    persona = ["My name is Ngozi.", "I have a tortoise named Pebble."]
+    turns = [Turn(0, "user", "Do you have any pets?"), Turn(1, "bot", pets), Turn(2, "user", message)]
+    answer = sheet_answer(message, recall(turns, persona, "bot"))
+    assert (None if answer is None else plan_from_sheet(answer).opening) == written
+
+
 def test_a_living_is_a_job_not_a_place():
     assert expected_answer("What do you do for a living?") == AnswerKind.JOB
     assert expected_answer("Where are you living now?") == AnswerKind.PLACE

@@ -43,6 +43,9 @@ class Memory:
 
     facts: tuple[Fact, ...] = ()
     asked: tuple[Relation, ...] = ()
+    #: the sets the bot gave whole ("Yes, I have a tortoise named Pebble." to "Do you have any pets?": ``Fact.whole_of``)
+    #: that the message asks about, so the sheet can answer "Do you have a cat?" with no
+    closed: tuple[Fact, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts)
@@ -93,7 +96,11 @@ def recall(turns: Sequence[Turn], persona: Sequence[str], speaker: str = "bot") 
     first = not any(t.agent_id == speaker for t in turns)
     wanted = list(asked) + ([(r, "") for r in IDENTITY if (r, "") not in asked] if first else [])
     facts = _facts_for(sheet, wanted)
-    return Memory(facts, tuple(dict.fromkeys(r for r, _ in asked)))
+    persona = [f for f in sheet.current() if f.source == PremiseSource.PERSONA]
+    counted = [thing for relation, thing in asked if relation == Relation.COUNT and thing]
+    closed = tuple(f for f in sheet.current() if f.whole_of and not sheet_clashes(persona, f)
+                   and any(grammar.covers(f.whole_of, thing) for thing in counted))
+    return Memory(facts, tuple(dict.fromkeys(r for r, _ in asked)), closed)
 
 
 def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tuple[Fact, ...]:
@@ -157,7 +164,10 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
     persona fact of a single-valued relation the message asks about (``ANSWERED_FROM_SHEET``), or None when the
     message asks none the persona holds, asks openly ("Tell me about yourself."), or asks "where" of something else
     than home. After a yes/no message the answer says no when what the message claims gives the fact another value
-    ("So you live in Madrid?" to "I live in Valparaiso."), else yes ("Are you in your fifties?" to "I am 58.")."""
+    ("So you live in Madrid?" to "I live in Valparaiso."), else yes ("Are you in your fifties?" to "I am 58."). A count
+    answers only the thing asked about, except that after the bot gave a set whole ("Yes, I have a tortoise named
+    Pebble." to "Do you have any pets?") a yes/no message about another thing of it is answered no with the
+    persona's own ("Do you have a cat?" -> "No, I have a tortoise named Pebble.")."""
     kind = expected_answer(message)
     if kind in (None, AnswerKind.OPEN):
         return None
@@ -173,10 +183,16 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
     # a count answers only the thing asked about: the tortoise the memory recalls for "Do you have a cat?" says
     # nothing of cats, so the sheet has no answer to it
     counted = [thing for relation, thing in asked_relations(message) if relation == Relation.COUNT and thing]
-    facts = [f for f in facts if f.relation != Relation.COUNT or not counted
-             or any(_counts_of(f.thing, thing) for thing in counted)]
+    others = [f for f in facts if f.relation == Relation.COUNT and counted
+              and not any(_counts_of(f.thing, thing) for thing in counted)]
+    facts = [f for f in facts if f not in others]
     if not facts:
-        return None
+        # "Do you have a cat?" after the bot gave its pets whole ("Yes, I have a tortoise named Pebble."): no, and the
+        # persona's own of that set
+        outside = kind == AnswerKind.YES_NO and any(
+            not any(_counts_of(held, thing) for held in whole.among) for whole in memory.closed for thing in counted)
+        kept = [f for f in others if any(f.thing in whole.among for whole in memory.closed)]
+        return SheetAnswer(kept[0], yes=False) if outside and kept else None
     fact = facts[0]
     claims = _claimed(message)
     if kind != AnswerKind.YES_NO:

@@ -453,20 +453,21 @@ def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | No
         facts = [replace(f, exhaustive=True) if f.relation == Relation.PLAYS else f for f in facts]
     if question and _ASKS_HOW_MANY.search(question):  # "How many kids?" "One son.": the whole count, not a part
         facts = [replace(f, exhaustive=True) if f.relation == Relation.COUNT else f for f in facts]
-    return tuple(_whole_sets(facts, text, question))
+    return tuple(_whole_sets(facts, question))
 
 
-def _whole_sets(facts: list[Fact], text: str, question: str | None) -> list[Fact]:
+def _whole_sets(facts: list[Fact], question: str | None) -> list[Fact]:
     """The answer's counts marked as the whole set (``Fact.whole_of``) when ``question`` asks for every thing of a
     kind (``grammar.COVERS``: pets, animals, children, siblings: "Do you have any pets?", "How many kids?") and the
-    answer names some of that kind, each with a count, and nothing that leaves the list open ("another", "also",
-    "too", "other": ``_OPEN_LIST``)."""
+    answer names some of that kind, each with a count, in sentences with no word that leaves the list open
+    ("another", "also", "too", "other": ``_OPEN_LIST``; "I'm more than happy to answer." beside them leaves it shut)."""
     kind = _asked_all_of(question) if question else ""
     if not kind:
         return facts
     of_kind = [f for f in facts if f.relation == Relation.COUNT and f.thing != kind and grammar.covers(kind, f.thing)]
     named = [f for f in of_kind if f.holds and f.time == grammar.PRESENT and not f.vague and (f.low or 0) >= 1]
-    if not named or set(re.findall(r"[a-z]+", text.lower())) & _OPEN_LIST:
+    said = {w for f in named for w in re.findall(r"[a-z]+", f.said.lower())}  # the sentences that name them
+    if not named or said & _OPEN_LIST:
         return facts
     among = tuple(dict.fromkeys(f.thing for f in of_kind))  # "my cat since he was a kitten" is one of them too
     return [replace(f, whole_of=kind, among=among) if f in named else f for f in facts]
