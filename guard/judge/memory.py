@@ -194,12 +194,11 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
         kept = [f for f in others if any(f.thing in whole.among for whole in memory.closed)]
         return SheetAnswer(kept[0], yes=False) if outside and kept else None
     fact = facts[0]
-    claims = _claimed(message)
     if kind != AnswerKind.YES_NO:
         return SheetAnswer(fact)
     # what the message claims of this fact, as holding now ("I thought you said you were a pilot?" claims the job;
     # "Do you have any pets?" claims nothing of how many)
-    claimed = [replace(f, time=grammar.PRESENT) for f in claims if f.relation == fact.relation
+    claimed = [replace(f, time=grammar.PRESENT) for f in _claimed(message) if f.relation == fact.relation
                and not f.vague]
     if not claimed:
         return SheetAnswer(fact, yes=fact.holds)
