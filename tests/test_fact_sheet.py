@@ -274,6 +274,20 @@ def test_only_a_question_to_the_bot_for_all_of_a_kind_opens_a_set(question, whol
     assert {f.whole_of for f in facts} == {whole}
 
 
+@pytest.mark.parametrize(("reply", "clash"), [
+    # another city in the persona's region: WordNet knows neither "Ashton, Oregon" nor "Portland, Oregon" whole, and
+    # read by their last word both were Oregon (the ten-turn chat with the default bot sent "I live in Ashton, Oregon")
+    ("I live in Ashton, Oregon.", True),
+    ("I live in Salem, Oregon.", True),
+    # the same city, or the region it is in, or the city with its region
+    ("I live in Portland.", False),
+    ("I live in Oregon.", False),
+    ("I live in downtown Portland, Oregon.", False),
+])
+def test_two_cities_of_one_region_are_two_places(reply, clash):
+    assert bool(clashes(["I live in Portland, Oregon."], reply, "Where do you live?")) == clash
+
+
 def test_a_persona_line_alone_closes_no_set():
     """The persona names some of the bot's pets, not all: "I have two dogs." then "my cat" is new, not a clash (the
     labelling brief's reading: only an answer that gave the whole set closes it)."""

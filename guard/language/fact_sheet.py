@@ -315,6 +315,14 @@ def _same_place(a: str, b: str) -> bool:
     a_low, b_low = a.lower(), b.lower()
     if a_low == b_low or a_low.startswith(b_low + ",") or b_low.startswith(a_low + ","):
         return True
+    a_parts, b_parts = a_low.replace(",", " ").split(), b_low.replace(",", " ").split()
+    shorter, longer = sorted((a_parts, b_parts), key=len)
+    if longer[-len(shorter):] == shorter:  # a place named with the region it is in ("Brooklyn, New York" / "New York")
+        return True
+    if len(a_parts) > 1 and len(b_parts) > 1 and a_parts[-1] == b_parts[-1]:
+        # two places in one region ("Ashton, Oregon" / "Portland, Oregon") are the same only if the places are:
+        # WordNet knows neither whole name, and read by its last word each would be Oregon
+        return _same_place(" ".join(a_parts[:-1]), " ".join(b_parts[:-1]))
     return grammar.same_kind(a, b)  # WordNet: a place inside the other (Brooklyn, New York)
 
 
