@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from guard.language import grammar
 from guard.language.answers import AnswerKind, expected_answer, read_answer
-from guard.language.fact_sheet import Fact, FactSheet, Relation, persona_agreements, read_facts, sheet_of
+from guard.language.fact_sheet import Fact, FactSheet, Relation, counts_of, persona_agreements, read_facts, sheet_of
 from guard.records import Turn
 from guard.vocabulary import PremiseSource
 
@@ -46,6 +46,9 @@ class Memory:
     #: the sets the bot gave whole ("Yes, I have a tortoise named Pebble." to "Do you have any pets?": ``Fact.whole_of``)
     #: that the message asks about, so the sheet can answer "Do you have a cat?" with no
     closed: tuple[Fact, ...] = ()
+    #: the things the message asks how many of, or claims ("cat" for "Do you have a cat?"); ``sheet_answer`` answers
+    #: a count of these only
+    counted: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts)
@@ -100,7 +103,7 @@ def recall(turns: Sequence[Turn], persona: Sequence[str], speaker: str = "bot") 
     counted = [thing for relation, thing in asked if relation == Relation.COUNT and thing]
     closed = tuple(f for f in sheet.current() if f.whole_of and not sheet_clashes(persona, f)
                    and any(grammar.covers(f.whole_of, thing) for thing in counted))
-    return Memory(facts, tuple(dict.fromkeys(r for r, _ in asked)), closed)
+    return Memory(facts, tuple(dict.fromkeys(r for r, _ in asked)), closed, tuple(counted))
 
 
 def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tuple[Fact, ...]:
@@ -112,7 +115,7 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
             if f.relation != relation:
                 return False
             if relation == Relation.COUNT and thing:
-                return _counts_of(f.thing, thing) or _of_one_kind(f.thing, thing)
+                return counts_of(f.thing, thing) or _of_one_kind(f.thing, thing)
             return True
 
         own = [f for f in persona if about(f)]
@@ -124,12 +127,6 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
                 and not sheet_clashes(persona, f)]
         out += said[-1:]
     return tuple(dict.fromkeys(out))
-
-
-def _counts_of(held: str, asked: str) -> bool:
-    """Whether a count of ``held`` says how many ``asked`` the speaker has: the same thing, one a kind of the other,
-    or a kind ``asked`` covers ("two dogs" answers "any pets?")."""
-    return held == asked or grammar.same_kind(held, asked) or grammar.covers(asked, held)
 
 
 def _of_one_kind(held: str, asked: str) -> bool:
@@ -182,15 +179,15 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
         return None
     # a count answers only the thing asked about: the tortoise the memory recalls for "Do you have a cat?" says
     # nothing of cats, so the sheet has no answer to it
-    counted = [thing for relation, thing in asked_relations(message) if relation == Relation.COUNT and thing]
+    counted = memory.counted
     others = [f for f in facts if f.relation == Relation.COUNT and counted
-              and not any(_counts_of(f.thing, thing) for thing in counted)]
+              and not any(counts_of(f.thing, thing) for thing in counted)]
     facts = [f for f in facts if f not in others]
     if not facts:
         # "Do you have a cat?" after the bot gave its pets whole ("Yes, I have a tortoise named Pebble."): no, and the
         # persona's own of that set
         outside = kind == AnswerKind.YES_NO and any(
-            not any(_counts_of(held, thing) for held in whole.among) for whole in memory.closed for thing in counted)
+            not any(counts_of(held, thing) for held in whole.among) for whole in memory.closed for thing in counted)
         kept = [f for f in others if any(f.thing in whole.among for whole in memory.closed)]
         return SheetAnswer(kept[0], yes=False) if outside and kept else None
     fact = facts[0]

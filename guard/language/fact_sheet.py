@@ -361,8 +361,14 @@ def _beyond_whole(old: Fact, new: Fact) -> bool:
     rescue beagle" after "two dogs")."""
     if not old.whole_of or (new.low or 0) < 1 or not grammar.covers(old.whole_of, new.thing):
         return False
-    return not any(t == new.thing or grammar.same_sense(t, new.thing) or grammar.same_kind(t, new.thing)
-                   or grammar.covers(new.thing, t) for t in old.among)
+    return not any(counts_of(t, new.thing) for t in old.among)
+
+
+def counts_of(held: str, asked: str) -> bool:
+    """Whether a count of ``held`` says how many ``asked`` the speaker has: the same thing (a shared sense), one a
+    kind of the other ("my beagle" is one of "two dogs"), or a kind ``asked`` covers ("two dogs" answers "any
+    pets?")."""
+    return grammar.same_kind(held, asked) or grammar.covers(asked, held)
 
 
 def _diet_clash(old: Fact, new: Fact) -> bool:
