@@ -24,7 +24,8 @@ more than ``CACHE_BUDGET_TOKENS`` tokens.
 Loading without transformers: the conversion also keeps the tokenizer as transformers set it up and the few
 model settings the engine reads (``snapshot_tokenizer``: bots.tokenizer), so a later process builds the
 engine from the cache alone (``CTranslate2Engine.from_cache``) and never imports torch or transformers,
-whose import took most of a ``python -m bots generate``. Only the first conversion needs them.
+whose import took most of a ``python -m bots generate``. Only the first conversion needs them, and not even
+that for a llama GGUF such as the embedded bot's (bots.gguf_direct).
 """
 
 from __future__ import annotations
@@ -193,6 +194,18 @@ def _convert_with_ctranslate2(source: str, output_dir: str) -> None:
     from ctranslate2.converters import TransformersConverter
 
     TransformersConverter(source, low_cpu_mem_usage=True).convert(output_dir, quantization=COMPUTE_TYPE, force=True)
+
+
+def _transformers_one_pass(source: str, output_dir: str) -> None:
+    """A GGUF file converted in one pass through transformers (bots.gguf_ct2) and its tokenizer kept beside it: the
+    way for the files the direct conversion does not handle."""
+    from bots.gguf_ct2 import convert_loaded, load_gguf
+
+    loaded = load_gguf(source)
+    convert_loaded(loaded, output_dir, COMPUTE_TYPE)
+    extra = {"config": _settings(loaded.config), "generation_config": _settings(loaded.generation_config)}
+    if not snapshot(loaded.tokenizer, output_dir, extra):
+        raise RuntimeError("its tokenizer has no tokenizers backend to keep beside the model")
 
 
 @dataclass
@@ -543,21 +556,30 @@ class CTranslate2Engine:
     @classmethod
     def from_gguf(cls, gguf: str | Path, name: str | None = None,
                   load_transformers_model: Callable | None = None) -> CTranslate2Engine:
-        """The engine over a GGUF file's conversion, made now in one pass on first use (bots.gguf_ct2: read once,
-        de-quantized in memory, no float32 copy on disk), its tokenizer snapshot written with the model so that a
-        later process loads both from the cache (``from_cache``) without torch or transformers."""
+        """The engine over a GGUF file's conversion, made now on first use, its tokenizer snapshot written with the
+        model so that a later process loads both from the cache (``from_cache``) without torch or transformers.
+
+        A llama file with a byte-level BPE tokenizer (the embedded SmolLM2) is converted directly, without torch or
+        transformers (bots.gguf_direct); any other (a Gemma3 GGUF...) in one pass through transformers
+        (bots.gguf_ct2: read once, de-quantized in memory, no float32 copy on disk). Both give the two-pass way's
+        bytes."""
         cached = cls.from_cache(gguf, name, load_transformers_model)
         if cached is not None:
             return cached
 
         def one_pass(source: str, output_dir: str) -> None:
-            from bots.gguf_ct2 import convert_loaded, load_gguf
+            from bots import gguf_direct
 
-            loaded = load_gguf(source)
-            convert_loaded(loaded, output_dir, COMPUTE_TYPE)
-            extra = {"config": _settings(loaded.config), "generation_config": _settings(loaded.generation_config)}
-            if not snapshot(loaded.tokenizer, output_dir, extra):
-                raise RuntimeError("its tokenizer has no tokenizers backend to keep beside the model")
+            reader, meta = gguf_direct.read(source)
+            reason = gguf_direct.unsupported(meta)
+            if reason is None:
+                done = gguf_direct.convert(reader, meta, output_dir, COMPUTE_TYPE)
+                done.tokenizer.write_snapshot(output_dir, {"config": _settings(done.config),
+                                                           "generation_config": _settings(done.generation_config)})
+                return
+            logger.info("converting %s through transformers: %s", source, reason)
+            del reader  # transformers reads the file again its own way
+            _transformers_one_pass(source, output_dir)
 
         convert(gguf, name, converter=one_pass)
         engine = cls.from_cache(gguf, name, load_transformers_model)

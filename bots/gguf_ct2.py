@@ -14,6 +14,10 @@ only the repeated work goes: one parse of the file, over its bytes as a plain ar
 by the tokenizer, the config and the weights; no float32 folder; no garbage collection between layers (nothing is
 left to collect in a 135M model's conversion). The float32 transformers folder is still made, on first use only,
 where something needs transformers' weights (the studio's FQness scorer, the transformers engine).
+
+A llama GGUF with a byte-level BPE tokenizer (the embedded SmolLM2) no longer comes here: bots.gguf_direct converts it
+to the same bytes without torch or transformers (3 s instead of 9-10 s here). This way stays for the other GGUF
+files (``CTranslate2Engine.from_gguf`` picks), and its ``array_reader_class`` is shared with the direct one.
 """
 
 from __future__ import annotations
@@ -39,20 +43,15 @@ class LoadedGGUF:
     generation_config: object
 
 
-@contextmanager
-def _one_reading(path: Path) -> Iterator[None]:
-    """While open: transformers' GGUF loading parses ``path`` once (one reader, its metadata read once) over the
-    file's bytes as a plain array, and builds gguf's tensor-name table once (it built it again for each of the
-    model's 397 modules: 36 ms each here). transformers asks for the file by its path three times (tokenizer, config,
-    weights) and imports these by name at each call, so they are replaced for this path and put back afterwards."""
+@functools.cache
+def array_reader_class() -> type:
+    """gguf's reader over a plain array view of its memory map: the same bytes, without numpy's memmap bookkeeping on
+    each of the metadata's 250,000 slices (5x faster here). Shared by this one-pass way and the direct one
+    (bots.gguf_direct)."""
     import gguf
     import numpy as np
-    from transformers import modeling_gguf_pytorch_utils as hf_gguf
 
     class ArrayReader(gguf.GGUFReader):
-        """gguf's reader over a plain array view of its memory map: the same bytes, without numpy's memmap
-        bookkeeping on each of the metadata's 250,000 slices (5x faster here)."""
-
         @property
         def data(self):
             return self._data
@@ -61,6 +60,19 @@ def _one_reading(path: Path) -> Iterator[None]:
         def data(self, value):
             self._data = value.view(np.ndarray) if isinstance(value, np.memmap) else value
 
+    return ArrayReader
+
+
+@contextmanager
+def _one_reading(path: Path) -> Iterator[None]:
+    """While open: transformers' GGUF loading parses ``path`` once (one reader, its metadata read once) over the
+    file's bytes as a plain array, and builds gguf's tensor-name table once (it built it again for each of the
+    model's 397 modules: 36 ms each here). transformers asks for the file by its path three times (tokenizer, config,
+    weights) and imports these by name at each call, so they are replaced for this path and put back afterwards."""
+    import gguf
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    ArrayReader = array_reader_class()
     plain_reader, plain_load, plain_names = gguf.GGUFReader, hf_gguf.load_gguf_checkpoint, gguf.get_tensor_name_map
     target = Path(path).resolve()
 

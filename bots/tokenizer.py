@@ -41,31 +41,58 @@ def snapshot(tokenizer, folder: str | Path, extra: Mapping | None = None) -> boo
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None or not getattr(tokenizer, "is_fast", False):
         return False
-    folder = Path(folder)
-    clean_up = bool(getattr(tokenizer, "clean_up_tokenization_spaces", False))
-    if clean_up and type(backend.model).__name__ == "BPE":  # transformers skips the clean-up for BPE (_decode)
-        clean_up = bool(getattr(tokenizer, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output",
-                                False))
     template = None
     if getattr(tokenizer, "chat_template", None):
         template = tokenizer.get_chat_template()
+    write_snapshot(
+        folder, backend,
+        chat_template=template,
+        special_tokens_map=dict(tokenizer.special_tokens_map),  # what the chat template sees besides messages
+        all_special_ids=[int(i) for i in tokenizer.all_special_ids],
+        unk_token_id=tokenizer.unk_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        split_special_tokens=bool(getattr(tokenizer, "split_special_tokens", False)),
+        clean_up_tokenization_spaces=bool(getattr(tokenizer, "clean_up_tokenization_spaces", False)),
+        clean_up_for_bpe=bool(getattr(
+            tokenizer, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False)),
+        extra=extra,
+    )
+    return True
+
+
+def write_snapshot(folder: str | Path, backend, *, chat_template: str | None, special_tokens_map: Mapping[str, str],
+                   all_special_ids: Sequence[int], unk_token_id: int | None, eos_token_id: int | None,
+                   bos_token_id: int | None, pad_token_id: int | None, split_special_tokens: bool = False,
+                   clean_up_tokenization_spaces: bool = False, clean_up_for_bpe: bool = False,
+                   extra: Mapping | None = None) -> None:
+    """Write a snapshot of ``backend`` (a ``tokenizers.Tokenizer``) and the settings transformers keeps beside it.
+
+    The one writer of the snapshot's files, whether the settings come from a transformers tokenizer (``snapshot``)
+    or were read straight from a GGUF file without transformers (bots.gguf_direct), so both write the same bytes.
+    ``clean_up_for_bpe``: transformers skips the decode clean-up for a BPE model unless its tokenizer says
+    ``clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output`` (``_decode``)."""
+    folder = Path(folder)
+    clean_up = bool(clean_up_tokenization_spaces)
+    if clean_up and type(backend.model).__name__ == "BPE":
+        clean_up = bool(clean_up_for_bpe)
     meta = {
         "format": SNAPSHOT_FORMAT,
         "transformers_version": _transformers_version(),
-        "chat_template": template,
-        "special_tokens_map": dict(tokenizer.special_tokens_map),  # what the chat template sees besides messages
-        "all_special_ids": [int(i) for i in tokenizer.all_special_ids],
-        "unk_token_id": tokenizer.unk_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "pad_token_id": tokenizer.pad_token_id,
-        "split_special_tokens": bool(getattr(tokenizer, "split_special_tokens", False)),
+        "chat_template": chat_template,
+        "special_tokens_map": dict(special_tokens_map),
+        "all_special_ids": [int(i) for i in all_special_ids],
+        "unk_token_id": unk_token_id,
+        "eos_token_id": eos_token_id,
+        "bos_token_id": bos_token_id,
+        "pad_token_id": pad_token_id,
+        "split_special_tokens": bool(split_special_tokens),
         "clean_up_tokenization_spaces": clean_up,
         "extra": dict(extra or {}),
     }
     _write_atomically(folder / TOKENIZER_FILE, backend.to_str())
     _write_atomically(folder / META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
-    return True
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -1,5 +1,6 @@
-"""The shipped SmolLM2 GGUF converted to CTranslate2 int8 in one pass (bots.gguf_ct2) is the two-pass conversion byte
-for byte: the model, its config and vocabulary, and the tokenizer kept beside them. Both run into a folder of this
+"""The shipped SmolLM2 GGUF converted to CTranslate2 int8 directly (bots.gguf_direct: no torch, no transformers)
+is the two-pass conversion byte for byte, and so is the transformers one-pass way (bots.gguf_ct2) kept for other
+files: the model, its config and vocabulary, and the tokenizer kept beside them. Each runs into a folder of this
 test's own (the float32 folder of the two-pass way is taken from the user's cache when there, as the app made it)."""
 
 from __future__ import annotations
@@ -45,3 +46,63 @@ def test_one_pass_conversion_is_the_two_pass_one_byte_for_byte(smollm2, tmp_path
     monkeypatch.setattr(ct2, "convert", lambda *args, **kwargs: pytest.fail("converted again"))
     again = ct2.CTranslate2Engine.from_gguf(smollm2, "embedded")
     assert again.model_dir == engine.model_dir and getattr(again.tokenizer, "is_light", False)
+
+
+_DIRECT_ONLY = """
+import sys
+from pathlib import Path
+
+import embedded
+from bots import ct2
+
+engine = ct2.CTranslate2Engine.from_gguf(embedded.smollm2_gguf_path(), "embedded")
+assert ct2.is_complete(engine.model_dir) and getattr(engine.tokenizer, "is_light", False)
+print(sorted(name for name in ("torch", "transformers") if name in sys.modules))
+"""
+
+
+def test_direct_conversion_imports_neither_torch_nor_transformers(smollm2, tmp_path):
+    """A new machine's first conversion (an empty cache, a process of its own, as ``python -m bots prepare``)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "GUARD_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(repo)}
+    done = subprocess.run([sys.executable, "-c", _DIRECT_ONLY], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert list((tmp_path / "ct2").glob("embedded-*-int8/model.bin"))
+
+
+def test_files_the_direct_way_does_not_handle_go_through_transformers(smollm2, tmp_path, monkeypatch):
+    """The transformers one-pass way is kept for what the direct conversion does not read (forced here on the
+    SmolLM2 file), and gives the direct conversion's bytes."""
+    from bots import gguf_direct
+
+    monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "direct"))
+    direct = ct2.CTranslate2Engine.from_gguf(smollm2, "embedded")
+    monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "transformers"))
+    monkeypatch.setattr(gguf_direct, "unsupported", lambda meta: "forced by the test")
+    monkeypatch.setattr(gguf_direct, "convert", lambda *args: pytest.fail("converted directly"))
+    fallback = ct2.CTranslate2Engine.from_gguf(smollm2, "embedded")
+    assert fallback.model_dir != direct.model_dir and ct2.is_complete(fallback.model_dir)
+    for name in (*MODEL_FILES, TOKENIZER_FILE, META_FILE):
+        assert (fallback.model_dir / name).read_bytes() == (direct.model_dir / name).read_bytes(), name
+
+
+def test_what_the_direct_way_leaves_to_transformers(smollm2):
+    """``unsupported`` names why a file is not converted directly: the SmolLM2 file is; another architecture, a
+    sentencepiece vocabulary, a pre-tokenizer transformers splits by a regex, or extra tensors are not."""
+    import dataclasses
+
+    from bots import gguf_direct
+
+    _, meta = gguf_direct.read(smollm2)
+    assert gguf_direct.unsupported(meta) is None
+    changes = [{"architecture": "gemma3"}, {"tokenizer_model": "llama"}, {"pre_tokenizer": "llama-bpe"},
+               {"tensor_names": [*meta.tensor_names, "rope_freqs.weight"]}, {"name": "mistral 7b"},
+               {"special_ids": {**meta.special_ids, "bos_token": 100}}]
+    for change in changes:
+        assert gguf_direct.unsupported(dataclasses.replace(meta, **change)), change
