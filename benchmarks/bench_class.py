@@ -69,6 +69,7 @@ class Reply:
     reply: str | None = None
     error: str | None = None
     timings: dict = field(default_factory=dict)  # the server's own: generate_s, guard_s, queued_s ...
+    crowded: bool = False  # the bot drew fewer candidates for it because others waited (the report's crowd_note)
 
     @property
     def answered(self) -> bool:
@@ -149,7 +150,8 @@ class ApiStudent:
         if answer.status_code == 200 and body.get("choices"):
             row.seconds = round(time.perf_counter() - sent, 3)
             row.reply = body["choices"][0]["message"]["content"]
-            row.timings = dict(body.get("guard", {}).get("report", {}).get("timings", {}))
+            report = body.get("guard", {}).get("report", {})
+            row.timings, row.crowded = dict(report.get("timings", {})), bool(report.get("crowd_note"))
             self.messages.append({"role": "assistant", "content": row.reply})
         else:
             row.error = f"HTTP {answer.status_code}: {(body.get('error') or {}).get('message', str(body)[:200])}"
@@ -386,6 +388,7 @@ def browser_run(args: argparse.Namespace) -> dict:
                 for row in rows:
                     if row.student == k and row.turn < len(bots):
                         row.timings = dict(bots[row.turn].report.timings)
+                        row.crowded = bool(getattr(bots[row.turn].report, "crowd_note", ""))
     return {"startup_s": round(startup, 1), "rows": rows, "cpu": cpu.summary(), "saved": saved,
             "conversations": len(saved), "conversations_complete": sum(s["whole"] for s in saved)}
 
@@ -401,7 +404,8 @@ def _stats(rows: list[Reply]) -> dict:
     if not seconds:
         return {"replies": 0}
     out = {"replies": len(seconds), "p50_s": round(statistics.median(seconds), 3),
-           "p95_s": round(percentile(seconds, 0.95), 3), "max_s": round(max(seconds), 3)}
+           "p95_s": round(percentile(seconds, 0.95), 3), "max_s": round(max(seconds), 3),
+           "crowded_replies": sum(r.crowded for r in rows if r.answered)}  # drawn fewer candidates (BUSY_CANDIDATES)
     keys = sorted({k for r in rows for k, v in r.timings.items() if isinstance(v, (int, float))})
     for key in keys:  # the server's split: each timing's median over the replies that report it
         values = [r.timings[key] for r in rows if isinstance(r.timings.get(key), (int, float))]

@@ -246,6 +246,14 @@ def check_history(history: Sequence[Turn]) -> list[Turn]:
     return checked
 
 
+def crowd_note(drawn: int, asked: int, crowd: int) -> str:
+    """The words for a turn whose bot drew fewer candidates than asked for because other students' replies needed
+    the model at the same time (bots.ct2.BUSY_CANDIDATES): shown under the reply and kept in its report."""
+    others = crowd - 1
+    return (f"The server was busy ({others} other {'reply' if others == 1 else 'replies'} waiting for the bot): "
+            f"it wrote {drawn} candidates for the guard to choose from instead of {asked}.")
+
+
 @dataclass(frozen=True)
 class PromptCoverage:
     """What a bot's prompt held of the conversation for its reply to the last turn: whether the last turn was cut to
@@ -294,6 +302,9 @@ class Bot(ABC):
     #: shared by a class (bots.worker), and ``queued_s`` says how long the last one waited
     reports_queue: bool = False
     queued_s: float | None = None
+    #: (candidates drawn, generations that needed the model) when the last generation drew fewer candidates than
+    #: asked for because a class crowded the model (bots.ct2.BUSY_CANDIDATES); None otherwise
+    crowded: tuple[int, int] | None = None
     #: Whether ``generate`` and ``continue_reply`` take ``memory=`` (the facts the reply must agree with, put right
     #: before the reply in the prompt); the guarded turn hands the guard's recall only to a bot that does
     reads_memory: bool = False

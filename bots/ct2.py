@@ -87,6 +87,13 @@ GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "50")), 0.0), 100
 #: ``GUARD_STREAM=0``: the engine hands nothing on while it writes (``streams`` False: no step callback at all in the
 #: page's generation), for benchmarks that compare the page with and without the stream.
 STREAMS = os.environ.get("GUARD_STREAM", "1").strip() != "0"
+#: When a batch starts while other students' generations need the model too (``bots.worker.Job.crowd`` > 1), each
+#: of its sampled generations draws at most this many candidates (``GUARD_BUSY_CANDIDATES``; 0: the number asked
+#: for, always). Why: a class of 30 keeps the line full, and both a batch's decoding and the guard's scoring grow
+#: with the candidates (4 turns x 4 candidates: 4.2 s a batch, 2 x 4 rows: 2.6 s, bench_batching), so a crowded
+#: class waited longer for its replies than for their writing (docs/experiments/2026-11-28-class-of-30.md). A lone
+#: student's turn, a seeded one (a replay must draw what it drew) and a search (greedy, beam) keep their number.
+BUSY_CANDIDATES = max(int(os.environ.get("GUARD_BUSY_CANDIDATES", "2")), 0)
 
 
 def available() -> bool:
@@ -404,6 +411,20 @@ class _Generation:
     banned: list[list[str]]
     callback: _Hypotheses | None
     decoding: DecodingConfig
+    drawn: int | None = None  # candidates drawn, when fewer than asked for (a crowded batch, ``BUSY_CANDIDATES``)
+
+
+def _drawn_for_crowd(head: Job, kwargs: dict) -> int | None:
+    """How many candidates each generation of ``head``'s batch draws when others need the model too
+    (``BUSY_CANDIDATES``), or None: the number asked for. Only for shared sampling: a job that may share a batch
+    (``Job.key``: no seed, no beam) whose batch started with a crowd, drawing plain samples (not sample_rank's pool,
+    which is ranked afterwards, nor greedy's one)."""
+    generation: _Generation = head.payload
+    asked = int(kwargs.get("num_hypotheses", 1))
+    if (BUSY_CANDIDATES < 1 or head.key is None or head.crowd < 2
+            or generation.decoding.method not in ("top_k", "top_p") or asked <= BUSY_CANDIDATES):
+        return None
+    return BUSY_CANDIDATES
 
 
 class _Router:
@@ -655,6 +676,7 @@ class CTranslate2Engine:
         finally:
             hypotheses.let_go()
         self._caller.queued_s = job.queued_s
+        self._caller.crowded = (job.payload.drawn, job.crowd) if job.payload.drawn is not None else None
         if hypotheses.failed is not None:  # the receiver of the texts raised (a page that stopped): so does this
             raise hypotheses.failed
         rows = [list(ids) for ids in result.sequences_ids]
@@ -681,6 +703,12 @@ class CTranslate2Engine:
         """Seconds the calling thread's last generation waited in the line before it ran (0.0 before any)."""
         return getattr(self._caller, "queued_s", 0.0)
 
+    @property
+    def crowded(self) -> tuple[int, int] | None:
+        """For the calling thread's last generation: (candidates drawn, generations that needed the model) when it
+        drew fewer than asked for because others waited (``BUSY_CANDIDATES``); None when it drew them all."""
+        return getattr(self._caller, "crowded", None)
+
     @staticmethod
     def _batch_key(kwargs: dict, decoding: DecodingConfig, beam: bool):
         """What generations must share to run in one batch: every decoding option CTranslate2 takes per batch, except
@@ -698,6 +726,13 @@ class CTranslate2Engine:
             self._fit_threads()
             first: _Generation = jobs[0].payload
             kwargs = dict(first.kwargs)
+            drawn = _drawn_for_crowd(jobs[0], kwargs)
+            if drawn is not None:
+                kwargs["num_hypotheses"] = drawn
+                for job in jobs:
+                    job.payload.drawn = drawn
+                    if job.payload.callback is not None:
+                        job.payload.callback.expected = drawn
             if len(jobs) == 1:
                 self._remember(first.static)
                 starts = [first.prompt[len(first.static):]]

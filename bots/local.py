@@ -300,6 +300,12 @@ class LocalTransformersBot(Bot):
         return self.engine.queued_s if self.reports_queue else None
 
     @property
+    def crowded(self) -> tuple[int, int] | None:
+        """(candidates drawn, generations that needed the model) when this thread's last generation drew fewer
+        candidates than asked for because other students' waited (bots.ct2.BUSY_CANDIDATES); else None."""
+        return getattr(self.engine, "crowded", None) if self.reports_queue else None
+
+    @property
     def continues_openings(self) -> bool:
         """A decoder-only model writes on from an opening put at the start of its reply (``continue_reply``)."""
         return not self.is_encoder_decoder

@@ -55,6 +55,9 @@ class Job:
     arrived: float = 0.0  # when it joined the line (time.monotonic)
     company: bool = False  # whether another job arrived shortly before it (see GenerationWorker.active_s)
     queued_s: float = 0.0  # how long it waited for its batch to start
+    #: how many jobs needed the model when its batch started: the batch's and those still in the line behind it
+    #: (1: it had the model to itself). The engine may draw fewer candidates for a crowd (bots/ct2.py)
+    crowd: int = 0
 
 
 @dataclass
@@ -163,6 +166,8 @@ class GenerationWorker:
                     batch.append(other)
         for job in batch:
             self._line.remove(job)
+        for job in batch:
+            job.crowd = len(batch) + len(self._line)
         self._busy, self._running = True, batch
         return batch
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from bots.base import Bot
+from bots.base import Bot, crowd_note
 from conversation.classroom import ClassroomFilter, server_filter
 from conversation.records import BOT, ChatSettings, ChatTurn, Conversation
 from embedded.turns import cpu_turn
@@ -147,6 +147,7 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     candidates = bot.generate(read, int(settings.num_candidates or 1), decoding, persona=persona,
                               **stream, **remembered)
     queued = getattr(bot, "queued_s", None)
+    crowded = getattr(bot, "crowded", None)
     if not candidates:
         raise RuntimeError("the bot returned no candidates; try another decoding preset or bot")
     candidates = [Candidate(c.text, float(c.score)) for c in candidates]
@@ -157,8 +158,9 @@ def guarded_reply(conversation: Conversation, bot: Bot, guard: Guard | None, set
     timings = {"generate_s": round(time.perf_counter() - started, 4)}
     if queued is not None:  # of generate_s, the time the bot's model was busy with other replies
         timings["queued_s"] = round(queued, 4)
+    crowding = crowd_note(crowded[0], int(settings.num_candidates or 1), crowded[1]) if crowded else ""
     context = TurnContext(withheld=_screened(screen, candidates, step), prompt_note=note, timings=timings,
-                          memory=memory)
+                          memory=memory, crowd_note=crowding)
     judge_settings = resolved_settings(guard, settings)
     report = _guard(conversation.history(), persona, candidates, guard, judge_settings, context, step)
     if guard is not None and settings.remind:
@@ -262,7 +264,7 @@ def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard
     withheld.update({i: w for i, w in _screened(screen, everything, step, len(candidates)).items()
                      if i >= len(candidates)})
     context = TurnContext(origins=origins, withheld=withheld, reminder=reminder, prompt_note=report.prompt_note,
-                          memory=report.memory,
+                          memory=report.memory, crowd_note=report.crowd_note,
                           timings=timings)
     return _guard(conversation.history(), persona, everything, guard, judge_settings, context, step,
                   first_index=len(candidates))

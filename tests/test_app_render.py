@@ -209,6 +209,38 @@ def test_block_falls_back_when_every_candidate_contradicts():
     assert turn.text == turn.report.settings.fallback and turn.report.status == TurnStatus.GUARDED
 
 
+def test_a_turn_the_crowd_cut_to_fewer_candidates_says_so_under_the_reply():
+    """A bot that drew fewer candidates because a class crowded it (bots.ct2.BUSY_CANDIDATES): the report carries
+    the words, the caption shows them, and they survive storage and a re-judge."""
+    from streamlit.testing.v1 import AppTest
+
+    class CrowdedBot(ScriptedBot):
+        crowded = (2, 3)
+
+    conv = Conversation()
+    conv.add(USER, "hi")
+    turn = conv.append(guarded_reply(conv, CrowdedBot(SCRIPT), FakeGuard(FlagFirstDetector()), ChatSettings()))
+    assert turn.report.crowd_note == ("The server was busy (2 other replies waiting for the bot): it wrote 2 "
+                                      "candidates for the guard to choose from instead of 4.")
+    stored = BotTurnReport.from_json(json.loads(json.dumps(turn.report.to_json())))
+    assert stored.crowd_note == turn.report.crowd_note
+    again = rejudge(conv, FakeGuard(FlagFirstDetector()), ChatSettings(threshold=0.9))
+    assert again.turns[-1].report.crowd_note == turn.report.crowd_note
+
+    def page(report):
+        import streamlit as st  # noqa: F401
+
+        from ui.turn_widgets import turn_caption
+
+        turn_caption(report)
+
+    app = AppTest.from_function(page, kwargs={"report": turn.report}).run()
+    assert any("👥 The server was busy" in c.value for c in app.caption), [c.value for c in app.caption]
+    conv.add(USER, "and then?")
+    alone = guarded_reply(conv, ScriptedBot(SCRIPT), FakeGuard(FlagFirstDetector()), ChatSettings())
+    assert alone.report.crowd_note == ""
+
+
 def test_off_mode_never_calls_the_detector():
     conv = Conversation()
     conv.add(USER, "hi")

@@ -143,10 +143,81 @@ SAMPLED = DecodingConfig(method="top_k", top_k=50, temperature=1.5, max_new_toke
 OTHER = [Turn(0, "user", "where do you live and what do you do all day long at your work?")]
 
 
+def test_each_job_knows_how_many_needed_the_model_when_its_batch_started():
+    """``Job.crowd``: the batch's jobs and those left in the line behind it (1: the model to itself)."""
+    crowds: list[list[tuple[str, int]]] = []
+    release = threading.Event()
+
+    def runner(jobs: list[Job]) -> None:
+        release.wait(10)
+        crowds.append([(job.payload, job.crowd) for job in jobs])
+        for job in jobs:
+            job.result = job.payload
+
+    worker = GenerationWorker(runner, batch_limit=2)
+    results: dict = {}
+    threads = [_start(worker, "first", key="k", results=results)]
+    _wait_for(worker, 1)
+    for payload, key in (("b", "k"), ("c", "k"), ("other", "x")):
+        threads.append(_start(worker, payload, key=key, results=results))
+        _wait_for(worker, len(threads))
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert crowds == [[("first", 1)], [("b", 3), ("c", 3)], [("other", 1)]]
+
+
+def test_a_crowded_batch_draws_fewer_candidates_and_says_so_a_lone_or_seeded_one_all(llama_dir, monkeypatch):
+    """While other students' generations need the model, each sampled generation of a batch draws
+    ``BUSY_CANDIDATES`` (its stream shows that many); alone, or seeded, it draws what it asked for."""
+    monkeypatch.setattr(ct2, "STREAM_INTERVAL_S", 0.0)
+    monkeypatch.setattr(ct2, "BUSY_CANDIDATES", 2)
+    bot = ChatTemplateBot.from_pretrained(llama_dir)
+    engine = bot.engine
+    engine.worker.batch_limit, engine.worker.gather_s = 4, 0.0  # batches of those already waiting
+    assert len(bot.generate(HISTORY, 4, SAMPLED)) == 4 and bot.crowded is None  # alone: all four
+    hold = threading.Lock()
+    real = engine._run_jobs
+
+    def held(jobs):
+        with hold:
+            real(jobs)
+
+    engine.worker.runner = held
+    results, crowded, streamed = {}, {}, {"a": [], "b": []}
+
+    def generate(key, history, decoding):
+        results[key] = bot.generate(history, 4, decoding, on_text=streamed[key].append if key in streamed else None)
+        crowded[key] = bot.crowded
+
+    hold.acquire()
+    blocker = threading.Thread(target=generate, args=("x", HISTORY, SAMPLED))
+    blocker.start()
+    _wait_for(engine.worker, 1)
+    threads = [threading.Thread(target=generate, args=args)
+               for args in (("a", HISTORY, SAMPLED), ("b", OTHER, SAMPLED), ("seeded", OTHER, SAMPLED.replace(seed=3)))]
+    for thread in threads:
+        thread.start()
+        _wait_for(engine.worker, 2 + threads.index(thread))
+    hold.release()
+    for thread in [blocker, *threads]:
+        thread.join(60)
+    # the first started alone (all four); a and b then shared a batch with the seeded one still waiting behind them
+    assert crowded["x"] is None and len(results["x"]) >= 3
+    assert crowded["a"] == crowded["b"] == (2, 3)
+    assert all(1 <= len(results[k]) <= 2 for k in "ab")
+    assert all(streamed[k] and all(len(texts) == 2 for texts in streamed[k]) for k in "ab")
+    assert crowded["seeded"] is None and len(results["seeded"]) >= 3  # a seeded replay draws what it drew alone
+    monkeypatch.setattr(ct2, "BUSY_CANDIDATES", 0)  # 0: never fewer
+    assert len(bot.generate(HISTORY, 4, SAMPLED)) == 4 and bot.crowded is None
+
+
 def test_conversations_batched_together_each_get_their_own_candidates_and_stream(llama_dir, monkeypatch):
     """Two conversations of different lengths in one CTranslate2 batch: each caller gets its own candidates, its
-    stream hands on only its own hypotheses' texts, and the batch ran once."""
+    stream hands on only its own hypotheses' texts, and the batch ran once (every candidate asked for: the crowd's
+    fewer are the test above's)."""
     monkeypatch.setattr(ct2, "STREAM_INTERVAL_S", 0.0)
+    monkeypatch.setattr(ct2, "BUSY_CANDIDATES", 0)
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     engine = bot.engine
     engine.worker.batch_limit = 4

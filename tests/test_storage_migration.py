@@ -45,7 +45,8 @@ def store(tmp_path):
 #: defaults in old reports
 NEW_REPORT_FIELDS = {"would_send": None, "would_fallback": False, "repair_declined": "", "decided_by": None,
                      "prompt_note": "", "reminder": None, "badge": None, "prefilter": None, "sent": "",
-                     "prefilter_recorded": False, "sheet": None, "memory": []}
+                     "prefilter_recorded": False, "sheet": None, "memory": [],
+                     "crowd_note": ""}  # issue 55: fewer candidates for a crowded class
 #: fields added to a verdict's details since (issue 23: the own-question role check; issue 35: the checks that ran,
 #: the answer's reading, whether it says nothing, the evidence set aside for the persona), at their defaults
 NEW_DETAIL_FIELDS = {"own_question_turn": None, "own_question_score": None, "checks": [], "answer_reading": "",

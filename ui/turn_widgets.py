@@ -41,6 +41,8 @@ def turn_caption(report: BotTurnReport) -> None:
     st.caption((icon + " " if icon else "") + escape_markdown(summary(report)))
     if report.prompt_note:
         st.caption("✂️ " + escape_markdown(report.prompt_note))
+    if report.crowd_note:
+        st.caption("👥 " + escape_markdown(report.crowd_note))
     if report.rejudge_note:
         st.caption("🔁 " + escape_markdown(report.rejudge_note))
 

@@ -255,6 +255,7 @@ def decide(candidates: Sequence[Candidate], verdicts: Sequence[Verdict] | None, 
         persona=tuple(persona),
         repair_declined="" if decision.repair_declined is None else wording.declined(decision.repair_declined),
         decided_by=decision.decided_by, badge=badge, prompt_note=context.prompt_note, memory=context.memory, reminder=reminder,
+        crowd_note=context.crowd_note,
         sent=decision.reply,
     )
     return report, decision

@@ -48,6 +48,8 @@ class TurnContext:
     reminder: Reminder | None = None
     prompt_note: str = ""
     timings: Mapping[str, float] = field(default_factory=dict)
+    #: that the bot drew fewer candidates than asked for because a class crowded it, in words ("" when it did not)
+    crowd_note: str = ""
     #: the facts put in the bot's prompt as its memory before it wrote (``guard.judge.memory``), as they were said
     memory: tuple[str, ...] = ()
 
@@ -147,6 +149,9 @@ class BotTurnReport:
     # what the bot did not read of the conversation for this reply, in words for the user ("" when it read it all,
     # or cannot tell): a message longer than its prompt's budget is cut to its end (bots.base.PromptCoverage)
     prompt_note: str = ""
+    #: that the bot drew fewer candidates than asked for because other students' replies were waiting for it, in
+    #: words for the user (bots.base.crowd_note); "" when it drew them all
+    crowd_note: str = ""
     #: the facts put in the bot's prompt as its memory before it wrote (``guard.judge.memory``); () when none
     memory: tuple[str, ...] = ()
     #: the bot reminded of what it said when nothing consistent answered (guard.judge.reminders); None when not
@@ -275,5 +280,6 @@ def rejudged(old: BotTurnReport, fresh: BotTurnReport, sent_text: str, note: str
         candidates=candidates, timings={**old.timings, "rejudge_s": round(seconds, 4)}, persona=fresh.persona,
         rejudge_note=note, would_send=would if changed else None, would_fallback=changed and would is None,
         repair_declined=old.repair_declined, decided_by=old.decided_by, prompt_note=old.prompt_note, memory=old.memory,
+        crowd_note=old.crowd_note,
         reminder=old.reminder, badge=fresh.badge, sent=sent_text, prefilter_recorded=fresh.prefilter_recorded,
         sheet=old.sheet)
