@@ -88,12 +88,14 @@ GATHER_S = min(max(float(os.environ.get("GUARD_GEN_GATHER_MS", "50")), 0.0), 100
 #: page's generation), for benchmarks that compare the page with and without the stream.
 STREAMS = os.environ.get("GUARD_STREAM", "1").strip() != "0"
 #: When a batch starts while other students' generations need the model too (``bots.worker.Job.crowd`` > 1), each
-#: of its sampled generations draws at most this many candidates (``GUARD_BUSY_CANDIDATES``; 0: the number asked
-#: for, always). Why: a class of 30 keeps the line full, and both a batch's decoding and the guard's scoring grow
-#: with the candidates (4 turns x 4 candidates: 4.2 s a batch, 2 x 4 rows: 2.6 s, bench_batching), so a crowded
-#: class waited longer for its replies than for their writing (docs/experiments/2026-11-28-class-of-30.md). A lone
-#: student's turn, a seeded one (a replay must draw what it drew) and a search (greedy, beam) keep their number.
-BUSY_CANDIDATES = max(int(os.environ.get("GUARD_BUSY_CANDIDATES", "2")), 0)
+#: of its sampled generations draws at most this many candidates (``GUARD_BUSY_CANDIDATES``; 0, the default: the
+#: number asked for, always). Why it exists: a class of 30 keeps the line full, and both a batch's decoding and the
+#: guard's scoring grow with the candidates. Why it is off: measured (docs/experiments/2026-11-28-class-of-30.md),
+#: 2 cut 30 students' p95 from 5.95x to 3.48x one student's p50 and 3 to 4.17x, but the report script's replies
+#: with 2 or 3 candidates held 1.40x and 1.55x the contradictions and dodges of 4 (the rule allowed 1.25x). A
+#: teacher who prefers faster replies to better ones sets it. A lone student's turn, a seeded one (a replay must
+#: draw what it drew) and a search (greedy, beam) keep their number whatever it is.
+BUSY_CANDIDATES = max(int(os.environ.get("GUARD_BUSY_CANDIDATES", "0")), 0)
 
 
 def available() -> bool:
