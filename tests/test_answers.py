@@ -25,6 +25,11 @@ CONTRA = (0.02, 0.03, 0.95)
     ("Did you see the game?", "Not really, I was working.", "I did not see the game."),
     ("Do you have kids?", "No I don't", "I do not have kids."),  # no comma, as people type
     ("Is your car new?", "No, it is old.", "My car is not new."),  # "your X": the speaker's X
+    # a few words fronted before the particle, set off by a comma or a question mark: the topic, or a softener
+    ("Do you have a cat?", "Cats, yes.", "I have a cat."),
+    ("Do you have a cat?", "Cats? Yes.", "I have a cat."),
+    ("Are you a teacher?", "Honestly, no.", "I am not a teacher."),
+    ("Do you eat meat?", "Me? No, never.", "I do not eat meat."),
 ])
 def test_a_particle_answering_a_yes_no_question_becomes_a_first_person_statement(question, reply, statement):
     assert resolve(question, reply) == statement
@@ -39,6 +44,9 @@ def test_a_particle_answering_a_yes_no_question_becomes_a_first_person_statement
     ("Do you like animals?", "I have never owned a dog."),  # a first-person statement is not a particle
     ("Can you help me?", "No problem!"),             # opens with "No" but answers nothing
     ("Do you like animals?", "No pets for me."),     # "no" as a determiner
+    ("Do you like animals?", "That's a great question, no?"),  # fronted words and a tag asked back
+    ("Can you help me?", "Thanks, no problem!"),  # fronted words, then a "No" that answers nothing
+    ("Do you like animals?", "I have a dog and a cat, yes."),  # a statement, not a few fronted words
 ])
 def test_anything_else_is_left_alone(question, reply):
     assert resolve(question, reply) is None

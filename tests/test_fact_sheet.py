@@ -247,6 +247,9 @@ def test_an_answer_to_what_the_bot_plays_is_the_whole_of_it():
     ("I have two dogs and a cat.", "My cat is called Luna.", []),
     ("I have two dogs.", "One of them is a beagle; my beagle is called Max.", []),
     ("Yes, I have a tortoise named Pebble.", "No, I don't have a cat.", []),
+    # a fronted answer says yes as plainly (the running script's "Cats, yes.")
+    ("Yes, I have a tortoise named Pebble.", "Cats, yes.",
+     ["how many: tortoises at least 1 (of its pets, only tortoises) (turn 1) vs cats at least 1"]),
     # a list left open ("and other animals", "too") is no whole set
     ("I have two dogs and some other animals.", "My cat is called Luna.", []),
     # a word that opens a list opens it only beside the things named ("more than happy" elsewhere does not)

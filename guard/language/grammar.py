@@ -106,12 +106,20 @@ CONFIRMATIONS = ("right", "correct", "exactly", "that's right", "that is right",
 _NOT_ANSWERS = re.compile(r"^\s*(?:no\s+(?:problem|worries|doubt|idea|clue|kidding|offense|offence)|sure\s+thing|"
                           r"right\s+now|true\s+story)\b", re.IGNORECASE)
 _INTERJECTION = r"(?:(?:" + "|".join(INTERJECTIONS) + r")[,!.]?\s+)?"
+#: a few words put before the answer and set off by a comma or a question mark, the topic or a softener ("Cats, yes.",
+#: "Honestly, no.", "Me? No."): the particle after them answers as it would alone
+_FRONTED = r"[a-z']+(?:\s+[a-z']+){0,2}\s*[,?]\s+"
+_PARTICLES = r"(?P<particle>" + "|".join(sorted((re.escape(p) for p in _YES + _NO + CONFIRMATIONS), key=len, reverse=True)) + r")"
+#: what follows a particle: a word that starts a new clause ("No I don't"); "No pets for me" is a determiner
+_NEW_CLAUSE = (r"\s+(?:i|i'm|i've|it|it's|that|we|my|not|but|thanks|thank|sorry|haha|lol|never|definitely|absolutely|"
+               r"of course|i\s+do|i\s+am)\b")
 _PARTICLE = re.compile(
-    r"^\s*" + _INTERJECTION + r"(?P<particle>" + "|".join(
-        sorted((re.escape(p) for p in _YES + _NO + CONFIRMATIONS), key=len, reverse=True))
-    # then punctuation, the end, or a word that starts a new clause ("No I don't"); "No pets for me" is a determiner
-    + r")(?=[,.!?;:]|\s*$|\s+(?:i|i'm|i've|it|it's|that|we|my|not|but|thanks|thank|sorry|haha|lol|never|"
-      r"definitely|absolutely|of course|i\s+do|i\s+am)\b)[,.!?;:]*",
+    # the particle, then punctuation, the end, or a word that starts a new clause
+    r"^\s*" + _INTERJECTION + _PARTICLES + r"(?=[,.!?;:]|\s*$|" + _NEW_CLAUSE + r")[,.!?;:]*",
+    re.IGNORECASE)
+#: the same after fronted words, but not asking back ("That's great, no?" is a tag, not an answer)
+_FRONTED_PARTICLE = re.compile(
+    r"^\s*" + _INTERJECTION + _FRONTED + _PARTICLES + r"(?=[,.!;:]|\s*$|" + _NEW_CLAUSE + r")[,.!;:]*",
     re.IGNORECASE)
 #: an elliptical answer that echoes the question's auxiliary ("I do.", "i am not .", "I haven't!", "Not anymore.",
 #: "Never."), standing alone before punctuation or the end - "I do not have time" is a statement, not an echo
@@ -136,7 +144,7 @@ def answer_opening(reply: str):
     its yes or no back: "No, not always. But I do have some...")."""
     if _NOT_ANSWERS.match(reply):
         return None
-    match = _PARTICLE.match(reply) or ECHO_ANSWER.match(reply)
+    match = _PARTICLE.match(reply) or ECHO_ANSWER.match(reply) or _FRONTED_PARTICLE.match(reply)
     if match is not None and " ".join(match.group("particle").lower().split()) in _NO \
             and _HEDGE.match(reply[match.end():]):
         return None
