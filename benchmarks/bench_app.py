@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +103,9 @@ def main() -> int:
     parser.add_argument("--empty-cache", action="store_true",
                         help="start the app on a new, empty GUARD_CACHE_DIR (every conversion and export runs): "
                              "the first turn then measures a new user's first reply")
+    parser.add_argument("--provisioned", action="store_true",
+                        help="with --empty-cache: unpack WordNet into the new cache first, as `make run`'s setup "
+                             "step does on a new machine (python -m embedded.provision), before the clock starts")
     parser.add_argument("--busy", type=int, default=0,
                         help="keep this many CPU-bound processes spinning beside the app from its start to the end")
     parser.add_argument("--repo", type=Path, default=None,
@@ -125,6 +129,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench_app_cache_") as empty_cache:
         if args.empty_cache:
             env["GUARD_CACHE_DIR"] = empty_cache
+            if args.provisioned:  # what `make setup` leaves in a new cache: WordNet, no models
+                subprocess.run([sys.executable, "-m", "embedded.provision"], check=True, cwd=args.repo or ".",
+                               env={**os.environ, "GUARD_CACHE_DIR": empty_cache}, stdout=subprocess.DEVNULL)
         return _run(args, env, total)
 
 
@@ -237,7 +244,7 @@ def _measure_under(args: argparse.Namespace, env: dict[str, str], total: int, lo
         **_split(measured_rows),
         "first": _split(measured_rows[:args.window]), "last": _split(measured_rows[-args.window:]),
         "warmup_s": [r["enter_to_reply_s"] for r in rows if r["warmup"]],
-        "empty_cache": args.empty_cache, "busy_processes": args.busy, "repo": str(args.repo or "."),
+        "empty_cache": args.empty_cache, "provisioned": args.provisioned, "busy_processes": args.busy, "repo": str(args.repo or "."),
         # from the server's health answer to the first reply on screen: page load, the first message, and whatever
         # model loading (or, on an empty cache, conversion) the start-up warm-up had not finished by then
         "healthy_to_first_reply_s": round(healthy_to_first_reply, 3),

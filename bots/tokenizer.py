@@ -10,7 +10,7 @@ next to the conversion (``snapshot``): its backend ``tokenizers.Tokenizer`` exac
 (normalizer, pre-tokenizer, the post-processor with the special tokens it adds, added tokens), its chat
 template, special tokens and decode settings. ``LightTokenizer`` reads that back and does those operations
 the way transformers 5 does them (``TokenizersBackend``: ``__call__``, ``decode``, ``apply_chat_template``
-through the same Jinja sandbox settings). tests/test_bots_tokenizer.py compares its ids and texts with
+through the same Jinja sandbox settings). tests/test_bots_light_path.py compares its ids and texts with
 transformers' for the shipped model and the tiny test models.
 """
 
