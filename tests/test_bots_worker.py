@@ -139,6 +139,22 @@ def test_jobs_waiting_together_share_a_batch_up_to_its_limit_and_keyless_ones_ru
 
 
 # ------------------------------------------------------------------------------------------------ on the tiny Llama
+def _held_batches(engine, sizes: list[int] | None = None) -> threading.Lock:
+    """Every batch of ``engine`` runs only while the returned lock is free (a test holds it to let generations
+    queue up behind the one running); ``sizes`` gets each batch's number of generations."""
+    hold = threading.Lock()
+    real = engine._run_jobs
+
+    def held(jobs):
+        with hold:
+            if sizes is not None:
+                sizes.append(len(jobs))
+            real(jobs)
+
+    engine.worker.runner = held
+    return hold
+
+
 SAMPLED = DecodingConfig(method="top_k", top_k=50, temperature=1.5, max_new_tokens=8)
 OTHER = [Turn(0, "user", "where do you live and what do you do all day long at your work?")]
 
@@ -176,14 +192,7 @@ def test_a_crowded_batch_draws_fewer_candidates_and_says_so_a_lone_or_seeded_one
     engine = bot.engine
     engine.worker.batch_limit, engine.worker.gather_s = 4, 0.0  # batches of those already waiting
     assert len(bot.generate(HISTORY, 4, SAMPLED)) == 4 and bot.crowded is None  # alone: all four
-    hold = threading.Lock()
-    real = engine._run_jobs
-
-    def held(jobs):
-        with hold:
-            real(jobs)
-
-    engine.worker.runner = held
+    hold = _held_batches(engine)
     results, crowded, streamed = {}, {}, {"a": [], "b": []}
 
     def generate(key, history, decoding):
@@ -221,16 +230,8 @@ def test_conversations_batched_together_each_get_their_own_candidates_and_stream
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     engine = bot.engine
     engine.worker.batch_limit = 4
-    hold = threading.Lock()
-    real = engine._run_jobs
     sizes: list[int] = []
-
-    def counted(jobs):
-        with hold:  # the first batch waits until both generations are in line
-            sizes.append(len(jobs))
-            real(jobs)
-
-    engine.worker.runner = counted
+    hold = _held_batches(engine, sizes)  # the first batch waits until both generations are in line
     streamed = {"a": [], "b": []}
     results = {}
     hold.acquire()
@@ -299,14 +300,7 @@ def test_a_guarded_turn_that_waits_for_the_bot_says_how_many_are_ahead(llama_dir
     bot = ChatTemplateBot.from_pretrained(llama_dir)
     engine = bot.engine
     engine.worker.batch_limit = 1  # one at a time: the second turn waits the first's whole generation
-    hold = threading.Lock()
-    real = engine._run_jobs
-
-    def held(jobs):
-        with hold:
-            real(jobs)
-
-    engine.worker.runner = held
+    hold = _held_batches(engine)
     hold.acquire()
     other = threading.Thread(target=bot.generate, args=(OTHER, 2, SAMPLED))
     other.start()
