@@ -107,31 +107,32 @@ def _value(reader, key: str, default=None):
     kind = found.types[0]
     raw = found.parts[found.data[0]]
     if kind == gguf.GGUFValueType.STRING:
-        return bytes(raw).decode("utf-8")
+        return _text(raw)
     if kind in (gguf.GGUFValueType.FLOAT32, gguf.GGUFValueType.FLOAT64):
         return float(raw[0])
     if kind == gguf.GGUFValueType.BOOL:
         return bool(raw[0])
     if kind == gguf.GGUFValueType.ARRAY:
         raise ValueError(f"{key} is an array")
+    return _number(raw)
+
+
+def _array(reader, key: str, item) -> list | None:
+    """An array of the metadata with ``item`` applied to each entry's raw parts (strings decoded as transformers
+    decodes them, ``_text``; numbers, ``_number``), or None when the file has no such field."""
+    found = reader.fields.get(key)
+    if found is None:
+        return None
+    parts = found.parts
+    return [item(parts[i]) for i in found.data]
+
+
+def _text(raw) -> str:
+    return bytes(raw).decode("utf-8")
+
+
+def _number(raw) -> int:
     return int(raw[0])
-
-
-def _strings(reader, key: str) -> list[str] | None:
-    """A string array of the metadata (the vocabulary, the merges), decoded as transformers decodes it."""
-    found = reader.fields.get(key)
-    if found is None:
-        return None
-    parts = found.parts
-    return [bytes(parts[i]).decode("utf-8") for i in found.data]
-
-
-def _ints(reader, key: str) -> list[int] | None:
-    found = reader.fields.get(key)
-    if found is None:
-        return None
-    parts = found.parts
-    return [int(parts[i][0]) for i in found.data]
 
 
 @dataclass
@@ -164,9 +165,9 @@ class GGUFMetadata:
             name=_value(reader, "general.name", "") or "",
             tensor_names=[tensor.name for tensor in reader.tensors],
             settings=settings,
-            tokens=_strings(reader, "tokenizer.ggml.tokens") or [],
-            token_types=_ints(reader, "tokenizer.ggml.token_type") or [],
-            merges=_strings(reader, "tokenizer.ggml.merges"),
+            tokens=_array(reader, "tokenizer.ggml.tokens", _text) or [],
+            token_types=_array(reader, "tokenizer.ggml.token_type", _number) or [],
+            merges=_array(reader, "tokenizer.ggml.merges", _text),
             tokenizer_model=_value(reader, "tokenizer.ggml.model"),
             pre_tokenizer=_value(reader, "tokenizer.ggml.pre"),
             special_ids={name: _value(reader, key) for name, key in SPECIAL_TOKEN_KEYS.items()},
