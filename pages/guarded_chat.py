@@ -20,7 +20,7 @@ from ui.class_models import hide_paths, shown_name
 from ui.models import bot_loaded, get_bot, get_guard, guard_loaded, loaded_bot
 from ui.render import escape_markdown, tau_words, turn_html
 from ui.sheet_widgets import chat_sheet
-from ui.startup import warm_up_status
+from ui.startup import reply_shown, warm_up_status
 from ui.transcript import transcript_marks
 from ui.turn_widgets import guarded_turn_live, rejudge_controls, show_candidates, show_turn_chart, turn_caption
 
@@ -180,6 +180,7 @@ def answer(live=None, slot=None, while_running=None) -> bool:
     (live if slot is None else slot).empty()
     draw_turn(turn)
     profiling.mark("reply drawn")
+    reply_shown()
     chat_session.save_turns(conversation, settings)  # after the reply is on screen
     redraw_marked()
     return True

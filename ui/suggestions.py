@@ -50,10 +50,12 @@ def _warm_up_in_background() -> threading.Thread:
 
 def _start_warm_up() -> threading.Thread:
     from studio.goading import warm_up
+    from ui.startup import settle_loaded
 
     def run() -> None:
         try:
             warm_up()
+            settle_loaded()
         except Exception:  # noqa: BLE001 - a failed warm-up only means the first suggestion loads what it needs
             pass
 

@@ -166,8 +166,8 @@ _GUARDS = LoadedOnce()
 
 def load_guard(name: str = "embedded", prefilter: bool = True) -> Guard:
     """The guard for a detector name (``guard.models.registry``), loaded once per process, by one thread while others
-    wait: the scorer (``load_scorer``), the prefilter's embedder (``prefilter``) and the settings of its
-    ``guard_config.json``. Raises what loading raises (``MissingAssetError``, ``ModelLoadError``, ``ConfigError``),
+    wait: the scorer (``load_scorer``), the prefilter's embedder (``prefilter``; loaded at its first use,
+    ``DeferredEmbedder``) and the settings of its ``guard_config.json``. Raises what loading raises (``MissingAssetError``, ``ModelLoadError``, ``ConfigError``),
     each with the fix in its message."""
     key = _key(name, prefilter)
     return _GUARDS.get(key, lambda: _load_guard(*key))
@@ -187,10 +187,10 @@ def _key(name: str, prefilter: bool) -> tuple[str, bool]:
 
 def _load_guard(name: str, prefilter: bool) -> Guard:
     from guard.models import registry
-    from guard.models.loading import load_embedder, load_scorer
+    from guard.models.loading import DEFERRED_EMBEDDER, load_scorer
 
     config = registry.read_config(name)  # a broken config is refused before a model loads
-    return Guard(name, load_scorer(name, config=config), load_embedder() if prefilter else None, config)
+    return Guard(name, load_scorer(name, config=config), DEFERRED_EMBEDDER if prefilter else None, config)
 
 
 def _sheet_after(turns: Sequence[Turn], sent: str, speaker: str, persona: Sequence[str], turn_id: int | None):

@@ -6,7 +6,9 @@ per output channel, which AVX2's int16 accumulators cannot saturate, activations
 feed-forward layers in float32 (``feed_forward_projections`` says why), within half a point of float32 accuracy.
 A checkpoint is exported once (``torch.onnx.export``), quantised, and cached under ``GUARD_CACHE_DIR/onnx``, keyed
 by a hash of its weights, its config and the quantisation recipe, written to a temporary folder and renamed, so an
-interrupted export leaves nothing half-written.
+interrupted export leaves nothing half-written. A checkpoint may carry its own export (``SHIPPED``, written by
+``python -m guard.training ship-onnx FOLDER``): the embedded detector does, so a new machine's first reply does not
+wait for the export (5 s on 2 AVX2 cores), and it is used only while its recorded hash is the checkpoint's.
 Tokenisation and the label layout are the torch scorer's own (``guard.models.nli``): only the forward pass changes.
 """
 
@@ -24,6 +26,9 @@ from guard.models.nli import LabelLayout, _ClassProbabilities
 #: runtimes a scorer can run on (``guard.models.loading.load_scorer(runtime=...)``)
 RUNTIMES = ("torch", "onnx-int8")
 _MODEL_FILE = "model.int8.onnx"
+#: the sub-folder of a checkpoint that holds its shipped export: the model, its input names and the hash it was built for
+SHIPPED = "onnx-int8"
+_DIGEST_FILE = "digest.txt"
 #: changes whenever the export or the quantisation changes, so older cached exports are not reused
 RECIPE = "attention-int8-reduce-range-v1"
 
@@ -87,17 +92,49 @@ def feed_forward_projections(onnx_file: Path) -> list[str]:
 
 
 def cached_int8_model(folder: Path) -> Path:
-    """The int8 ONNX export of a checkpoint folder, built on first use and once (``embedded.once.build_once``: two
-    processes that start together would otherwise write the same folder, and one would read the other's half-written
-    model, "Failed to find proper ai.onnx domain"; the second waits and finds it built)."""
+    """The int8 ONNX export of a checkpoint folder: the one it ships when that was built from these very weights
+    (``shipped_int8_model``), else the one built on first use and once (``embedded.once.build_once``: two processes
+    that start together would otherwise write the same folder, and one would read the other's half-written model,
+    "Failed to find proper ai.onnx domain"; the second waits and finds it built)."""
     from embedded import cache_dir
     from embedded.once import build_once
 
     folder = Path(folder)
-    return build_once(cache_dir() / "onnx" / f"{folder.name}-{checkpoint_digest(folder)}",
-                      lambda staging: export_int8(folder, staging),
-                      lambda built: (built / _MODEL_FILE).is_file() and (built / "inputs.txt").is_file(),
-                      fix="use runtime='torch'")
+    digest = checkpoint_digest(folder)
+    shipped = shipped_int8_model(folder, digest)
+    if shipped is not None:
+        return shipped
+    return build_once(cache_dir() / "onnx" / f"{folder.name}-{digest}",
+                      lambda staging: export_int8(folder, staging), _is_whole, fix="use runtime='torch'")
+
+
+def shipped_int8_model(folder: Path, digest: str) -> Path | None:
+    """``folder``'s shipped export when it is whole and was built for ``digest`` (the weights, config and recipe
+    hashed now); None otherwise, so retrained weights or a changed recipe are exported afresh, never scored with a
+    stale export."""
+    shipped = Path(folder) / SHIPPED
+    if not (_is_whole(shipped) and (shipped / _DIGEST_FILE).is_file()):
+        return None
+    return shipped if (shipped / _DIGEST_FILE).read_text().strip() == digest else None
+
+
+def ship_int8(folder: Path) -> Path:
+    """Export ``folder``'s checkpoint into its ``SHIPPED`` sub-folder with the hash it was built for (replacing an
+    older one): what a release commits beside the weights."""
+    import shutil
+    import tempfile
+
+    folder = Path(folder)
+    with tempfile.TemporaryDirectory(prefix="ship-onnx.") as staging:
+        export_int8(folder, Path(staging) / SHIPPED)
+        (Path(staging) / SHIPPED / _DIGEST_FILE).write_text(checkpoint_digest(folder) + "\n")
+        shutil.rmtree(folder / SHIPPED, ignore_errors=True)
+        shutil.copytree(Path(staging) / SHIPPED, folder / SHIPPED)
+    return folder / SHIPPED
+
+
+def _is_whole(built: Path) -> bool:
+    return (built / _MODEL_FILE).is_file() and (built / "inputs.txt").is_file()
 
 
 class OnnxNLIScorer(_ClassProbabilities):

@@ -79,7 +79,7 @@ def parse_args(argv=None):
 
 #: ``python -m guard.training COMMAND ...``: the human-labelled-data run and its calibration
 SUBCOMMANDS = {"finetune": "guard.training.finetune", "calibrate-decode": "guard.training.decode_calibration",
-               "calibrate-stream": "guard.training.stream_calibration"}
+               "calibrate-stream": "guard.training.stream_calibration", "ship-onnx": "guard.training.ship_onnx"}
 
 
 def main(argv=None) -> None:
