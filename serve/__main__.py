@@ -106,6 +106,10 @@ def build_service(args: argparse.Namespace):
         from guard.judge.pipeline import load_guard
 
         guard = load_guard(args.detector, prefilter=bool(args.prefilter))
+        if args.prefilter:  # a server loads everything before it answers: no request pays for the embedder's load
+            from guard.models.loading import load_embedder
+
+            load_embedder()
     elif args.mode != GuardMode.OFF:
         raise ValueError(f"--detector none allows only --mode off, not {args.mode}")
     threshold = args.threshold  # None: the detector's calibrated τ, resolved by the guard each turn
