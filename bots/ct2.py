@@ -120,8 +120,9 @@ def converts(config) -> bool:
 
 
 def _source_key(source: str | Path) -> str:
-    """A key that changes when the source model changes: its files' names, sizes and mtimes (a folder or one
-    file), or its name (a hub model), plus the CTranslate2 version and compute type."""
+    """A key that changes when the source model changes: its files' names, sizes and mtimes to the nanosecond (a
+    folder or one file; whole seconds missed a file rewritten within the second it was converted in), or its name (a
+    hub model), plus the CTranslate2 version and compute type."""
     import ctranslate2
 
     path = Path(source)
@@ -129,7 +130,7 @@ def _source_key(source: str | Path) -> str:
     files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else [path] if path.is_file() else []
     for file in files:  # a folder's files, or the one file (a GGUF converted in one pass, bots.gguf_ct2)
         stat = file.stat()
-        parts.append(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}")
+        parts.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
