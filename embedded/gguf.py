@@ -20,9 +20,11 @@ _DTYPES = ("float32", "bfloat16")
 
 
 def converted_dir(gguf_path: Path, dtype: str = "float32") -> Path:
-    """Cache folder for one GGUF file: keyed by name, size and mtime so a new file converts again."""
+    """Cache folder for one GGUF file: keyed by name, size and mtime (to the nanosecond: in whole seconds a file of the
+    same size rewritten within the second it was converted in kept the stale conversion, as ``bots.ct2``'s key did)
+    so a new file converts again."""
     stat = gguf_path.stat()
-    key = hashlib.sha1(f"{gguf_path.resolve()}|{stat.st_size}|{int(stat.st_mtime)}".encode()).hexdigest()[:12]
+    key = hashlib.sha1(f"{gguf_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     return cache_dir() / "gguf-hf" / f"{gguf_path.stem}-{key}-{dtype}"
 
 

@@ -106,3 +106,21 @@ def test_what_the_direct_way_leaves_to_transformers(smollm2):
                {"special_ids": {**meta.special_ids, "bos_token": 100}}]
     for change in changes:
         assert gguf_direct.unsupported(dataclasses.replace(meta, **change)), change
+
+
+def test_a_gguf_rewritten_within_the_second_gets_a_new_cache_folder(tmp_path, monkeypatch):
+    """The two-pass way's cache key reads the file's mtime to the nanosecond: the same name and size written again
+    within one second is another file (whole seconds kept the stale conversion)."""
+    import os
+
+    from embedded import gguf as embedded_gguf
+
+    monkeypatch.setenv("GUARD_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF one")
+    os.utime(model, ns=(1_700_000_000_100_000_000, 1_700_000_000_100_000_000))
+    first = embedded_gguf.converted_dir(model)
+    model.write_bytes(b"GGUF two")  # the same size
+    os.utime(model, ns=(1_700_000_000_900_000_000, 1_700_000_000_900_000_000))  # the same whole second
+    assert embedded_gguf.converted_dir(model) != first
+    assert embedded_gguf.converted_dir(model).parent == first.parent  # one cache folder for GGUF conversions
