@@ -23,6 +23,7 @@ from harness.server import (
     scripted_app_env,
     send,
     streamlit_server,
+    submit_teacher_password,
     turn,
     wait_until_idle,
 )
@@ -115,9 +116,7 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()
             open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
-            sidebar.get_by_label("Teacher password").fill(PASSWORD)
-            sidebar.get_by_role("button", name="Sign in").click()
-            sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
+            submit_teacher_password(sidebar, PASSWORD)
             wait_until_idle(page)
             table = page.locator("table.cg-sessions")
             rows = [t.strip() for t in table.locator("tbody tr td:last-child").all_inner_texts()]

@@ -21,6 +21,7 @@ from harness.server import (
     send,
     settle,
     streamlit_server,
+    submit_teacher_password,
     turn,
     wait_until_idle,
 )
@@ -150,9 +151,7 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_serve
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
     sidebar = teacher.get_by_test_id("stSidebar")
     open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
-    sidebar.get_by_label("Teacher password").fill(password)
-    sidebar.get_by_role("button", name="Sign in").click()
-    sync_api.expect(sidebar.get_by_text("Signed in as the teacher")).to_be_visible(timeout=60_000)
+    submit_teacher_password(sidebar, password)
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_be_visible(timeout=60_000)
     wait_until_idle(teacher)
     content = teacher.content()
