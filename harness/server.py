@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -239,25 +239,24 @@ def settle(page, start_ms: int = 2_000, timeout_ms: int = 120_000) -> None:
     wait_until_idle(page, timeout_ms)
 
 
-def open_expander(scope, label: str, shows, *, last: bool = True, exact: bool = False,
-                  timeout_ms: int = 60_000) -> None:
-    """Click the expander headed ``label`` (the last one on the page, or the first with ``last=False``; ``exact``:
-    the heading is the whole label, "Teacher" and not "Teacher password") until ``shows`` (a locator inside it) is
-    visible.
+def act_until_shown(page, act: Callable[[], None], shows, timeout_ms: int = 60_000) -> None:
+    """Wait for the page's script run to end, ``act`` (a click), and again if ``shows`` (a locator) has not appeared
+    after a few seconds, until it has; ``page`` is the Playwright page or a locator within it.
 
-    A click while a script run is still drawing the page can be lost: the run's next redraw puts the expander back
-    closed (CI saw "Candidates (2)" clicked and its candidate never shown). So wait for the run to end, click, and
-    click again if the content has not appeared after a few seconds."""
+    A click while a script run is still drawing the page can be lost: the run's next redraw puts an expander back
+    closed (CI saw "Candidates (2)" clicked and its candidate never shown), and under the full suite's load CI once
+    saw a "Sign in" click of a new browser context's first visit to the in-app Review page never reach the script (the
+    password still in the box, neither signed in nor "Wrong password."; the test alone passed every time, the cause was
+    not found)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page = getattr(scope, "page", scope)
+    page = getattr(page, "page", page)
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
         wait_until_idle(page, timeout_ms)
         if shows.is_visible():
             return
-        heading = scope.get_by_text(label, exact=exact)
-        (heading.last if last else heading.first).click()
+        act()
         try:
             shows.wait_for(state="visible", timeout=5_000)
             return
@@ -266,30 +265,26 @@ def open_expander(scope, label: str, shows, *, last: bool = True, exact: bool = 
                 raise
 
 
+def open_expander(scope, label: str, shows, *, last: bool = True, exact: bool = False,
+                  timeout_ms: int = 60_000) -> None:
+    """Click the expander headed ``label`` (the last one on the page, or the first with ``last=False``; ``exact``:
+    the heading is the whole label, "Teacher" and not "Teacher password") until ``shows`` (a locator inside it) is
+    visible (``act_until_shown``: a click can be lost)."""
+    heading = scope.get_by_text(label, exact=exact)
+    act_until_shown(scope, (heading.last if last else heading.first).click, shows, timeout_ms)
+
+
 def submit_teacher_password(sidebar, password: str, timeout_ms: int = 60_000) -> None:
-    """Type ``password`` into the sidebar's Teacher box (open) and click "Sign in" until "Signed in as the teacher"
-    shows, waiting for the page's run to end before each click.
+    """Open the sidebar's Teacher box, type ``password`` and click "Sign in" until "Signed in as the teacher" shows
+    (``act_until_shown``: a click can be lost)."""
+    box = sidebar.get_by_label("Teacher password")
+    open_expander(sidebar, "Teacher", box, exact=True)
 
-    As with ``open_expander``, a click can be lost: under the full suite's load CI once saw the click of a new browser
-    context's first visit to the in-app Review page never reach the script (the password still in the box, neither
-    signed in nor "Wrong password."), while the same test alone passed every time; the cause was not found."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    page = getattr(sidebar, "page", sidebar)
-    signed_in = sidebar.get_by_text("Signed in as the teacher")
-    deadline = time.monotonic() + timeout_ms / 1000
-    while True:
-        wait_until_idle(page, timeout_ms)
-        if signed_in.is_visible():
-            return
-        sidebar.get_by_label("Teacher password").fill(password)
+    def sign_in() -> None:
+        box.fill(password)
         sidebar.get_by_role("button", name="Sign in").click()
-        try:
-            signed_in.wait_for(state="visible", timeout=5_000)
-            return
-        except PlaywrightTimeout:
-            if time.monotonic() > deadline:
-                raise
+
+    act_until_shown(sidebar, sign_in, sidebar.get_by_text("Signed in as the teacher"), timeout_ms)
 
 
 def sign_in_as_teacher(page, url: str, password: str) -> None:
@@ -303,9 +298,7 @@ def sign_in_as_teacher(page, url: str, password: str) -> None:
         opener.click()
     heading.wait_for(timeout=120_000)
     wait_until_idle(page)
-    sidebar = page.get_by_test_id("stSidebar")
-    open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
-    submit_teacher_password(sidebar, password)
+    submit_teacher_password(page.get_by_test_id("stSidebar"), password)
     wait_until_idle(page)
 
 

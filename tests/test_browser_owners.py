@@ -115,7 +115,6 @@ def test_two_browsers_keep_their_sessions_apart_and_the_teacher_sees_both(tmp_pa
             # ... with the app around it: the shared sidebar and the app's own navigation
             sync_api.expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
             sync_api.expect(page.get_by_test_id("stSidebarNav").get_by_text("Review sessions")).to_be_visible()
-            open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
             submit_teacher_password(sidebar, PASSWORD)
             wait_until_idle(page)
             table = page.locator("table.cg-sessions")

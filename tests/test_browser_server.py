@@ -150,7 +150,6 @@ def test_no_page_has_a_way_to_set_the_database_nor_shows_where_it_is(class_serve
     wait_until_idle(teacher)
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_have_count(0)
     sidebar = teacher.get_by_test_id("stSidebar")
-    open_expander(sidebar, "Teacher", sidebar.get_by_label("Teacher password"), exact=True)
     submit_teacher_password(sidebar, password)
     sync_api.expect(teacher.get_by_text("the server's SQLite database")).to_be_visible(timeout=60_000)
     wait_until_idle(teacher)
