@@ -2,7 +2,9 @@
 yourself." with a drift (after.json's nurse s1 m00, "My name's Alexei Petrov, and I am a 21-year-old Russian expat
 living in Paris."), then the user asks "So what do you do for work?". One guarded turn per seed, the chat's code path
 (``conversation.guarding.guarded_reply``: the embedded bot, 4 candidates, the embedded detector, re-rank, reminders
-on), with the memory on and off; each sent reply printed with who wrote it, for people to read.
+on), with the memory on and off; each sent reply printed with who wrote it, for people to read. A reply is
+"bot_written" when the bot wrote all of it: unprompted, or after a reminder that restated the fact in its persona, not
+after one that opened its reply with the guard's words (``opened_by_guard``).
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m benchmarks.bench_memory --seeds 1 2 3 4 5 \\
         --json benchmarks/results/memory/drift.json
@@ -44,12 +46,18 @@ def main() -> int:
             settings = ChatSettings(bot="embedded", preset="fast", decoding=PRESETS["fast"].replace(seed=seed),
                                     persona=list(PERSONA), memory=memory)
             turn = guarded_reply(conversation, bot, guard, settings, classroom=None)
-            chosen = turn.report.chosen
+            chosen, reminder = turn.report.chosen, turn.report.reminder
             row = {"memory": memory, "seed": seed, "reply": turn.text,
                    "written_by": str(chosen.origin) if chosen is not None else "safe reply",
+                   # how the bot was reminded ("restated": the fact in its persona, no words of the reply given it;
+                   # "opening": its reply opened with the guard's words), and whether the reply sent begins with them
+                   "reminded_by": str(reminder.method) if reminder is not None else "",
+                   "opened_by_guard": reminder is not None and turn.text.startswith(reminder.opening),
                    "recalled": list(turn.report.memory)}
+            row["bot_written"] = row["written_by"] in ("bot", "reminded") and not row["opened_by_guard"]
             rows.append(row)
-            print(f"memory {'on ' if memory else 'off'} seed {seed}: [{row['written_by']}] {turn.text}", flush=True)
+            how = f", {row['reminded_by']}" if row["reminded_by"] and row["written_by"] == "reminded" else ""
+            print(f"memory {'on ' if memory else 'off'} seed {seed}: [{row['written_by']}{how}] {turn.text}", flush=True)
     if args.json:
         write_json(args.json, {"machine": machine_info(), "persona": PERSONA, "drift": DRIFT, "question": QUESTION,
                                "rows": rows}, indent=2)
