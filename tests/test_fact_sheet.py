@@ -368,3 +368,50 @@ def test_a_stay_at_home_parent_is_a_job(said, job, holds):
     assert not [f for f in read_facts("My sister is a stay at home mom.", PremiseSource.HISTORY, 3)
                 if f.relation == Relation.JOB]  # the sister's job, not the speaker's
     assert clashes(["I am a stay at home mom."], "I work as a nurse at the hospital.", "What do you do?")
+
+
+PET_NAMES_CLASHING = [
+    # the report script's tortoise (2026-11-29-pet-names.md): the detector scored it 0.72, under τ
+    (["I have a tortoise named Pebble."], "My pet's name is Ben. He's a big, happy tortoise named Ben.",
+     "What's your pet's name?"),
+    (["I have a dog named Max."], "My dog's name is Rex.", "What's your dog called?"),
+    (["I have a cat called Luna."], "My cat is named Bella and she loves naps.", "Tell me about your cat."),
+    (["I have one parrot named Kiwi."], "I have a lovely parrot called Mango.", "Any pets?"),
+]
+
+PET_NAMES_CONSISTENT = [
+    (["I have a tortoise named Pebble."], "My tortoise Pebble is very old.", "Tell me about your pet."),
+    (["I have a tortoise named Pebble."], "My tortoise's name is Pebble.", "What's your tortoise called?"),
+    # a kind the speaker has more of, or none counted: another name is another pet
+    (["I have two dogs."], "My dog's name is Rex.", "What's your dog called?"),
+    (["I have two dogs. One is named Max."], "My dog Bella loves the park, and my dog called Rex too.", "Dogs?"),
+    (["I have a dog named Max."], "I have a cat named Luna.", "Any other pets?"),
+    # which pet "my pet" means is not read
+    (["I have a dog named Max."], "My pet's name is Luna.", "What's your pet's name?"),
+    # no pet: a person, a thing, a word that is no name
+    (["I have a dog named Max."], "I have a friend named Rex.", "Friends?"),
+    (["I have a dog named Max."], "I read a book called Dune.", "Reading anything?"),
+    (["I have a dog named Max."], "Max, or Maxie as we call him, is my dog named Max.", "Dog?"),
+]
+
+
+@pytest.mark.parametrize("persona, reply, question", PET_NAMES_CLASHING)
+def test_another_name_for_the_only_pet_of_its_kind_clashes(persona, reply, question):
+    assert any(why.startswith("pet name:") for why in clashes(persona, reply, question))
+
+
+@pytest.mark.parametrize("persona, reply, question", PET_NAMES_CONSISTENT)
+def test_a_pets_name_clashes_only_with_the_only_pet_of_its_kind(persona, reply, question):
+    assert not clashes(persona, reply, question)
+
+
+def test_a_pets_name_is_a_fact_on_the_sheet_and_is_not_recalled_as_memory():
+    from guard.judge.memory import asked_relations
+
+    sheet = sheet_of([], ["I have a tortoise named Pebble."], "bot")
+    named = [f for f in sheet.facts if f.relation == Relation.PET_NAME]
+    assert [(f.thing, f.value, f.low, f.high) for f in named] == [("tortoise", "Pebble", 1, 1)]
+    assert Relation.PET_NAME not in [relation for relation, _ in asked_relations("So your tortoise is named Ben?")]
+    # names of several pets at once are not read as one pet's
+    assert not [f for f in read_facts("My dogs are called Rex and Bo.", PremiseSource.HISTORY, 1)
+                if f.relation == Relation.PET_NAME]

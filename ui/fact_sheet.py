@@ -22,13 +22,16 @@ FACT_ICON = ":material/fact_check:"
 
 
 def fact_about(fact: Fact) -> str:
-    """What a fact is about, as the sheet's first column says it: "job", "dogs", "lives in", "never", "eats"."""
+    """What a fact is about, as the sheet's first column says it: "job", "dogs", "lives in", "never", "eats",
+    "tortoise's name"."""
     if fact.relation == Relation.COUNT:  # "dogs 2": the counted thing, as the guard names it (its plural)
         return fact.counted
     if fact.relation == Relation.DOES:
         return "does" if fact.holds else "never"
     if fact.relation == Relation.DIET and fact.value == "eats":
         return "eats"
+    if fact.relation == Relation.PET_NAME:  # "tortoise's name Pebble"
+        return f"{fact.thing}'s name"
     return str(fact.relation)
 
 

@@ -69,6 +69,8 @@ def asked_relations(message: str) -> tuple[tuple[Relation, str], ...]:
     kind = expected_answer(message)
     claimed = _claimed(message)
     for fact in claimed:
+        if fact.relation == Relation.PET_NAME:  # a pet's name is judged, not yet recalled (2026-11-29-pet-names.md)
+            continue
         found[(fact.relation, fact.thing if fact.relation == Relation.COUNT else "")] = None
     for relation in ASKS.get(kind, ()):
         if relation == Relation.COUNT:

@@ -45,6 +45,7 @@ class Relation(StrEnum):
     DIET = "diet"
     DOES = "does"  # an activity it does, or (``holds`` False) never did / does not do (``Fact.thing``)
     PLAYS = "plays"  # an instrument it plays: not single-valued ("I play the guitar and the piano")
+    PET_NAME = "pet name"  # the name of a pet of kind ``Fact.thing`` ("a tortoise named Pebble")
 
 
 #: what a vegetarian does not eat, and what a vegan does not eat besides
@@ -128,6 +129,8 @@ class Fact:
             return f"{self.counted} {'some' if self.vague else self.value}{whole}"
         if self.relation == Relation.DOES:
             return self.thing if self.holds else f"never: {self.thing}"
+        if self.relation == Relation.PET_NAME:
+            return f"{self.thing} {self.value}"
         return self.value if self.holds else f"not {self.value}"
 
 
@@ -253,6 +256,8 @@ def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
         return _diet_clash(old, new)
     if old.relation == Relation.PLAYS and new.relation == Relation.PLAYS:
         return _plays_clash(old, new, said)
+    if old.relation == Relation.PET_NAME and new.relation == Relation.PET_NAME:
+        return _pet_name_clash(old, new, said)
     if old.relation != new.relation:
         return False
     same = _same_value(old, new)
@@ -309,6 +314,20 @@ def _plays_clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
     if not (old.holds and new.holds and new.exhaustive):
         return False
     return not any(f.relation == Relation.PLAYS and f.holds and f.value == old.value for f in said)
+
+
+def _pet_name_clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
+    """Another name for the only pet of its kind: "a big, happy tortoise named Ben" after "I have a tortoise named
+    Pebble." (``old.low == old.high == 1``: the sentence that named it counted one of its kind). A name for a kind the
+    speaker has more of is no clash ("my dog Bella" beside "Max" of two dogs), nor one for "my pet" (which pet is
+    meant is not read), nor a reply that gives the sheet's name too ("Pebble, Ben to his friends")."""
+    if not (old.holds and new.holds) or old.low != 1 or old.high != 1 or new.thing == "pet":
+        return False
+    if old.value.lower() == new.value.lower():
+        return False
+    if new.thing != old.thing and not grammar.is_kind_of(new.thing, [s.name() for s in grammar.synsets(old.thing)]):
+        return False
+    return not any(f.relation == Relation.PET_NAME and f.value.lower() == old.value.lower() for f in said)
 
 
 def _same_place(a: str, b: str) -> bool:
@@ -547,6 +566,35 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     for token in doc:
         out += _token_facts(token, doc, fact, lowered, persona)
     out += _eaten(doc, sentence, fact)
+    out += _pet_names(doc, sentence, fact, out)
+    return out
+
+
+#: a pet named: "a tortoise named Pebble", "my big, happy dog called Max"; "my cat's name is Luna"; "my dog is named Rex"
+_PET_NAMED = re.compile(r"\b(?i:a|an|one|my|our|the)\s+(?:[\w-]+,?\s+){0,3}?(?P<kind>[a-z]+)\s+(?i:named|called)\s+"
+                        r"(?P<name>[A-Z][a-z]+)\b")
+_PET_NAME_IS = re.compile(r"\b(?i:my|our)\s+(?P<kind>[a-z]+)'s\s+name\s+is\s+(?P<name>[A-Z][a-z]+)\b")
+_PET_IS_NAMED = re.compile(r"\b(?i:my|our)\s+(?P<kind>[a-z]+)\s+is\s+(?i:named|called)\s+(?P<name>[A-Z][a-z]+)\b")
+
+
+def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
+    """The names the speaker gives its pets in one sentence (``_PET_NAMED``, ``_PET_NAME_IS``, ``_PET_IS_NAMED``):
+    the kind a singular noun that names an animal (``grammar.is_animal``) or "pet"; a name that is no capitalised word
+    ("called Fluffy" yes, "called it quits" no). When the sentence counted exactly one of that kind (``read``: "I have
+    a tortoise named Pebble." as a persona line), the fact's ``low``..``high`` say so: it names the only one."""
+    out: list[Fact] = []
+    for pattern in (_PET_NAMED, _PET_NAME_IS, _PET_IS_NAMED):
+        for m in pattern.finditer(sentence):
+            token = next((t for t in doc if t.idx == m.start("kind")), None)
+            kind = m.group("kind").lower()
+            if token is None or token.tag_ != "NN" or not (kind == "pet" or grammar.is_animal(kind)):
+                continue
+            one = any(f.relation == Relation.COUNT and f.thing == kind and f.holds and f.low == f.high == 1
+                      for f in read)
+            named = fact(Relation.PET_NAME, m.group("name"), token, thing=kind, low=1 if one else None,
+                         high=1 if one else None)
+            if all((f.thing, f.value) != (named.thing, named.value) for f in out):
+                out.append(named)
     return out
 
 
