@@ -20,6 +20,10 @@ pytest.importorskip("nltk")
     ("Where was your last vacation?", AnswerKind.PLACE),
     ("Hello! What's your name?", AnswerKind.NAME),
     ("Good evening! Who am I talking to?", AnswerKind.NAME),
+    ("And what are you called?", AnswerKind.NAME),
+    # "called" of something else asks no name of the speaker: "My name is Sam." is no answer to the dog's name
+    ("What is your dog called?", AnswerKind.OPEN),
+    ("What's the town you grew up in called?", AnswerKind.PLACE),
     ("What do you do for work?", AnswerKind.JOB),
     ("What did you say your job was?", AnswerKind.JOB),
     ("Tell me again, what do you do all day?", AnswerKind.JOB),

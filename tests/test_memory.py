@@ -42,6 +42,17 @@ def test_the_message_decides_what_is_recalled(message, said, asked):
     assert list(memory.asked) == asked
 
 
+def test_a_question_about_what_a_pet_is_called_recalls_and_answers_nothing_of_the_bots_own_name():
+    """"What is your dog called?" asked the bot's name once (any "called" did): the memory put "My name is Sam." before
+    the bot's reply, and the sheet's answer to it was "My name is Sam." (the embedded bot's persona, 2026-11-29)."""
+    from guard.judge.memory import sheet_answer
+
+    persona = ["My name is Sam.", "I have a dog named Max."]
+    memory = recall(_turns("Do you have any pets?", "I have a dog named Max.", "What is your dog called?"), persona)
+    assert Relation.NAME not in memory.asked and "My name is Sam." not in [f.said for f in memory.facts]
+    assert sheet_answer("What is your dog called?", memory) is None
+
+
 def test_the_first_reply_gets_who_the_bot_is():
     """Before its first reply the bot is reminded of its job and home, so it does not invent them."""
     assert set(_said(_turns("Hi! Tell me about yourself."))) == {"I work as a nurse.", "I live in Paris."}

@@ -507,7 +507,7 @@ _KIND_CUES: tuple[tuple[AnswerKind, re.Pattern], ...] = tuple((k, re.compile(p, 
                      r"seventies|eighties\b|\byears old\b"),
     (AnswerKind.NAME, r"\b(?:your|ur) (?:first |full |last |real )?name\b|\bwho (?:are you|am i (?:talking|speaking|"
                       r"chatting) (?:to|with)|is this|'s this|is speaking)\b|\bwhat (?:are you|should i|can i|do i) "
-                      r"call\b|\bcalled\b"),
+                      r"call\b|\b(?:are|were) (?:you|u) called\b|\byou(?:'re| are) called\b"),
     (AnswerKind.PLACE, r"^where\b|\bwhere (?:do|did|are|were|was|is|have|abouts)\b|\b(?:what|which) (?:city|country|"
                        r"town|state|part of)\b|\b(?:live|(?<!for a )living|lived|grow up|grew up|born|raised|hometown|"
                        r"come from|are from|you from)\b"),
