@@ -415,3 +415,18 @@ def test_a_pets_name_is_a_fact_on_the_sheet_and_is_not_recalled_as_memory():
     # names of several pets at once are not read as one pet's
     assert not [f for f in read_facts("My dogs are called Rex and Bo.", PremiseSource.HISTORY, 1)
                 if f.relation == Relation.PET_NAME]
+
+
+@pytest.mark.parametrize(("persona", "reply", "clash"), [
+    # a home given down to its country is compared without it (2026-11-29-place-with-country.md): read by its last
+    # word, "Red Rock, Colorado, USA" was in the USA, and so was Portland, Oregon
+    (["I live in Portland, Oregon."], "I'm currently residing in Red Rock, Colorado, USA.", True),
+    (["I live in Berlin."], "I live in Munich, Germany.", True),
+    (["I live in Portland, Oregon."], "I live in Portland, Oregon, USA.", False),
+    (["I live in Portland, Oregon."], "I live in Portland, USA.", False),
+    (["I live in Paris."], "I live in Paris, France.", False),
+    (["I live in France."], "I live in Paris, France.", False),
+    (["I live in Atlanta, Georgia."], "I live in Atlanta.", False),  # Georgia is first a state, kept
+])
+def test_a_home_named_down_to_its_country_is_compared_without_it(persona, reply, clash):
+    assert bool(clashes(persona, reply, "Where do you live?")) == clash

@@ -335,6 +335,11 @@ def _same_place(a: str, b: str) -> bool:
     if a_low == b_low or a_low.startswith(b_low + ",") or b_low.startswith(a_low + ","):
         return True
     a_parts, b_parts = a_low.replace(",", " ").split(), b_low.replace(",", " ").split()
+    if a_parts and b_parts and a_parts[-1] != b_parts[-1]:
+        # a name given down to its country ("Red Rock, Colorado, USA") is compared without it: read by its last word
+        # WordNet would find Portland, Oregon in the USA, and take two homes for one
+        a_parts, b_parts = _without_country(a_parts), _without_country(b_parts)
+        a, b = " ".join(a_parts), " ".join(b_parts)
     shorter, longer = sorted((a_parts, b_parts), key=len)
     if longer[-len(shorter):] == shorter:  # a place named with the region it is in ("Brooklyn, New York" / "New York")
         return True
@@ -343,6 +348,11 @@ def _same_place(a: str, b: str) -> bool:
         # WordNet knows neither whole name, and read by its last word each would be Oregon
         return _same_place(" ".join(a_parts[:-1]), " ".join(b_parts[:-1]))
     return grammar.same_kind(a, b)  # WordNet: a place inside the other (Brooklyn, New York)
+
+
+def _without_country(parts: list[str]) -> list[str]:
+    """A place's words without a last one that names a country, when more come before it."""
+    return parts[:-1] if len(parts) > 1 and grammar.is_country(parts[-1]) else parts
 
 
 def _ranges_meet(a: Fact, b: Fact) -> bool:

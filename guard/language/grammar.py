@@ -515,6 +515,20 @@ def kind_of(specific: str, general: str) -> bool:
     return bool(sense_names(general) & above(specific))
 
 
+#: what a country is in WordNet ("USA", "the UK", "France"; not "Oregon" or "Georgia", whose first sense is a state)
+COUNTRY_ROOT = "country.n.02"
+
+
+def is_country(word: str) -> bool:
+    """Whether ``word`` in its most frequent sense is a country (``COUNTRY_ROOT``, by hypernyms alone: ``above`` also
+    climbs to the places a place is part of, so every city would be one)."""
+    with wordnet_turn():
+        senses = _senses(word)
+        if not senses:
+            return False
+        return COUNTRY_ROOT in {s.name() for s in senses[0].closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
+
+
 def mainly_kind_of(specific: str, general: str) -> bool:
     """Whether ``specific`` in its most frequent sense is a sense of ``general`` or under it: "physician" is a
     "doctor"; a "ferry captain" (first a person in command) is no "pilot", though WordNet files one sense of captain,
