@@ -78,6 +78,19 @@ CONSISTENT = [
     (["I have two dogs."], "I have a dog named Max and another one named Rex.", "Tell me about your dogs."),
     (["I live in Paris."], "I work in London some days, but I live in Paris.", "Where do you live?"),
     (["I am a teacher."], "I'm a big fan of jazz.", "What music do you like?"),
+    # a pet's name clashes only with another name for the only pet of its kind (2026-11-29-pet-names.md)
+    (["I have a tortoise named Pebble."], "My tortoise Pebble is very old.", "Tell me about your pet."),
+    (["I have a tortoise named Pebble."], "My tortoise's name is Pebble.", "What's your tortoise called?"),
+    # a kind the speaker has more of, or none counted: another name is another pet
+    (["I have two dogs."], "My dog's name is Rex.", "What's your dog called?"),
+    (["I have two dogs. One is named Max."], "My dog Bella loves the park, and my dog called Rex too.", "Dogs?"),
+    (["I have a dog named Max."], "I have a cat named Luna.", "Any other pets?"),
+    # which pet "my pet" means is not read
+    (["I have a dog named Max."], "My pet's name is Luna.", "What's your pet's name?"),
+    # no pet: a person, a thing, a word that is no name
+    (["I have a dog named Max."], "I have a friend named Rex.", "Friends?"),
+    (["I have a dog named Max."], "I read a book called Dune.", "Reading anything?"),
+    (["I have a dog named Max."], "Max, or Maxie as we call him, is my dog named Max.", "Dog?"),
 ]
 
 
@@ -379,30 +392,11 @@ PET_NAMES_CLASHING = [
     (["I have one parrot named Kiwi."], "I have a lovely parrot called Mango.", "Any pets?"),
 ]
 
-PET_NAMES_CONSISTENT = [
-    (["I have a tortoise named Pebble."], "My tortoise Pebble is very old.", "Tell me about your pet."),
-    (["I have a tortoise named Pebble."], "My tortoise's name is Pebble.", "What's your tortoise called?"),
-    # a kind the speaker has more of, or none counted: another name is another pet
-    (["I have two dogs."], "My dog's name is Rex.", "What's your dog called?"),
-    (["I have two dogs. One is named Max."], "My dog Bella loves the park, and my dog called Rex too.", "Dogs?"),
-    (["I have a dog named Max."], "I have a cat named Luna.", "Any other pets?"),
-    # which pet "my pet" means is not read
-    (["I have a dog named Max."], "My pet's name is Luna.", "What's your pet's name?"),
-    # no pet: a person, a thing, a word that is no name
-    (["I have a dog named Max."], "I have a friend named Rex.", "Friends?"),
-    (["I have a dog named Max."], "I read a book called Dune.", "Reading anything?"),
-    (["I have a dog named Max."], "Max, or Maxie as we call him, is my dog named Max.", "Dog?"),
-]
 
 
 @pytest.mark.parametrize("persona, reply, question", PET_NAMES_CLASHING)
 def test_another_name_for_the_only_pet_of_its_kind_clashes(persona, reply, question):
     assert any(why.startswith("pet name:") for why in clashes(persona, reply, question))
-
-
-@pytest.mark.parametrize("persona, reply, question", PET_NAMES_CONSISTENT)
-def test_a_pets_name_clashes_only_with_the_only_pet_of_its_kind(persona, reply, question):
-    assert not clashes(persona, reply, question)
 
 
 def test_a_pets_name_is_a_fact_on_the_sheet_and_is_not_recalled_as_memory():

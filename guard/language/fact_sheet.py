@@ -325,7 +325,7 @@ def _pet_name_clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
         return False
     if old.value.lower() == new.value.lower():
         return False
-    if new.thing != old.thing and not grammar.is_kind_of(new.thing, [s.name() for s in grammar.synsets(old.thing)]):
+    if new.thing != old.thing and not grammar.kind_of(new.thing, old.thing):
         return False
     return not any(f.relation == Relation.PET_NAME and f.value.lower() == old.value.lower() for f in said)
 
@@ -553,7 +553,7 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     for m in grammar.NAME_TALKED_TO.finditer(sentence):
         out.append(fact(Relation.NAME, m.group("name"), time=grammar.PRESENT))
     for m in grammar.NAME_GIVEN.finditer(sentence):
-        token = next((t for t in doc if t.idx == m.start("name")), None)
+        token = _token_at(doc, m.start("name"))
         if token is not None and grammar.names_someone(token):
             out.append(fact(Relation.NAME, m.group("name")))
     # age
@@ -580,6 +580,11 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
     return out
 
 
+def _token_at(doc, offset: int):
+    """The token of ``doc`` that starts at character ``offset`` (where a pattern's group begins), or None."""
+    return next((t for t in doc if t.idx == offset), None)
+
+
 #: a pet named: "a tortoise named Pebble", "my big, happy dog called Max"; "my cat's name is Luna"; "my dog is named Rex"
 _PET_NAMED = re.compile(r"\b(?i:a|an|one|my|our|the)\s+(?:[\w-]+,?\s+){0,3}?(?P<kind>[a-z]+)\s+(?i:named|called)\s+"
                         r"(?P<name>[A-Z][a-z]+)\b")
@@ -595,7 +600,7 @@ def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
     out: list[Fact] = []
     for pattern in (_PET_NAMED, _PET_NAME_IS, _PET_IS_NAMED):
         for m in pattern.finditer(sentence):
-            token = next((t for t in doc if t.idx == m.start("kind")), None)
+            token = _token_at(doc, m.start("kind"))
             kind = m.group("kind").lower()
             if token is None or token.tag_ != "NN" or not (kind == "pet" or grammar.is_animal(kind)):
                 continue
@@ -611,7 +616,7 @@ def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
 def _stay_at_home(doc, match: re.Match, fact) -> list[Fact]:
     """"I am a stay at home mom" as a job ("stay-at-home mom"), when the speaker says it of themselves with "be" or
     "work" ("My sister is a stay at home mom" is the sister's); "I'm not ..." denies it."""
-    token = next((t for t in doc if t.idx == match.start("who")), None)
+    token = _token_at(doc, match.start("who"))
     if token is None:
         return []
     verb = grammar.governing_verb(token)

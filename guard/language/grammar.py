@@ -515,31 +515,32 @@ def kind_of(specific: str, general: str) -> bool:
     return bool(sense_names(general) & above(specific))
 
 
+def _mainly_above(word: str) -> set[str]:
+    """``word``'s most frequent sense and what WordNet puts it under by hypernyms alone (not the places it is part of,
+    as ``above`` climbs to); empty when WordNet knows no sense of it."""
+    with wordnet_turn():
+        senses = _senses(word)
+        if not senses:
+            return set()
+        first = senses[0]
+        return {first.name()} | {s.name() for s in first.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
+
+
 #: what a country is in WordNet ("USA", "the UK", "France"; not "Oregon" or "Georgia", whose first sense is a state)
 COUNTRY_ROOT = "country.n.02"
 
 
 def is_country(word: str) -> bool:
-    """Whether ``word`` in its most frequent sense is a country (``COUNTRY_ROOT``, by hypernyms alone: ``above`` also
-    climbs to the places a place is part of, so every city would be one)."""
-    with wordnet_turn():
-        senses = _senses(word)
-        if not senses:
-            return False
-        return COUNTRY_ROOT in {s.name() for s in senses[0].closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
+    """Whether ``word`` in its most frequent sense is a country (``COUNTRY_ROOT``; by ``above`` every city would be
+    one, being part of a country)."""
+    return COUNTRY_ROOT in _mainly_above(word)
 
 
 def mainly_kind_of(specific: str, general: str) -> bool:
     """Whether ``specific`` in its most frequent sense is a sense of ``general`` or under it: "physician" is a
     "doctor"; a "ferry captain" (first a person in command) is no "pilot", though WordNet files one sense of captain,
     an airship's, under pilot. For a denial, where any sense would deny too much."""
-    with wordnet_turn():
-        senses = _senses(specific)
-        if not senses:
-            return False
-        first = senses[0]
-        kinds = {first.name()} | {s.name() for s in first.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
-    return bool(sense_names(general) & kinds)
+    return bool(sense_names(general) & _mainly_above(specific))
 
 
 def same_kind(a: str, b: str) -> bool:
