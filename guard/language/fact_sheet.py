@@ -235,12 +235,11 @@ def _gives_again(old: Fact, new: Fact) -> bool:
     if old.relation in (Relation.COUNT, Relation.AGE):
         exact = old.low is not None and old.low == old.high == new.low == new.high
         return exact and (old.relation == Relation.AGE or old.thing == new.thing
-                          or grammar.is_kind_of(new.thing, [s.name() for s in grammar.synsets(old.thing)]))
+                          or grammar.kind_of(new.thing, old.thing))
     if old.relation == Relation.DOES:
         return not old.holds and old.thing == new.thing
     if old.relation == Relation.JOB:
-        return old.value.lower() == new.value.lower() or grammar.is_kind_of(
-            new.value, [s.name() for s in grammar.synsets(old.value)])
+        return old.value.lower() == new.value.lower() or grammar.kind_of(new.value, old.value)
     return _same_value(old, new)
 
 
