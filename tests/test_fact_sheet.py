@@ -399,13 +399,10 @@ def test_another_name_for_the_only_pet_of_its_kind_clashes(persona, reply, quest
     assert any(why.startswith("pet name:") for why in clashes(persona, reply, question))
 
 
-def test_a_pets_name_is_a_fact_on_the_sheet_and_is_not_recalled_as_memory():
-    from guard.judge.memory import asked_relations
-
+def test_a_pets_name_is_a_fact_on_the_sheet():
     sheet = sheet_of([], ["I have a tortoise named Pebble."], "bot")
     named = [f for f in sheet.facts if f.relation == Relation.PET_NAME]
     assert [(f.thing, f.value, f.low, f.high) for f in named] == [("tortoise", "Pebble", 1, 1)]
-    assert Relation.PET_NAME not in [relation for relation, _ in asked_relations("So your tortoise is named Ben?")]
     # names of several pets at once are not read as one pet's
     assert not [f for f in read_facts("My dogs are called Rex and Bo.", PremiseSource.HISTORY, 1)
                 if f.relation == Relation.PET_NAME]
