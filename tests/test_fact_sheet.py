@@ -25,6 +25,8 @@ def clashes(persona: list[str], reply: str, question: str = "Tell me about yours
 
 
 CLASHING = [
+    # "Bruges" is tagged a plural common noun ("bruge"); WordNet names it a city (2026-11-29-sheet-first.md)
+    (["I live in Bruges."], "I live in Amsterdam, it's a lovely city.", "Where do you live?"),
     (["I work as a nurse."], "I'm a teacher, but my specialty is the medical side of things.", "What do you do?"),
     (["I work as a nurse."], "I'm a doctor, and I've always loved helping people.", "What do you do?"),
     (["I work as a nurse."], "Yes, I am.", "Wait, aren't you a teacher?"),
@@ -48,6 +50,8 @@ CLASHING = [
 ]
 
 CONSISTENT = [
+    # a common noun written with a capital is no place's name: "Village" is first a village, not Greenwich Village
+    (["I live in Bruges."], "I live in a small Village near Bruges.", None),
     # animals one keeps are no food, though WordNet files a dog under sausages and a chicken under poultry
     (["I am a vegetarian."], "I have two dogs.", None),
     (["I am a vegan."], "I have a dog named Max and three chickens.", None),
