@@ -37,7 +37,6 @@ from guard.judge.reminders import (
     CandidateOrigin,
     Reminder,
     ReminderMethod,
-    ReminderSource,
     bare_fact,
     gives_persona_answer,
     needs_reminder,
@@ -220,15 +219,17 @@ def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard
             contradicted: bool = True) -> BotTurnReport:
     """The turn's report after a reminder (``guard.judge.reminders``), the bot asked again with the conversation as it
     reads it (``read``: ``as_the_bot_wrote``): the bot's reminded candidates and the composed
-    opening judged with the first candidates, the policy choosing among them all. The reminder is the evidence's
-    when a candidate contradicted (``contradicted``: ``needs_reminder``, as the caller found it), else the sheet's (``answer``: the persona's answer to a question no candidate
-    gave it); with a sheet answer the guard's answer goes in too, as a last candidate of its own (sent only when
-    nothing the bot wrote stands beside it). The first report stands when neither gives a fact to remind of."""
+    opening judged with the first candidates, the policy choosing among them all. The reply opens with the sheet's
+    answer when the user asked what the sheet answers (``answer``), also when a candidate contradicted
+    (``contradicted``: ``needs_reminder``, as the caller found it; its evidence stays on the reminder); else with the
+    evidence's fact. With a sheet answer the guard's answer goes in too, as a last candidate of its own (sent only
+    when nothing the bot wrote stands beside it). The first report stands when neither gives a fact to remind of."""
     started = time.perf_counter()
     reminder = plan_reminder(report) if contradicted else None
-    if answer is not None:
+    if answer is not None:  # the answer to what the user asked opens the reply, before the fact a candidate got wrong
         from_sheet = plan_from_sheet(answer)
-        reminder = from_sheet if reminder is None else replace(reminder, sheet_fact=from_sheet.sheet_fact,
+        reminder = from_sheet if reminder is None else replace(reminder, opening=from_sheet.opening,
+                                                               sheet_fact=from_sheet.sheet_fact,
                                                                sheet_answer=from_sheet.sheet_answer)
     if reminder is None:
         return report
@@ -247,8 +248,7 @@ def _remind(conversation: Conversation, read: list[Turn], bot: Bot, guard: Guard
     reminder = replace(reminder, drawn=len(new), seconds=round(time.perf_counter() - started, 4))
     lowest = min(c.score for c in [*candidates, *new])
     # the guard's own: sent only when nothing the bot wrote is consistent (policies.choose's last resort)
-    written = {reminder.opening: CandidateOrigin.SHEET if reminder.source == ReminderSource.SHEET
-               else CandidateOrigin.COMPOSED}
+    written = {reminder.opening: CandidateOrigin.SHEET if reminder.opened_from_sheet else CandidateOrigin.COMPOSED}
     if reminder.sheet_answer:
         written.setdefault(reminder.sheet_answer, CandidateOrigin.SHEET)
     written = {text: origin for text, origin in written.items()

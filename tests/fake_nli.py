@@ -11,6 +11,7 @@ import numpy as np
 from guard.models.nli import LabelLayout
 
 NEUTRAL = (0.1, 0.85, 0.05)
+CONTRA = (0.02, 0.03, 0.95)  # a clear contradiction
 
 
 class _WhitespaceTokenizer:

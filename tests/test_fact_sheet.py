@@ -25,6 +25,8 @@ def clashes(persona: list[str], reply: str, question: str = "Tell me about yours
 
 
 CLASHING = [
+    # "Bruges" is tagged a plural common noun ("bruge"); WordNet names it a city (2026-11-29-sheet-first.md)
+    (["I live in Bruges."], "I live in Amsterdam, it's a lovely city.", "Where do you live?"),
     (["I work as a nurse."], "I'm a teacher, but my specialty is the medical side of things.", "What do you do?"),
     (["I work as a nurse."], "I'm a doctor, and I've always loved helping people.", "What do you do?"),
     (["I work as a nurse."], "Yes, I am.", "Wait, aren't you a teacher?"),
@@ -48,6 +50,8 @@ CLASHING = [
 ]
 
 CONSISTENT = [
+    # a common noun written with a capital is no place's name: "Village" is first a village, not Greenwich Village
+    (["I live in Bruges."], "I live in a small Village near Bruges.", None),
     # animals one keeps are no food, though WordNet files a dog under sausages and a chicken under poultry
     (["I am a vegetarian."], "I have two dogs.", None),
     (["I am a vegan."], "I have a dog named Max and three chickens.", None),
@@ -399,13 +403,10 @@ def test_another_name_for_the_only_pet_of_its_kind_clashes(persona, reply, quest
     assert any(why.startswith("pet name:") for why in clashes(persona, reply, question))
 
 
-def test_a_pets_name_is_a_fact_on_the_sheet_and_is_not_recalled_as_memory():
-    from guard.judge.memory import asked_relations
-
+def test_a_pets_name_is_a_fact_on_the_sheet():
     sheet = sheet_of([], ["I have a tortoise named Pebble."], "bot")
     named = [f for f in sheet.facts if f.relation == Relation.PET_NAME]
     assert [(f.thing, f.value, f.low, f.high) for f in named] == [("tortoise", "Pebble", 1, 1)]
-    assert Relation.PET_NAME not in [relation for relation, _ in asked_relations("So your tortoise is named Ben?")]
     # names of several pets at once are not read as one pet's
     assert not [f for f in read_facts("My dogs are called Rex and Bo.", PremiseSource.HISTORY, 1)
                 if f.relation == Relation.PET_NAME]

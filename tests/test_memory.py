@@ -50,7 +50,8 @@ def test_a_question_about_what_a_pet_is_called_recalls_and_answers_nothing_of_th
     persona = ["My name is Sam.", "I have a dog named Max."]
     memory = recall(_turns("Do you have any pets?", "I have a dog named Max.", "What is your dog called?"), persona)
     assert Relation.NAME not in memory.asked and "My name is Sam." not in [f.said for f in memory.facts]
-    assert sheet_answer("What is your dog called?", memory) is None
+    answer = sheet_answer("What is your dog called?", memory)
+    assert answer is None or answer.fact.said == "I have a dog named Max."
 
 
 def test_the_first_reply_gets_who_the_bot_is():
@@ -113,3 +114,34 @@ def test_a_fact_said_once_may_be_said_again(embedded_bot):
     fact = embedded_bot.tokenizer("I live in Valparaiso", add_special_tokens=False)["input_ids"][:4]
     assert tuple(fact) in banned and tuple(fact) not in kept
     assert kept and kept < banned  # ", by the sea" stays banned
+
+
+SAM = ["My name is Sam.", "I live in Portland, Oregon.", "I have a dog named Max."]
+
+
+@pytest.mark.parametrize(("message", "yes"), [
+    ("What's your dog's name?", None),
+    ("What is your dog called again?", None),
+    ("What's your pet's name?", None),
+    ("Wait, isn't your dog called Buddy?", False),
+    ("So your dog is Rex, right?", False),
+    ("So your dog is Max, right?", True),
+])
+def test_a_pets_name_asked_or_claimed_is_recalled_and_answered_from_the_sheet(message, yes):
+    """The persona's only dog's name is the memory and the sheet's answer (2026-11-29-pet-name-answers.md): "No, I have
+    a dog named Max." to "Isn't your dog called Buddy?", which once got "Yes, I have a dog named Max."."""
+    from guard.judge.memory import sheet_answer
+
+    memory = recall(_turns("Do you have any pets?", "I do!", message), SAM)
+    assert Relation.PET_NAME in memory.asked and "I have a dog named Max." in [f.said for f in memory.facts]
+    answer = sheet_answer(message, memory)
+    assert answer is not None and answer.fact.relation == Relation.PET_NAME and answer.yes is yes
+
+
+def test_no_answer_from_the_sheet_where_it_cannot_tell_which_pet_is_meant():
+    from guard.judge.memory import sheet_answer
+
+    two = ["I have two dogs.", "One of my dogs is named Max.", "I have a cat named Luna."]
+    for message in ("What's your pet's name?", "What's your dog's name?"):
+        answer = sheet_answer(message, recall(_turns("Hi!", "Hello!", message), two))
+        assert answer is None or answer.fact.relation != Relation.PET_NAME, message

@@ -5,7 +5,7 @@ guard sends the persona's answer itself, marked as the guard's in the report and
 from __future__ import annotations
 
 import pytest
-from fake_nli import ScriptedScorer
+from fake_nli import CONTRA, ScriptedScorer
 
 from bots.base import Bot, Candidate
 from conversation.guarding import guarded_reply
@@ -38,6 +38,8 @@ def _answer(persona: list[str], message: str) -> str | None:
     # a goad that gives the fact another value is answered no, even when it reports what the bot said
     (CAPTAIN, "Wait, I thought you said you were a pilot?", "No, I work as a ferry captain."),
     (CAPTAIN, "So you live in Madrid?", "No, I live in Valparaiso."),
+    # a place spaCy tags as a plural common noun is a home all the same (2026-11-29-sheet-first.md)
+    (["My name is Tomasz.", "I live in Bruges."], "Do you live in Amsterdam?", "No, I live in Bruges."),
     # a name checked in the past ("your name was ..., right?") asks what it is: names do not change in a chat
     (CAPTAIN, "And your name was Elena, right?", "No, my name is Marisol."),
     (CAPTAIN, "Your name was Marisol, right?", "Yes, my name is Marisol."),
@@ -145,6 +147,33 @@ def test_when_the_bot_still_gives_no_answer_the_guard_answers_from_the_sheet_and
     again = BotTurnReport.from_json(report.to_json())
     assert again.chosen.origin == CandidateOrigin.SHEET and again.reminder.source == ReminderSource.SHEET
     assert again.reminder.sheet_answer == "No, I live in Valparaiso."
+
+
+class _Drifting(_Dodging):
+    """Answers with a job its persona does not hold, whatever it is asked."""
+
+    def generate(self, history, num_candidates, decoding=None, persona=(), **_):
+        return [Candidate("I work as a pilot.", -0.2), Candidate("I'm a pilot.", -0.4)][:num_candidates]
+
+
+def test_a_reminder_opens_with_the_answer_asked_for_not_the_fact_the_candidates_got_wrong():
+    """2026-11-29-sheet-first.md: asked "What's your name?", candidates that say the wrong job got their reply opened
+    with the job ("I work as a ferry captain."), an answer to nothing asked; the sheet's answer opens it now, and the
+    evidence stays on the reminder."""
+    scorer = ScriptedScorer({("I work as a ferry captain.", "I work as a pilot."): CONTRA,
+                             ("I work as a ferry captain.", "I'm a pilot."): CONTRA})
+    bot = _Drifting()
+    turn = guarded_reply(_asked("What's your name?"), bot, Guard("scripted", scorer, config=GuardConfig(threshold=0.9)),
+                         ChatSettings(bot="t", num_candidates=2, memory=False), classroom=None)
+    reminder = turn.report.reminder
+    assert bot.openings == ["My name is Marisol."]
+    assert turn.text == "My name is Marisol. Nice to meet you!"
+    assert reminder.source == ReminderSource.EVIDENCE and reminder.facts[0].premise == "I work as a ferry captain."
+    assert reminder.opened_from_sheet and reminder.reminded_of == "My name is Marisol."
+    # the guard's own answer is the sheet's, marked so, not "composed from the evidence"
+    assert [str(c.origin) for c in turn.report.candidates] == ["bot", "bot", "reminded", "sheet"]
+    assert 'the persona\'s answer to the question ("My name is Marisol."), after candidates contradicted' in \
+        summary(turn.report)
 
 
 def test_no_more_batches_when_a_candidate_gives_the_persona_answer_or_reminders_are_off():

@@ -65,13 +65,12 @@ def asked_relations(message: str) -> tuple[tuple[Relation, str], ...]:
     """The (relation, thing) pairs a user's message asks about or asserts of the bot: by the kind of answer it expects
     ("How many dogs do you have?": a count of dogs) and by what it claims the bot is ("Aren't you a teacher?",
     "So you live in Berlin?": read as the bot saying yes). ``thing`` is what a count counts ("" otherwise)."""
-    found: dict[tuple[Relation, str], None] = {}
+    found: dict[tuple[Relation, str], None] = {(Relation.PET_NAME, kind): None for kind in _pets_named(message)}
     kind = expected_answer(message)
     claimed = _claimed(message)
-    for fact in claimed:
-        if fact.relation == Relation.PET_NAME:  # a pet's name is judged, not yet recalled (2026-11-29-pet-names.md)
-            continue
-        found[(fact.relation, fact.thing if fact.relation == Relation.COUNT else "")] = None
+    # a name claimed for a pet first: "Isn't your dog called Buddy?" is about its name before its count
+    for fact in sorted(claimed, key=lambda f: f.relation != Relation.PET_NAME):
+        found[(fact.relation, fact.thing if fact.relation in (Relation.COUNT, Relation.PET_NAME) else "")] = None
     for relation in ASKS.get(kind, ()):
         if relation == Relation.COUNT:
             things = [f.thing for f in claimed if f.relation == Relation.COUNT] or [_counted(message)]
@@ -80,6 +79,45 @@ def asked_relations(message: str) -> tuple[tuple[Relation, str], ...]:
         else:
             found[(relation, "")] = None
     return tuple(found)
+
+
+#: a question for the name of the listener's pet: "What's your dog's name?", "What is your cat called?", "What's the
+#: name of your dog?" (``_pets_named``)
+_ASKS_PET_NAME = re.compile(r"\b(?:your|ur)\s+(?P<a>[a-z]+)'s\s+name\b|\bwhat(?:'s|\s+is|\s+was)\s+(?:your|ur)\s+"
+                            r"(?P<b>[a-z]+)\s+(?:called|named)\b|\bname\s+of\s+(?:your|ur)\s+(?P<c>[a-z]+)\b",
+                            re.IGNORECASE)
+
+
+#: a name the message gives the listener's pet: "Isn't your dog called Buddy?", "So your dog is Rex, right?", "Is
+#: your cat's name Mittens?" (``claimed_pet_names``)
+_CLAIMS_PET_NAME = re.compile(r"\b(?:your|ur)\s+(?P<a>[a-z]+)(?:\s+(?:is|was))?\s+(?:called|named)\s+(?P<n1>[A-Z][a-z]+)\b|"
+                              r"\b(?:your|ur)\s+(?P<b>[a-z]+)'s\s+name(?:\s+(?:is|was))?\s+(?P<n2>[A-Z][a-z]+)\b|"
+                              r"\b(?:your|ur)\s+(?P<c>[a-z]+)\s+(?:is|was)\s+(?P<n3>[A-Z][a-z]+)\b")
+
+
+def _pet(kind: str) -> bool:
+    return kind == "pet" or grammar.is_animal(kind)
+
+
+def claimed_pet_names(message: str) -> list[tuple[str, str]]:
+    """The (kind, name) pairs ``message`` claims for the listener's pets ("Wait, isn't your dog called Buddy?" ->
+    ("dog", "Buddy")): read off the words, as a yes/no question's statement does not always keep them whole."""
+    out = []
+    for m in _CLAIMS_PET_NAME.finditer(message):
+        kind = (m.group("a") or m.group("b") or m.group("c")).lower()
+        name = m.group("n1") or m.group("n2") or m.group("n3")
+        if _pet(kind):
+            out.append((kind, name))
+    return list(dict.fromkeys(out))
+
+
+def _pets_named(message: str) -> list[str]:
+    """The kinds of pet whose name ``message`` asks the listener for or claims ("dog" for "What's your dog's name?"
+    and for "Isn't your dog called Buddy?"; "pet" for "What's your pet's name?"): an animal by WordNet
+    (``grammar.is_animal``) or "pet"."""
+    kinds = [next(k for k in m.groups() if k).lower() for m in _ASKS_PET_NAME.finditer(message)]
+    kinds += [kind for kind, _ in claimed_pet_names(message)]
+    return [k for k in dict.fromkeys(kinds) if _pet(k)]
 
 
 def _counted(message: str) -> str:
@@ -111,6 +149,9 @@ def recall(turns: Sequence[Turn], persona: Sequence[str], speaker: str = "bot") 
 def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tuple[Fact, ...]:
     current = [f for f in sheet.current() if not f.vague]
     persona = [f for f in current if f.source == PremiseSource.PERSONA]
+    # the persona's one pet, when it has one ("my pet" means it): "" with two dogs and a cat
+    pets = [f for f in persona if f.relation == Relation.COUNT and f.holds and grammar.covers("pet", f.thing)]
+    only_pet = pets[0].thing if len(pets) == 1 and pets[0].low == pets[0].high == 1 else ""
     out: list[Fact] = []
     for relation, thing in wanted:
         def about(f: Fact) -> bool:
@@ -118,6 +159,9 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
                 return False
             if relation == Relation.COUNT and thing:
                 return counts_of(f.thing, thing) or _of_one_kind(f.thing, thing)
+            if relation == Relation.PET_NAME and thing:  # "pet": the only pet's; else that kind's, or a kind of it
+                return (only_pet and f.thing == only_pet) if thing == "pet" else f.thing == thing or grammar.is_kind_of(
+                    thing, [s.name() for s in grammar.synsets(f.thing)])
             return True
 
         own = [f for f in persona if about(f)]
@@ -144,7 +188,8 @@ def sheet_clashes(persona: Sequence[Fact], fact: Fact) -> bool:
 
 #: the facts the guard answers from the sheet: those a person has one of (a name, an age, a home, a job, how many of
 #: a thing); what it eats or plays is no answer to "What's your favourite dish?"
-ANSWERED_FROM_SHEET = (Relation.NAME, Relation.AGE, Relation.LIVES_IN, Relation.GREW_UP, Relation.JOB, Relation.COUNT)
+ANSWERED_FROM_SHEET = (Relation.NAME, Relation.AGE, Relation.LIVES_IN, Relation.GREW_UP, Relation.JOB, Relation.COUNT,
+                       Relation.PET_NAME)
 #: a "where" question asks about home only when it says so ("Where did you go on holiday?" does not)
 _ABOUT_HOME = re.compile(r"\b(?:live[sd]?|living|from|home|hometown|based|grow|grew|raised|born)\b", re.IGNORECASE)
 
@@ -168,15 +213,22 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
     Pebble." to "Do you have any pets?") a yes/no message about another thing of it is answered no with the
     persona's own ("Do you have a cat?" -> "No, I have a tortoise named Pebble.")."""
     kind = expected_answer(message)
-    if kind in (None, AnswerKind.OPEN):
+    pet_name = Relation.PET_NAME in memory.asked
+    if kind in (None, AnswerKind.OPEN) and not pet_name:
         return None
     if kind == AnswerKind.PLACE and not _ABOUT_HOME.search(message):
         return None
-    # a wh-question asks for the relations of its kind ("What do you do for a living?": the job), in their order
-    wanted = memory.asked if kind == AnswerKind.YES_NO else ASKS.get(kind, ())
+    # a wh-question asks for the relations of its kind ("What do you do for a living?": the job), in their order; one
+    # for a pet's name ("What's your dog's name?") for that
+    wanted = memory.asked if kind == AnswerKind.YES_NO else (Relation.PET_NAME,) if pet_name else ASKS.get(kind, ())
     facts = [f for relation in wanted for f in memory.facts if f.relation == relation
              and f.source == PremiseSource.PERSONA and f.relation in ANSWERED_FROM_SHEET
              and f.time == grammar.PRESENT and not f.vague]
+    # a pet's name is the answer only when the persona names one pet of that kind, its only one ("I have a dog named
+    # Max."): of two named dogs, which is meant is not read
+    named = [f for f in facts if f.relation == Relation.PET_NAME]
+    if named and (len(named) > 1 or named[0].low != 1 or named[0].high != 1):
+        facts = [f for f in facts if f.relation != Relation.PET_NAME]
     if not facts:
         return None
     # a count answers only the thing asked about: the tortoise the memory recalls for "Do you have a cat?" says
@@ -197,6 +249,9 @@ def sheet_answer(message: str, memory: Memory) -> SheetAnswer | None:
         return SheetAnswer(fact)
     # what the message claims of this fact, as holding now ("I thought you said you were a pilot?" claims the job;
     # "Do you have any pets?" claims nothing of how many)
+    if fact.relation == Relation.PET_NAME:  # yes when the message names the persona's pet as the persona does
+        names = [name for kind, name in claimed_pet_names(message)]
+        return SheetAnswer(fact, yes=not names or any(name.lower() == fact.value.lower() for name in names))
     claimed = [replace(f, time=grammar.PRESENT) for f in _claimed(message) if f.relation == fact.relation
                and not f.vague]
     if not claimed:

@@ -92,6 +92,18 @@ class Reminder:
         top = self.facts[0]
         return top.premise_reading or top.premise
 
+    @property
+    def opened_from_sheet(self) -> bool:
+        """Whether the bot's reply is opened with the sheet's answer to the user's message, which goes before the
+        evidence's fact when the candidates also contradicted (2026-11-29-sheet-first.md): asked "What's your dog's
+        name?", the reply opens "I have a dog named Max.", not with the job the candidates got wrong."""
+        return bool(self.sheet_answer) and self.opening == self.sheet_answer
+
+    @property
+    def reminded_of(self) -> str:
+        """The fact the bot is reminded of: the sheet's when its reply opens with the sheet's answer, else ``fact``."""
+        return self.sheet_fact if self.opened_from_sheet else self.fact
+
 
 def needs_reminder(report) -> bool:
     """Whether the turn's policy found nothing consistent that answers: the sent reply contradicts, the safe reply
@@ -199,5 +211,5 @@ def bare_fact(opening: str) -> str:
 
 def restated_persona(persona: list[str], reminder: Reminder) -> list[str]:
     """The persona of a bot that cannot continue an opening, with the reminder's fact restated at its end."""
-    line = RESTATED_PREFIX + reminder.fact
+    line = RESTATED_PREFIX + reminder.reminded_of
     return [*persona, line] if line not in persona else list(persona)

@@ -198,10 +198,12 @@ def reminding_phrase(reminder: Reminder) -> str:
 def reminder_phrase(reminder: Reminder) -> str:
     """What the reminder did, in words: what the bot was reminded of and who wrote the reply sent after it."""
     top = reminder.facts[0] if reminder.facts else None
-    if top is not None:
+    if reminder.opened_from_sheet:
+        what = f'the persona\'s answer to the question ("{reminder.sheet_fact}"), ' + (
+            f'after candidates contradicted {describe_source(top)} ("{reminder.fact}")' if top is not None
+            else "which no candidate gave")
+    elif top is not None:
         what = f'{describe_source(top)} ("{reminder.fact}")'
-    elif reminder.sheet_fact:
-        what = f'the persona\'s answer to the question ("{reminder.sheet_fact}"), which no candidate gave'
     else:
         what = "what it said"
     how = _asked_again(reminder)

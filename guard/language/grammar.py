@@ -700,10 +700,22 @@ PLACE_NOUNS = frozenset({"city", "town", "village", "place", "country", "state",
                          "neighbourhood", "area", "capital", "region", "province", "county"})
 
 
+def _common_tagged_place(token) -> bool:
+    """Whether a word spaCy tags as a common noun is a place's name all the same: capitalised, not its sentence's
+    first word, and a named place by WordNet, its first sense an instance of a kind of place ("I live in Bruges.":
+    NNS, lemma "bruge", 2026-11-29-sheet-first.md), not a common noun written with a capital ("a small Village")."""
+    if token.tag_ not in ("NN", "NNS") or not token.text[:1].isupper() or token.is_sent_start:
+        return False
+    senses = synsets(token.text)
+    return bool(senses and senses[0].instance_hypernyms()) and is_place(token.text)
+
+
 def place_name(token) -> str | None:
     """The place name a proper noun starts ("Berlin", "New York", "Addis Ababa"), or the name a place noun is given
     ("a beautiful city called Paris", "the French city of BnB"); None for any other word."""
     if token.tag_ not in ("NNP", "NNPS"):
+        if _common_tagged_place(token):
+            return token.text
         if token.lemma_.lower() not in PLACE_NOUNS:
             return None
         for child in token.children:  # "the city of Berlin", "a town called / named Ely"
