@@ -191,22 +191,29 @@ def test_a_bot_that_contradicts_is_reminded_and_its_consistent_reply_is_sent():
     assert bot.openings == ["No, I work as a nurse."]
     assert report.reminder.method == ReminderMethod.OPENING and report.reminder.outcome == CandidateOrigin.REMINDED
     assert turn.text == "No, I work as a nurse. I love my job."
-    assert [c.origin for c in report.candidates] == ["bot", "bot", "reminded", "reminded", "composed"]
+    # the opening is the sheet's answer to the goad (the same words as the evidence's), so the guard's own is the sheet's
+    assert [c.origin for c in report.candidates] == ["bot", "bot", "reminded", "reminded", "sheet"]
     assert "reminding" in steps and "reminded" in steps and "remind_s" in report.timings
     assert report.reminder.facts[0].premise == "I work as a nurse."
 
 
-def test_when_every_reminded_reply_contradicts_the_composed_opening_is_sent():
+@pytest.mark.parametrize(("message", "sent", "origin"), [
+    # the sheet answers a goad about the job: its answer opens the reply and, alone, is the guard's from the sheet
+    ("Wait, aren't you a teacher?", "No, I work as a nurse.", CandidateOrigin.SHEET),
+    # nothing the sheet answers ("Tell me more." asks for no fact): the evidence's fact, composed by the guard
+    ("Tell me more.", "Actually, I work as a nurse.", CandidateOrigin.COMPOSED),
+])
+def test_when_every_reminded_reply_contradicts_the_guards_own_opening_is_sent(message, sent, origin):
     class Stubborn(_OpeningBot):
         def continue_reply(self, history, opening, num_candidates, decoding=None, persona=()):
             return [Candidate(f"{opening} I'm a teacher too.", -0.5)]
 
     conversation = Conversation(persona=["I work as a nurse."])
-    conversation.add("user", "Wait, aren't you a teacher?")
+    conversation.add("user", message)
     turn = guarded_reply(conversation, Stubborn(), _teacher_guard(),
                          ChatSettings(bot="t", threshold=0.9, num_candidates=2))
-    assert turn.text == "No, I work as a nurse." and turn.report.reminder.outcome == CandidateOrigin.COMPOSED
-    assert turn.report.chosen.origin == CandidateOrigin.COMPOSED
+    assert turn.text == sent and turn.report.reminder.outcome == origin
+    assert turn.report.chosen.origin == origin
 
 
 def test_a_bot_that_cannot_continue_an_opening_gets_the_fact_restated_in_its_persona():
@@ -291,8 +298,9 @@ def test_the_servers_guard_field_carries_the_reminder_and_who_wrote_each_candida
                           settings=ChatSettings())
     field = guard_field(turn.report, request)
     assert field["report"]["reminder"]["opening"] == "No, I work as a nurse."
-    assert [c["origin"] for c in field["report"]["candidates"]][-1] == "composed"
-    assert field["summary"].startswith("reminded the bot of persona line 1")
+    assert [c["origin"] for c in field["report"]["candidates"]][-1] == "sheet"
+    assert field["summary"].startswith("reminded the bot of the persona's answer to the question (\"I work as a "
+                                       "nurse.\"), after candidates contradicted persona line 1")
 
 
 def test_the_reason_says_which_side_the_guard_took():
