@@ -149,6 +149,12 @@ def test_the_opening_answers_the_other_way_round_with_the_fact_in_its_own_words(
     assert opening_for(_fact("My name is Sam."), []) == "Actually, my name is Sam."
     # an earlier answer is stated as its reading, not as "Yes."
     assert opening_for(_fact("Yes.", PremiseSource.HISTORY, 1, "I have pets."), []) == "Actually, I have pets."
+    # ... and without the particle it was said with, which answered that turn's question (2026-11-29-particle-in-the-
+    # fact.md: "Actually, yes, I have two parakeets." to "I bet you have a dog too, right?")
+    earlier = _fact("Yes, I have two parakeets.", PremiseSource.HISTORY, 3)
+    assert opening_for(earlier, []) == "Actually, I have two parakeets."
+    assert opening_for(earlier, [True]) == "No, I have two parakeets."
+    assert opening_for(_fact("Yes.", PremiseSource.HISTORY, 1), []) == "Actually, yes."
 
 
 class _OpeningBot(Bot):

@@ -23,7 +23,7 @@ from enum import StrEnum
 from guard.judge.policies import Group, group_of
 from guard.judge.verdicts import PairScore
 from guard.language.answers import QuestionKind
-from guard.language.grammar import particle
+from guard.language.grammar import after_particle, particle
 from guard.vocabulary import GuardMode, PremiseSource
 
 
@@ -164,13 +164,17 @@ def plan_reminder(report) -> Reminder | None:
 def opening_for(fact: PairScore, polarities: list[bool], question_kind: str = "") -> str:
     """The words a consistent reply opens with: the answer particle the contradicting candidates did not give (when
     they answered a yes/no question), then the fact in its own words ("No, I work as a nurse."); after a wh-question
-    the fact alone; otherwise "Actually, " and the fact."""
+    the fact alone; otherwise "Actually, " and the fact. An earlier answer is stated without its own particle, which
+    answered that turn's question ("Yes, I have two parakeets." -> "Actually, I have two parakeets.", not "Actually,
+    yes, ..." to "I bet you have a dog too, right?": 2026-11-29-particle-in-the-fact.md)."""
+    said = fact.premise_reading or fact.premise
+    said = after_particle(said) or said
     if polarities:
         said_yes = sum(polarities) * 2 >= len(polarities)
-        return _said(fact.premise_reading or fact.premise, "No, " if said_yes else "Yes, ")
+        return _said(said, "No, " if said_yes else "Yes, ")
     if question_kind == QuestionKind.WH:
-        return _said(fact.premise_reading or fact.premise)
-    return _said(fact.premise_reading or fact.premise, ACTUALLY)
+        return _said(said)
+    return _said(said, ACTUALLY)
 
 
 def _said(fact: str, particle: str = "") -> str:
