@@ -171,8 +171,9 @@ def _people_read(seed: int, reply: str) -> bool:
 def test_the_embedded_bot_reminded_answers_the_teacher_question_consistently(guard):
     """Five seeded tries, the app's code path: the reply sent is consistent, as people read it (two passes), in at
     least four (the reminder gave 0 of 5 before openings, 2 of 5 on 2026-11-27; 4 of 5 once the sheet answered the
-    goad; 5 of 5 with top-k 40 and top-p 0.9: each sends the reminder's opening, "No, I work as a nurse." or "Actually,
-    I work as a nurse.", three with nothing after it). Judged by the labels, never by a word check."""
+    goad; 5 of 5 with top-k 40 and top-p 0.9: each sends the reminder's opening; since the sheet's answer opens it,
+    2026-11-29-sheet-first.md, "No, I work as a nurse." alone in all five). Judged by the labels, never by a word
+    check."""
     from dataclasses import replace
 
     from bots.registry import make_bot
