@@ -299,8 +299,8 @@ def test_the_servers_guard_field_carries_the_reminder_and_who_wrote_each_candida
     field = guard_field(turn.report, request)
     assert field["report"]["reminder"]["opening"] == "No, I work as a nurse."
     assert [c["origin"] for c in field["report"]["candidates"]][-1] == "sheet"
-    assert field["summary"].startswith("reminded the bot of the persona's answer to the question (\"I work as a "
-                                       "nurse.\"), after candidates contradicted persona line 1")
+    assert field["summary"].startswith("reminded the bot of persona line 1 (\"I work as a nurse.\"), the persona's "
+                                       "answer to the question, which candidates contradicted")
 
 
 def test_the_reason_says_which_side_the_guard_took():

@@ -108,3 +108,12 @@ def test_the_live_line_and_the_caption_word_a_reminder_alike():
     assert wording.reminding_phrase(evidence).startswith('Nothing consistent to send: the candidates contradict '
                                                          'persona line 3 ("I work as a nurse.")')
     assert 'its reply opened with "I work as a nurse."' in wording.reminder_phrase(evidence)
+    # opened with the sheet's answer: the fact said once when it is the one the candidates contradicted, else both
+    from dataclasses import replace
+    same = replace(evidence, opening="No, I work as a nurse.", sheet_fact="I work as a nurse.",
+                   sheet_answer="No, I work as a nurse.")
+    assert wording.reminder_phrase(same).startswith('reminded the bot of persona line 3 ("I work as a nurse."), the '
+                                                    "persona's answer to the question, which candidates contradicted")
+    other = replace(same, opening="My name is Sam.", sheet_fact="My name is Sam.", sheet_answer="My name is Sam.")
+    assert wording.reminder_phrase(other).startswith('reminded the bot of the persona\'s answer to the question ("My '
+                                                     'name is Sam."), after candidates contradicted persona line 3')

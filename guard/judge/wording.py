@@ -198,7 +198,9 @@ def reminding_phrase(reminder: Reminder) -> str:
 def reminder_phrase(reminder: Reminder) -> str:
     """What the reminder did, in words: what the bot was reminded of and who wrote the reply sent after it."""
     top = reminder.facts[0] if reminder.facts else None
-    if reminder.opened_from_sheet:
+    if reminder.opened_from_sheet and top is not None and reminder.fact == reminder.sheet_fact:
+        what = f'{describe_source(top)} ("{reminder.fact}"), the persona\'s answer to the question, which candidates contradicted'
+    elif reminder.opened_from_sheet:
         what = f'the persona\'s answer to the question ("{reminder.sheet_fact}"), ' + (
             f'after candidates contradicted {describe_source(top)} ("{reminder.fact}")' if top is not None
             else "which no candidate gave")
