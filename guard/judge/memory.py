@@ -24,7 +24,16 @@ from dataclasses import dataclass, replace
 
 from guard.language import grammar
 from guard.language.answers import AnswerKind, expected_answer, read_answer
-from guard.language.fact_sheet import Fact, FactSheet, Relation, counts_of, persona_agreements, read_facts, sheet_of
+from guard.language.fact_sheet import (
+    Fact,
+    FactSheet,
+    Relation,
+    counts_of,
+    is_pet_kind,
+    persona_agreements,
+    read_facts,
+    sheet_of,
+)
 from guard.records import Turn
 from guard.vocabulary import PremiseSource
 
@@ -95,10 +104,6 @@ _CLAIMS_PET_NAME = re.compile(r"\b(?:your|ur)\s+(?P<a>[a-z]+)(?:\s+(?:is|was))?\
                               r"\b(?:your|ur)\s+(?P<c>[a-z]+)\s+(?:is|was)\s+(?P<n3>[A-Z][a-z]+)\b")
 
 
-def _pet(kind: str) -> bool:
-    return kind == "pet" or grammar.is_animal(kind)
-
-
 def claimed_pet_names(message: str) -> list[tuple[str, str]]:
     """The (kind, name) pairs ``message`` claims for the listener's pets ("Wait, isn't your dog called Buddy?" ->
     ("dog", "Buddy")): read off the words, as a yes/no question's statement does not always keep them whole."""
@@ -106,7 +111,7 @@ def claimed_pet_names(message: str) -> list[tuple[str, str]]:
     for m in _CLAIMS_PET_NAME.finditer(message):
         kind = (m.group("a") or m.group("b") or m.group("c")).lower()
         name = m.group("n1") or m.group("n2") or m.group("n3")
-        if _pet(kind):
+        if is_pet_kind(kind):
             out.append((kind, name))
     return list(dict.fromkeys(out))
 
@@ -117,7 +122,7 @@ def _pets_named(message: str) -> list[str]:
     (``grammar.is_animal``) or "pet"."""
     kinds = [next(k for k in m.groups() if k).lower() for m in _ASKS_PET_NAME.finditer(message)]
     kinds += [kind for kind, _ in claimed_pet_names(message)]
-    return [k for k in dict.fromkeys(kinds) if _pet(k)]
+    return [k for k in dict.fromkeys(kinds) if is_pet_kind(k)]
 
 
 def _counted(message: str) -> str:
@@ -160,8 +165,9 @@ def _facts_for(sheet: FactSheet, wanted: Sequence[tuple[Relation, str]]) -> tupl
             if relation == Relation.COUNT and thing:
                 return counts_of(f.thing, thing) or _of_one_kind(f.thing, thing)
             if relation == Relation.PET_NAME and thing:  # "pet": the only pet's; else that kind's, or a kind of it
-                return (only_pet and f.thing == only_pet) if thing == "pet" else f.thing == thing or grammar.is_kind_of(
-                    thing, [s.name() for s in grammar.synsets(f.thing)])
+                if thing == "pet":
+                    return bool(only_pet) and f.thing == only_pet
+                return f.thing == thing or grammar.kind_of(thing, f.thing)
             return True
 
         own = [f for f in persona if about(f)]

@@ -591,6 +591,11 @@ _PET_NAME_IS = re.compile(r"\b(?i:my|our)\s+(?P<kind>[a-z]+)'s\s+name\s+is\s+(?P
 _PET_IS_NAMED = re.compile(r"\b(?i:my|our)\s+(?P<kind>[a-z]+)\s+is\s+(?i:named|called)\s+(?P<name>[A-Z][a-z]+)\b")
 
 
+def is_pet_kind(word: str) -> bool:
+    """Whether a noun names a kind of pet a name is given to: an animal by WordNet (``grammar.is_animal``) or "pet"."""
+    return word == "pet" or grammar.is_animal(word)
+
+
 def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
     """The names the speaker gives its pets in one sentence (``_PET_NAMED``, ``_PET_NAME_IS``, ``_PET_IS_NAMED``):
     the kind a singular noun that names an animal (``grammar.is_animal``) or "pet"; a name that is no capitalised word
@@ -601,7 +606,7 @@ def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
         for m in pattern.finditer(sentence):
             token = _token_at(doc, m.start("kind"))
             kind = m.group("kind").lower()
-            if token is None or token.tag_ != "NN" or not (kind == "pet" or grammar.is_animal(kind)):
+            if token is None or token.tag_ != "NN" or not is_pet_kind(kind):
                 continue
             one = any(f.relation == Relation.COUNT and f.thing == kind and f.holds and f.low == f.high == 1
                       for f in read)
