@@ -124,7 +124,9 @@ def test_the_fact_sheet_above_the_transcript_marks_the_sent_replys_clash(chat):
     sheet = chat.locator("table.cg-fact-sheet")
     sync_api.expect(sheet).to_be_visible()
     assert chat.get_by_text("What the bot has said about itself").first.is_visible()
-    assert sheet.bounding_box()["y"] < turn(chat, 0).bounding_box()["y"]
+    # both positions read in one layout: two bounding_box calls straddled a scroll once, reading the page mid-move
+    assert sheet.evaluate("(s, t) => s.getBoundingClientRect().top < t.getBoundingClientRect().top",
+                          turn(chat, 0).element_handle())
     marked = chat.locator("tr.cg-fact-sent").all_inner_texts()
     assert any(t.startswith("dogs") and "the reply at turn 5 says none" in t for t in marked), marked
     assert any("clashes with at least 1 (turn 1)" in t for t in marked), marked
