@@ -719,6 +719,8 @@ def test_a_fact_is_shown_as_what_it_is_about_its_value_and_where_it_was_said():
     assert (fact_about(never), fact_value(never)) == ("never", "fly")
     steak = _fact(Relation.DIET, "eats", thing="steak")
     assert (fact_about(steak), fact_value(steak)) == ("eats", "steak")
+    cheese = _fact(Relation.DIET, "avoids", thing="cheese")
+    assert (fact_about(cheese), fact_value(cheese)) == ("never eats", "cheese")
     # the answer to "Do you have any pets?": all of them, said so on its row
     tortoise = _fact(Relation.COUNT, "at least 1", PremiseSource.HISTORY, 3, thing="tortoise", low=1,
                      whole_of="pet", among=("tortoise",))

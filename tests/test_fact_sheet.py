@@ -328,7 +328,7 @@ def test_an_earlier_turn_is_read_with_the_question_it_answered():
     ("No, I am 63 years old. I'm a 22-year-old.", ["age: 63 vs 22 (the same reply)"]),
     ("I live in Paris. I live in Berlin.", ["lives in: Paris vs Berlin (the same reply)"]),
     ("I have no pets, but my dog Max is great.", ["how many: pets 0 vs dogs at least 1 (the same reply)"]),
-    ("I'm a vegetarian, but I love steak.", ["diet: vegetarian vs eats (the same reply)"]),
+    ("I'm a vegetarian, but I love steak.", ["diet: vegetarian vs eats steak (the same reply)"]),
     # twins: one value said twice, a correction, a place and the city it is in, a nickname, two jobs, one of two dogs
     ("I'm about 42, I'm not sure I'd call myself 42 but, I'm 42 years old.", []),
     ("I'm 12 years old, I'm not 13, I'm 12.", []),
@@ -425,3 +425,51 @@ def test_a_pets_name_is_a_fact_on_the_sheet():
 ])
 def test_a_home_named_down_to_its_country_is_compared_without_it(persona, reply, clash):
     assert bool(clashes(persona, reply, "Where do you live?")) == clash
+
+
+# 2026-11-29-three-readings.md: what the report script's seeds 3-4 sent that the sheet did not read
+@pytest.mark.parametrize(("persona", "reply", "why"), [
+    # a food the persona never eats, and a kind of it (WordNet: parmesan is a cheese; bacon is pork)
+    (["I am lactose intolerant, so I never eat cheese."], "I have a famous parmesan pizza.",
+     ["diet: avoids cheese (persona) vs eats parmesan"]),
+    (["I am lactose intolerant, so I never eat cheese."], "I love a cheese pizza.",
+     ["diet: avoids cheese (persona) vs eats cheese"]),
+    (["I never eat pork."], "I had bacon for breakfast.", ["diet: avoids pork (persona) vs eats bacon"]),
+    # twins: a dish that need not hold it (WordNet's pizza is "spread with ... cheese"), another food, no diet
+    (["I am lactose intolerant, so I never eat cheese."], "I love pizza.", []),
+    (["I am lactose intolerant, so I never eat cheese."], "I love steak.", []),
+    (["I never eat pork."], "I had beef for breakfast.", []),
+    (["I am lactose intolerant, so I never eat cheese."], "I'm not a vegetarian.", []),
+    # "young" as an age: against 58, not against 30, nor at heart, in the past or of someone else
+    (["I am 58 years old."], "I'm a young man, and I'm really excited to meet you.", ["age: 58 (persona) vs young"]),
+    (["I am 58 years old."], "I am a young woman.", ["age: 58 (persona) vs young"]),
+    (["I am 30 years old."], "I'm a young man.", []),
+    (["I am 58 years old."], "I'm a young man at heart.", []),
+    (["I am 58 years old."], "When I was a young man I lived in Rome.", []),
+    (["I am 58 years old."], "My son is a young man.", []),
+])
+def test_an_avoided_food_and_a_young_age_clash_with_what_contradicts_them(persona, reply, why):
+    assert clashes(persona, reply) == why
+
+
+def test_a_denied_eat_reads_each_food_and_no_meal():
+    facts = read_facts("I never eat breakfast. I don't eat much. I can't eat eggs or milk.", PremiseSource.HISTORY, 1)
+    assert [f.shown for f in facts] == ["avoids egg", "avoids milk"]
+    assert [f.value for f in read_facts("I don't eat meat.", PremiseSource.PERSONA, 0)] == ["vegetarian"]
+
+
+@pytest.mark.parametrize(("reply", "why"), [
+    ("I have a dog named Max. He's a big cat.", ["pet name: dog Max vs cat Max (the same reply)"]),
+    ("I have a cat named Juniper, and he's a faithful dog.", ["pet name: cat Juniper vs dog Juniper (the same reply)"]),
+    ("Actually, I am lactose intolerant, so I never eat cheese. I have a famous parmesan pizza.",
+     ["diet: avoids cheese vs eats parmesan (the same reply)"]),
+    # the same kind or a kind of it, no animal, a compound, the past
+    ("I have a dog named Max. He's a golden retriever.", []),
+    ("I have a tortoise named Pebble. He's a big, brown turtle with a beautiful shell.", []),
+    ("I have a dog named Max. He's a good boy.", []),
+    ("I have a dog named Max. He's a big teddy bear.", []),
+    ("I have a dog named Max. He was a cat in a past life.", []),
+    ("He's a big cat. I have a dog named Max.", []),
+])
+def test_a_named_pet_called_another_kind_in_the_same_reply_clashes_with_itself(reply, why):
+    assert [c.why for c in own_clashes(read_facts(reply, PremiseSource.HISTORY, -1))] == why

@@ -11,7 +11,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from guard.language.fact_sheet import Fact, FactClash, FactSheet, Relation
+from guard.language.fact_sheet import AVOIDS, Fact, FactClash, FactSheet, Relation
 from guard.vocabulary import PremiseSource
 from ui.styles import FACT_CAUGHT_STYLE, FACT_CLASH_STYLE, FACT_ROW_STYLES
 
@@ -23,13 +23,15 @@ FACT_ICON = ":material/fact_check:"
 
 def fact_about(fact: Fact) -> str:
     """What a fact is about, as the sheet's first column says it: "job", "dogs", "lives in", "never", "eats",
-    "tortoise's name"."""
+    "tortoise's name", "never eats"."""
     if fact.relation == Relation.COUNT:  # "dogs 2": the counted thing, as the guard names it (its plural)
         return fact.counted
     if fact.relation == Relation.DOES:
         return "does" if fact.holds else "never"
     if fact.relation == Relation.DIET and fact.value == "eats":
         return "eats"
+    if fact.relation == Relation.DIET and fact.value == AVOIDS:
+        return "never eats"
     if fact.relation == Relation.PET_NAME:  # "tortoise's name Pebble"
         return f"{fact.thing}'s name"
     return str(fact.relation)
@@ -43,7 +45,7 @@ def fact_value(fact: Fact) -> str:
             return "some"
         value = "none" if fact.value == "0" else fact.value
         return f"{value} ({fact.whole_words})" if fact.whole_of else value  # "at least 1 (of its pets, only tortoises)"
-    if fact.relation in (Relation.DOES,) or (fact.relation == Relation.DIET and fact.value == "eats"):
+    if fact.relation in (Relation.DOES,) or (fact.relation == Relation.DIET and fact.value in ("eats", AVOIDS)):
         return fact.thing
     return fact.value if fact.holds else f"not {fact.value}"
 

@@ -17,7 +17,9 @@ dogs": no clash, but no support either), a second kind of thing ("two dogs and a
 had no cat count). A count is whole where it is meant whole: a persona line's "a little brother" is one brother, a
 list of what the bot has ("a cat and a dog") is all of them, "a whole team of dogs" is at least three; the whole
 answer to "What instruments do you play?" leaves out what it does not name. One reply that gives a single-valued fact
-two values ("My age is 32. I'm 34 years old.") clashes with itself (``own_clashes``).
+two values ("My age is 32. I'm 34 years old.") clashes with itself (``own_clashes``), as does one that names a pet and
+then calls it another kind of animal ("a dog named Max. He's a big cat."). A food the bot says it never eats ("I never
+eat cheese") clashes with eating it or a kind of it (parmesan); "I'm a young man" is an age from 13 to 39.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class Relation(StrEnum):
 MEAT_ROOTS = ("meat.n.01", "fish.n.02", "poultry.n.02", "seafood.n.01")
 ANIMAL_PRODUCT_ROOTS = ("dairy_product.n.01", "egg.n.02", "honey.n.01")
 DIETS = ("vegetarian", "vegan", "pescatarian")
+#: the diet fact of a food the speaker says it never eats ("I never eat cheese": ``Fact.thing`` cheese)
+AVOIDS = "avoids"
+#: "I'm a young man": the age a person who calls themselves young gives (13 to 39), against an age outside it
+_YOUNG_PEOPLE = {"man", "woman", "guy", "girl", "boy", "lady", "lad", "gal", "fellow", "person", "adult", "kid"}
+YOUNG = (13, 39)
 _EAT_VERBS = {"eat", "love", "like", "enjoy", "have", "cook", "grill", "order", "make", "devour", "adore", "crave",
               "munch", "prefer", "fancy", "barbecue", "roast", "fry", "bake"}
 _FAVOURITE = re.compile(r"\bfavou?rite\s+(?:dish|meal|food|dinner|lunch|breakfast|thing to eat)\b", re.IGNORECASE)
@@ -131,6 +138,8 @@ class Fact:
             return self.thing if self.holds else f"never: {self.thing}"
         if self.relation == Relation.PET_NAME:
             return f"{self.thing} {self.value}"
+        if self.relation == Relation.DIET and self.thing:  # "eats parmesan", "avoids cheese"
+            return f"{self.value} {self.thing}"
         return self.value if self.holds else f"not {self.value}"
 
 
@@ -199,7 +208,7 @@ def own_clashes(said: Sequence[Fact]) -> tuple[FactClash, ...]:
     read here (``SINGLE_IN_ONE_REPLY``). The sheet's own clashes (``FactSheet.clashes``) let a reply that gives the
     sheet's value beside another pass as an alias; this is where such a reply is caught."""
     facts = [f for f in said if f.relation in SINGLE_IN_ONE_REPLY and f.time == grammar.PRESENT and not f.vague]
-    out: list[FactClash] = []
+    out: list[FactClash] = list(_pet_kind_clashes(said))
     seen: set[tuple] = set()
     for i, first in enumerate(facts):
         for second in facts[i + 1:]:
@@ -208,6 +217,16 @@ def own_clashes(said: Sequence[Fact]) -> tuple[FactClash, ...]:
                 seen.add(key)
                 out.append(FactClash(first.relation, first, second, within=True))
     return tuple(out)
+
+
+def _pet_kind_clashes(said: Sequence[Fact]) -> Iterator[FactClash]:
+    """One pet given two kinds in one reply ("a dog named Max. He's a big cat.": ``_pet_kind_again``): the same name,
+    kinds neither of which is the other or a kind of it (a golden retriever is a dog, a tortoise a turtle)."""
+    named = [f for f in said if f.relation == Relation.PET_NAME and f.holds and f.time == grammar.PRESENT]
+    for i, first in enumerate(named):
+        for second in named[i + 1:]:
+            if first.value.lower() == second.value.lower() and not grammar.same_kind(first.thing, second.thing):
+                yield FactClash(Relation.PET_NAME, first, second, within=True)
 
 
 # ------------------------------------------------------------------------------------------------ clashes
@@ -400,6 +419,10 @@ def counts_of(held: str, asked: str) -> bool:
 
 
 def _diet_clash(old: Fact, new: Fact) -> bool:
+    if AVOIDS in (old.value, new.value):  # a food it never eats: only eating that food, or a kind of it, clashes
+        avoids, eats = (old, new) if old.value == AVOIDS else (new, old)
+        return eats.value == "eats" and avoids.holds and eats.holds and (
+            eats.thing == avoids.thing or grammar.kind_of(eats.thing, avoids.thing))
     if old.value == "eats" or new.value == "eats":  # someone who eats meat against a vegetarian / vegan
         diet, eats = (new, old) if old.value == "eats" else (old, new)
         if diet.value == "eats" or not diet.holds or not eats.holds:
@@ -491,6 +514,7 @@ def read_facts(text: str, source: PremiseSource, turn_id: int, reading: str | No
     for piece in pieces:
         said = text if piece is reading else piece
         facts += _sentence_facts(piece, said, source, turn_id)
+        facts += _pet_kind_again(piece, said, source, turn_id, facts)
     if question and _ASKS_INSTRUMENTS.search(question):
         facts = [replace(f, exhaustive=True) if f.relation == Relation.PLAYS else f for f in facts]
     if question and _ASKS_HOW_MANY.search(question):  # "How many kids?" "One son.": the whole count, not a part
@@ -615,6 +639,45 @@ def _pet_names(doc, sentence: str, fact, read: list[Fact]) -> list[Fact]:
             if all((f.thing, f.value) != (named.thing, named.value) for f in out):
                 out.append(named)
     return out
+
+
+#: the pronouns a reply goes on about a pet it named with ("a dog named Max. He's ...")
+_PET_PRONOUNS = {"he", "she", "it"}
+
+
+def _pet_kind_again(sentence: str, said: str, source: PremiseSource, turn_id: int, read: list[Fact]) -> list[Fact]:
+    """A named pet's kind said again through its pronoun, in the reply that named it (``read``: the reply's facts so
+    far, this sentence's included): "I have a dog named Max. He's a big cat." reads a pet name fact "cat Max" beside
+    "dog Max", which ``own_clashes`` finds clash. The pronoun is read as the pet last named before it; only "he",
+    "she" or "it" as the subject of a present "be" with a noun that names an animal ("He's a golden retriever"; "He's
+    a good boy" names none). What is read stays in the reply: a pronoun is not followed across turns."""
+    named = [f for f in read if f.relation == Relation.PET_NAME and f.holds and f.time == grammar.PRESENT]
+    if not named:
+        return []
+    doc = grammar.parse(sentence)
+    out = []
+    for verb in doc:
+        if verb.lemma_ != "be" or verb.tag_ not in ("VBZ", "VBP") or grammar.negations(verb):
+            continue
+        subject = next(iter(grammar.subjects(verb)), None)
+        if subject is None or subject.lower_ not in _PET_PRONOUNS:
+            continue
+        before = [f for f in named if f.said != sentence or _named_before(doc, f.value, subject.i)]
+        if not before:
+            continue
+        pet = before[-1]
+        # a compound names something else ("He's a big teddy bear")
+        for attr in (c for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN" and c.tag_ == "NN"
+                     and not any(d.dep_ == "compound" for d in c.children)):
+            kind = attr.lemma_.lower()
+            if kind != pet.thing and grammar.is_animal(kind):
+                out.append(Fact(Relation.PET_NAME, pet.value, source, turn_id, said, thing=kind))
+    return out
+
+
+def _named_before(doc, name: str, index: int) -> bool:
+    """Whether ``name`` is said in ``doc`` before the token at ``index``."""
+    return any(t.text == name.split()[0] for t in doc[:index])
 
 
 def _stay_at_home(doc, match: re.Match, fact) -> list[Fact]:
@@ -779,9 +842,10 @@ def _verb_facts(verb, lemma: str, fact, lowered: str) -> list[Fact]:
     # instruments: "I play the violin", "I only play the guitar", "I don't play the piano"
     if lemma == "play":
         out += _played(verb, fact, holds)
-    # "I don't eat meat" as a diet (what is eaten is read per sentence: ``_eaten``)
-    if lemma == "eat" and not holds and any(c.lemma_.lower() == "meat" for c in verb.children if c.dep_ == "dobj"):
-        out.append(fact(Relation.DIET, "vegetarian", verb))
+    # "I don't eat meat" as a diet, "I never eat cheese" as a food it avoids (what is eaten is read per sentence:
+    # ``_eaten``)
+    if lemma == "eat" and (not holds or any(c.lower_ == "never" for c in verb.children)):
+        out += _avoided(verb, fact)
     # activities: "I have never been on a plane" (never), "I fly to Spain every summer" (does)
     activity = _activity(verb)
     if activity:
@@ -810,11 +874,33 @@ def _played(verb, fact, holds: bool) -> list[Fact]:
             for o in objects if grammar.is_kind_of(o.lemma_.lower(), INSTRUMENT_ROOTS)]
 
 
+def _avoided(verb, fact) -> list[Fact]:
+    """The foods a denied "eat" names ("I never eat cheese", "I can't eat eggs or milk"): each a diet fact ``AVOIDS``
+    with the food as its thing; "meat" is the vegetarian diet. A meal or food in general ("I never eat breakfast")
+    and what WordNet files under no food ("I don't eat much") read nothing."""
+    objects = [c for c in verb.children if c.dep_ == "dobj"]
+    objects += [c for o in objects for c in o.conjuncts if c.pos_ == "NOUN"]
+    out = []
+    for obj in objects:
+        word = obj.lemma_.lower()
+        if word == "meat":
+            out.append(fact(Relation.DIET, "vegetarian", verb))
+        elif obj.pos_ == "NOUN" and grammar.is_food(word):
+            out.append(fact(Relation.DIET, AVOIDS, verb, thing=word))
+    return out
+
+
 def _attribute_facts(attr, verb, fact, holds: bool) -> list[Fact]:
-    """"I'm a nurse" (job), "I'm a vegetarian" / "I'm vegan" (diet), "I am not a doctor" (a denied job)."""
+    """"I'm a nurse" (job), "I'm a vegetarian" / "I'm vegan" (diet), "I am not a doctor" (a denied job), "I'm a young
+    man" (an age, ``YOUNG``)."""
     word = attr.lemma_.lower()
     if word in DIETS or attr.lower_ in DIETS:
         return [fact(Relation.DIET, attr.lower_ if attr.lower_ in DIETS else word, verb, holds=holds)]
+    if word in _YOUNG_PEOPLE and holds and any(c.dep_ == "amod" and c.lower_ == "young" for c in attr.children) \
+            and grammar.is_speaker(next(iter(grammar.subjects(verb)), attr)) \
+            and not any(t.lower_ == "heart" for t in verb.subtree):  # "young at heart" is no age
+        low, high = YOUNG
+        return [fact(Relation.AGE, "young", verb, low=low, high=high)]
     # "I'm a Nurse.": a capitalised job after an article is the job, not a name (spaCy tags it a proper noun)
     capitalised_job = attr.tag_ == "NNP" and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in attr.children)
     if capitalised_job:
