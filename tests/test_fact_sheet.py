@@ -473,3 +473,19 @@ def test_a_denied_eat_reads_each_food_and_no_meal():
 ])
 def test_a_named_pet_called_another_kind_in_the_same_reply_clashes_with_itself(reply, why):
     assert [c.why for c in own_clashes(read_facts(reply, PremiseSource.HISTORY, -1))] == why
+
+
+# 2026-11-29-denied-in-a-list.md: "not" hung from a list's later member, not from the verb
+@pytest.mark.parametrize(("said", "shown"), [
+    ("I have a few animals, but not a tortoise.", ["animals some", "tortoises 0"]),
+    ("I have a dog, but not a cat.", ["dogs 1", "cats 0"]),
+    ("I have a dog and a cat.", ["dogs 1", "cats 1"]),
+])
+def test_a_thing_denied_in_a_list_is_not_had(said, shown):
+    assert [f.shown for f in read_facts(said, PremiseSource.HISTORY, 1)] == shown
+
+
+def test_a_denied_persona_pet_in_a_list_clashes_and_a_denied_other_pet_does_not():
+    assert clashes(["I have a tortoise named Pebble."], "I have a few animals, but not a tortoise.",
+                   "Do you have any pets?") == ["how many: tortoises 1 (persona) vs tortoises 0"]
+    assert clashes(["I have a dog named Max."], "I have a dog, but not a cat.", "Do you have a cat?") == []

@@ -930,8 +930,8 @@ def _activity(verb) -> str | None:
 def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     """How many of a pet, child or sibling the speaker has, read off the noun phrase: a number ("two dogs", "a team
     of 12 dogs", "my three sons", "two dogs and two more": four), "a" / "an" / "my" (at least one), "many" or a
-    team, pack or herd of them (at least three: "a whole team of dogs"; denied: fewer), "no" or a denied "have"
-    (none), a vague word
+    team, pack or herd of them (at least three: "a whole team of dogs"; denied: fewer), "no", a denied "have" or
+    a "not" on the noun itself ("a dog, but not a cat") (none), a vague word
     ("a few dogs": no clash, no support); the clause must be the speaker's (its verb's subject "I" / "we", or "my
     X"). "A dog" is exactly one where the count is meant whole: in a persona line (the bot's own description: "I
     have a little brother.") and in a list of what the speaker has ("a cat and a dog"; not "a dog named Max and
@@ -956,10 +956,12 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     before = {c.lower_ for c in noun.subtree if c.i < noun.i}
     vague = bool(determiners & _VAGUE) or bool(before & _VAGUE)
     many = bool((determiners | before) & _MANY) or _of_many(noun)
-    denied = "no" in determiners or (bool(grammar.negations(verb)) and owning and not mine)
+    # "I have a few animals, but not a tortoise": spaCy hangs the "not" from the noun, a list's later member
+    denied_here = any(c.dep_ == "neg" for c in noun.children)
+    denied = "no" in determiners or denied_here or (bool(grammar.negations(verb)) and owning and not mine)
     if number is not None:
-        if grammar.negations(verb) and owning and not mine:  # "I don't have 2 dogs": what the count is not, no count
-            return None
+        if (grammar.negations(verb) and owning and not mine) or denied_here:
+            return None  # "I don't have 2 dogs", "but not two cats": what the count is not, no count
         number += _more(noun)
         return fact(Relation.COUNT, str(number), noun, thing=thing, low=number, high=number)
     if denied and many:  # "I don't have a whole team of dogs" ("No." to "So you have a whole team of dogs?"): fewer
