@@ -346,6 +346,7 @@ def test_an_earlier_turn_is_read_with_the_question_it_answered():
     ("I have a dog named Max. He's a golden retriever.", []),
     ("I have a tortoise named Pebble. He's a big, brown turtle with a beautiful shell.", []),
     ("I have a dog named Max. He's a good boy.", []),
+    ("I have a dog named Max. He is a great pet.", []),
     ("I have a dog named Max. He's a big teddy bear.", []),
     ("I have a dog named Max. He was a cat in a past life.", []),
     ("He's a big cat. I have a dog named Max.", []),

@@ -650,7 +650,7 @@ def _pet_kind_again(sentence: str, said: str, source: PremiseSource, turn_id: in
     far, this sentence's included): "I have a dog named Max. He's a big cat." reads a pet name fact "cat Max" beside
     "dog Max", which ``own_clashes`` finds clash. The pronoun is read as the pet last named before it; only "he",
     "she" or "it" as the subject of a present "be" with a noun that names an animal ("He's a golden retriever"; "He's
-    a good boy" names none). What is read stays in the reply: a pronoun is not followed across turns."""
+    a good boy" names none, "He's a great pet" no other kind). What is read stays in the reply: a pronoun is not followed across turns."""
     named = [f for f in read if f.relation == Relation.PET_NAME and f.holds and f.time == grammar.PRESENT]
     if not named:
         return []
@@ -670,7 +670,8 @@ def _pet_kind_again(sentence: str, said: str, source: PremiseSource, turn_id: in
         for attr in (c for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN" and c.tag_ == "NN"
                      and not any(d.dep_ == "compound" for d in c.children)):
             kind = attr.lemma_.lower()
-            if kind != pet.thing and grammar.is_animal(kind):
+            # a word that covers the named kind says no other kind ("He's a great pet": WordNet files "pet" apart)
+            if kind != pet.thing and grammar.is_animal(kind) and not grammar.covers(kind, pet.thing):
                 out.append(Fact(Relation.PET_NAME, pet.value, source, turn_id, said, thing=kind))
     return out
 
