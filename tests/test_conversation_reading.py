@@ -33,6 +33,11 @@ NURSE = ["I have two dogs.", "I live in Paris.", "I work as a nurse."]
     ("You play chess, don't you?", "I do.", "I play chess.", QuestionKind.TAG),
     ("You're from Spain, right?", "No.", "I am not from Spain.", QuestionKind.TAG),
     ("I thought you had a labrador?", "I do, but he is old.", "I have a labrador.", QuestionKind.DECLARATIVE),
+    # a guess about the bot claims as "I thought ..." does, also said after a question
+    # (2026-11-29-guessed-lucky-only-child.md)
+    ("Really? I would have guessed you were 25.", "Yes, it is 25!", "I am 25.", QuestionKind.DECLARATIVE),
+    ("I bet you have a dog too, right?", "Yes!", "I have a dog too.", QuestionKind.TAG),
+    ("Oh really? I thought you had a cat.", "Yes.", "I have a cat.", QuestionKind.DECLARATIVE),
     ("So you live in Rome?", "Nope.", "I do not live in Rome.", QuestionKind.DECLARATIVE),
     ("So you don't drink?", "Right.", "I do not drink.", QuestionKind.DECLARATIVE),
     ("So you don't drink?", "I do, a little.", "I drink.", QuestionKind.DECLARATIVE),

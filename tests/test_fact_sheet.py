@@ -481,6 +481,42 @@ def test_a_thing_denied_in_a_list_is_not_had(said, shown):
     assert [f.shown for f in read_facts(said, PremiseSource.HISTORY, 1)] == shown
 
 
+# 2026-11-29-guessed-lucky-only-child.md: what the report script's seeds 7-8 sent that the sheet read wrong or not at all
+@pytest.mark.parametrize(("said", "shown"), [
+    ("I'm an only child.", ["siblings 0"]),  # not also "children: at least 1"
+    ("I am not only an only child but also a father.", ["siblings 0"]),  # "not only" affirms
+    ("I am not an only child.", ["siblings at least 1"]),
+    ("I'm a big sister.", []),  # what the speaker is, not a sister it has
+    ("I have a little sister.", ["sisters at least 1"]),
+    ("I'm so lucky to have a dog.", ["dogs at least 1"]),
+    ("I'm happy to have two cats.", ["cats 2"]),
+    ("I'm not lucky enough to have a dog.", []),
+    ("I'm ready to have kids.", []),
+])
+def test_what_the_speaker_is_and_is_glad_to_have(said, shown):
+    assert [f.shown for f in read_facts(said, PremiseSource.HISTORY, 1)] == shown
+
+
+def test_a_wished_glad_to_have_is_a_wish():
+    [fact] = read_facts("I would be lucky to have a dog.", PremiseSource.HISTORY, 1)
+    assert fact.time == "wish"
+
+
+@pytest.mark.parametrize(("persona", "before", "reply", "question", "why"), [
+    (["I have two parakeets."], [("user", "Do you have any pets?"), ("bot", "I have two parakeets.")],
+     "I'm so lucky to have a dog.", "I bet you have a dog too, right?",
+     ["how many: parakeets 2 (of its pets, only parakeets) (turn 1) vs dogs at least 1"]),
+    (["I have a twin sister."], [], "I am not only an only child but also a father.", "Are you an only child then?",
+     ["how many: sisters 1 (persona) vs siblings 0"]),
+    (["I have a twin sister."], [], "No, I am not an only child.", "Are you an only child then?", []),
+    (["I am 58 years old."], [], "Yes, it is 25! That's so cool.", "Really? I would have guessed you were 25.",
+     ["age: 58 (persona) vs 25"]),
+    (["I am 58 years old."], [], "No, I'm 58.", "Really? I would have guessed you were 25.", []),
+])
+def test_the_seeds_78_replies_clash_and_their_twins_do_not(persona, before, reply, question, why):
+    assert clashes(persona, reply, question, before) == why
+
+
 def test_a_denied_persona_pet_in_a_list_clashes_and_a_denied_other_pet_does_not():
     assert clashes(["I have a tortoise named Pebble."], "I have a few animals, but not a tortoise.",
                    "Do you have any pets?") == ["how many: tortoises 1 (persona) vs tortoises 0"]

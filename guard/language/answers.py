@@ -73,7 +73,12 @@ _TAG = re.compile(rf",?\s+(?:(?:{_AUX})(?:n't|\s+not)?\s+(?:you|u|it|i)|(?:don't
                   r"yeah|yes|no|huh|eh|ok|okay|true|is that right|is that true|am i right)\s*$", re.IGNORECASE)
 _REPORTED = re.compile(r"^(?:i\s+thought|i\s+heard|i\s+think|i\s+remember|i\s+read|i\s+was\s+told|you\s+said|"
                        r"you\s+told\s+me|you\s+mentioned|didn't\s+you\s+say|did\s+you\s+say|did\s+you\s+not\s+say|"
-                       r"so\s+you're\s+saying|you're\s+saying|you\s+say)\s+(?:that\s+)?(?P<clause>.+)$",
+                       r"so\s+you're\s+saying|you're\s+saying|you\s+say|"
+                       # a guess or a bet about the listener: "I would have guessed you were 25.", "I bet you have a
+                       # dog too, right?" claim what "I thought you were 25." does
+                       r"i(?:\s+would|'d)\s+have\s+(?:guessed|thought|said|assumed)|i(?:\s+would|'d)\s+(?:guess|say)|"
+                       r"i\s+bet|i\s+guess|i\s+assume[d]?|i\s+figured?|i\s+suppose[d]?|i\s+imagine[d]?|"
+                       r"i'm\s+guessing|i\s+am\s+guessing|i\s+take\s+it)\s+(?:that\s+)?(?P<clause>.+)$",
                        re.IGNORECASE)
 #: a name does not change within a chat: "And your name was Elena, right?" checks what the bot said its name is, as
 #: "you said your name is Elena" does (read in the present)
@@ -130,10 +135,13 @@ def _words_swapped(text: str) -> str:
 
 def _last_question(turn: str) -> str | None:
     """The last question sentence of the other speaker's turn, without its leading interjections; a challenge
-    that reports what the speaker said ("Oh, I thought you were allergic to cats though!") asks too."""
+    that reports what the speaker said ("Oh, I thought you were allergic to cats though!") or guesses ("I bet you
+    have a dog.") asks too."""
     pieces = [p.strip() for p in _SENTENCE_END.split(turn.strip()) if p.strip()]
     questions = [p for p in pieces[-2:] if p.endswith("?")]
-    if not questions and pieces and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
+    # a reported claim said last is what the reply answers, also after a question ("Really? I would have guessed
+    # you were 25.")
+    if pieces and not pieces[-1].endswith("?") and _REPORTED.match(_LEAD.sub("", pieces[-1].rstrip(".!?"))):
         questions = [pieces[-1]]
     if not questions:
         return None

@@ -69,8 +69,14 @@ _MANY = {"many", "lots", "lot", "tons", "loads", "dozens", "hundreds", "team", "
 MANY = 3
 #: words that make a list of counted things open ("a dog named Max and another one"): not the whole count
 _OPEN_LIST = {"another", "other", "others", "more", "also", "too", "including", "like", "such"}
-_ONLY_CHILD = re.compile(r"\b(?:i'm|i am|i was)\s+(?:an?\s+)?only child\b|\bno (?:brothers or sisters|siblings)\b",
-                         re.IGNORECASE)
+#: "I'm an only child" (also "I'm not only an only child but also a father": "not only" affirms), "no siblings"
+_ONLY_CHILD = re.compile(r"\b(?:i'm|i am|i was)\s+(?:not\s+only\s+)?(?:an?\s+)?only child\b|"
+                         r"\bno (?:brothers or sisters|siblings)\b", re.IGNORECASE)
+#: "I'm not an only child": the speaker has a brother or sister
+_NOT_ONLY_CHILD = re.compile(r"\b(?:i'm|i am)\s+not\s+(?:an?\s+)?only child\b", re.IGNORECASE)
+#: "I'm (so) lucky to have a dog": an adjective of luck or gladness the speaker is, with "to have" after it, says the
+#: speaker has the thing ("I'm ready to have kids", "afraid to have a dog" do not)
+_GLAD = {"lucky", "glad", "happy", "proud", "blessed", "fortunate", "thankful", "grateful"}
 #: a "never" fact's activity under one name: "been on a plane" is flying
 _ACTIVITY = {("be", "plane"): "fly", ("be", "airplane"): "fly", ("take", "flight"): "fly", ("board", "plane"): "fly",
              ("fly", ""): "fly", ("learn", "swim"): "swim", ("swim", ""): "swim", ("marry", ""): "marry",
@@ -595,6 +601,8 @@ def _sentence_facts(sentence: str, said: str, source: PremiseSource, turn_id: in
         out += _stay_at_home(doc, m, fact)
     if _ONLY_CHILD.search(sentence):
         out.append(fact(Relation.COUNT, "0", thing="sibling", low=0, high=0))
+    elif _NOT_ONLY_CHILD.search(sentence):
+        out.append(fact(Relation.COUNT, "at least 1", thing="sibling", low=1))
     persona = source == PremiseSource.PERSONA
     for token in doc:
         out += _token_facts(token, doc, fact, lowered, persona)
@@ -698,7 +706,8 @@ def _stay_at_home(doc, match: re.Match, fact) -> list[Fact]:
 def _clause_text(token) -> str:
     """The clause a token sits in: its nearest verb's subtree, conjoined clauses left out."""
     verb = grammar.governing_verb(token)
-    while verb.dep_ == "xcomp" and verb.head.i != verb.i:  # "used to live in ...": the clause is "used"'s
+    # "used to live in ...": the clause is "used"'s; "(would be) lucky to have a dog": the clause is "be"'s
+    while (verb.dep_ == "xcomp" or verb.dep_ == "acomp" and verb.pos_ == "ADJ") and verb.head.i != verb.i:
         verb = verb.head
     words = [t for t in verb.subtree if not (t.dep_ == "conj" and t.head == verb and grammar.is_verb(t))]
     conj_tokens = {t.i for c in verb.children if c.dep_ == "conj" and grammar.is_verb(c) for t in c.subtree}
@@ -948,8 +957,11 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     if (word in ("animal",) and noun.tag_ == "NN") or noun.dep_ == "compound" or (noun.dep_ == "poss" and not mine):
         return None  # "the children's hospital", "a dog trainer": no count of children or dogs ("my dog's name" is)
     verb = grammar.governing_verb(noun.head)
+    if word in grammar.FAMILY and noun.dep_ == "attr" and verb.lemma_.lower() == "be" and grammar.speakers_clause(verb):
+        return None  # what the speaker is ("I'm an only child", "I'm a big sister"), not a child or sister it has
     owning = (verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be")
               and grammar.speakers_clause(verb))
+    owning = owning or _glad_to_have(verb)
     if not (mine or owning):
         return None
     number = next((grammar.number_value(c.text) for c in noun.children if c.dep_ == "nummod"), None)
@@ -982,6 +994,16 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     if noun.tag_ == "NNS" and owning:  # "I have dogs", or "Yes." to "Do you have any pets?": some, no number
         return fact(Relation.COUNT, "some", noun, thing=thing, low=1, vague=True)
     return None
+
+
+def _glad_to_have(verb) -> bool:
+    """"I'm (so) lucky to have a dog", "I feel blessed to have two cats": "have" in the infinitive after an adjective
+    of luck or gladness (``_GLAD``) that the speaker is or feels, not denied ("I'm not lucky enough to have a dog")."""
+    adjective = verb.head
+    be = adjective.head
+    return (verb.lemma_.lower() in ("have", "own") and verb.dep_ == "xcomp" and adjective.dep_ == "acomp"
+            and adjective.lower_ in _GLAD and be.lemma_.lower() in ("be", "feel") and grammar.speakers_clause(be)
+            and not grammar.negations(be))
 
 
 def _of_many(noun) -> bool:
