@@ -29,10 +29,14 @@ TEST_WORKERS ?= 2
 
 setup: $(STAMP)
 
+# pip byte-compiles the installed files (about 21,600) on one core; compileall does it on every core, 99 s -> 85 s for
+# the whole setup (the .pyc files must exist: with PYTHONDONTWRITEBYTECODE set, a run would compile what it imports
+# again in every process). A file that does not compile (torch's Python 3.12 test helper) is skipped, as pip skips it.
 $(STAMP): requirements.txt requirements-nodeps.txt embedded/provision.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -c "import compileall, sysconfig; compileall.compile_dir(sysconfig.get_path('purelib'), quiet=2, workers=0)"
 	$(BIN)/python -m embedded.provision
 	touch $@
 
