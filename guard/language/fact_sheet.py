@@ -960,8 +960,7 @@ def _count_fact(noun, fact, persona: bool = False) -> Fact | None:
     if word in grammar.FAMILY and noun.dep_ == "attr" and verb.lemma_.lower() == "be" and grammar.speakers_clause(verb):
         return None  # what the speaker is ("I'm an only child", "I'm a big sister"), not a child or sister it has
     owning = (verb.lemma_.lower() in ("have", "own", "keep", "get", "adopt", "raise", "be")
-              and grammar.speakers_clause(verb))
-    owning = owning or _glad_to_have(verb)
+              and grammar.speakers_clause(verb)) or _glad_to_have(verb)
     if not (mine or owning):
         return None
     number = next((grammar.number_value(c.text) for c in noun.children if c.dep_ == "nummod"), None)
