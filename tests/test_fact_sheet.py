@@ -512,8 +512,13 @@ def test_a_wished_glad_to_have_is_a_wish():
     (["I am 58 years old."], [], "Yes, it is 25! That's so cool.", "Really? I would have guessed you were 25.",
      ["age: 58 (persona) vs 25"]),
     (["I am 58 years old."], [], "No, I'm 58.", "Really? I would have guessed you were 25.", []),
+    # an age has no alias: a reply that gives the persona's age and another clashes (2026-11-29-two-ages.md); ranges
+    # that meet do not
+    (["I am 58 years old."], [], "No, I am 58 years old. I'm 55 years old.", "Tell me again, how old are you?",
+     ["age: 58 (persona) vs 55"]),
+    (["I am 58 years old."], [], "I am 58 years old. I'm in my fifties.", "Tell me again, how old are you?", []),
 ])
-def test_the_seeds_78_replies_clash_and_their_twins_do_not(persona, before, reply, question, why):
+def test_replies_the_runs_sent_clash_and_their_twins_do_not(persona, before, reply, question, why):
     assert clashes(persona, reply, question, before) == why
 
 
