@@ -356,11 +356,14 @@ def test_one_reply_that_gives_one_fact_two_values_clashes_with_itself(reply, why
 
 
 def test_one_reply_with_the_sheets_value_and_another_is_caught_by_its_own_clash():
-    """The sheet lets "My age is 32. I'm 34 years old." pass against a persona of 32 (a reply that gives the sheet's
-    value beside another may be giving an alias); ``own_clashes`` is where the two values meet."""
-    said = read_facts("My age is 32. I'm 34 years old.", PremiseSource.HISTORY, 1)
-    assert sheet_of([], ["I am 32 years old."], "bot").clashes(said) == ()
-    assert [c.within for c in own_clashes(said)] == [True]
+    """A reply that gives the sheet's value beside another may be giving an alias: the sheet lets "My name is
+    Margaret, but call me Maggie." pass. An age has no alias: "My age is 32. I'm 34 years old." clashes with a persona
+    of 32 (2026-11-29-two-ages.md), and ``own_clashes`` finds the two values in the one reply too."""
+    said = read_facts("My name is Margaret, but call me Maggie.", PremiseSource.HISTORY, 1)
+    assert sheet_of([], ["My name is Margaret."], "bot").clashes(said) == ()
+    aged = read_facts("My age is 32. I'm 34 years old.", PremiseSource.HISTORY, 1)
+    assert [c.why for c in sheet_of([], ["I am 32 years old."], "bot").clashes(aged)] == ["age: 32 (persona) vs 34"]
+    assert [c.within for c in own_clashes(aged)] == [True]
 
 
 @pytest.mark.parametrize(("text", "rows"), [
@@ -512,8 +515,13 @@ def test_a_wished_glad_to_have_is_a_wish():
     (["I am 58 years old."], [], "Yes, it is 25! That's so cool.", "Really? I would have guessed you were 25.",
      ["age: 58 (persona) vs 25"]),
     (["I am 58 years old."], [], "No, I'm 58.", "Really? I would have guessed you were 25.", []),
+    # an age has no alias: a reply that gives the persona's age and another clashes (2026-11-29-two-ages.md); ranges
+    # that meet do not
+    (["I am 58 years old."], [], "No, I am 58 years old. I'm 55 years old.", "Tell me again, how old are you?",
+     ["age: 58 (persona) vs 55"]),
+    (["I am 58 years old."], [], "I am 58 years old. I'm in my fifties.", "Tell me again, how old are you?", []),
 ])
-def test_the_seeds_78_replies_clash_and_their_twins_do_not(persona, before, reply, question, why):
+def test_replies_the_runs_sent_clash_and_their_twins_do_not(persona, before, reply, question, why):
     assert clashes(persona, reply, question, before) == why
 
 

@@ -288,13 +288,11 @@ def _clash(old: Fact, new: Fact, said: Sequence[Fact]) -> bool:
     if old.holds and new.holds:
         if same:
             return False
+        if old.relation == Relation.AGE:  # an age has no alias: "No, I am 58 years old. I'm 55 years old." clashes
+            return not _ranges_meet(old, new)
         # the reply gives the sheet's value too: the other is an alias or a kind ("It's Margaret, call me Maggie");
         # a more general word is no restatement ("I'm a medical professional. Yes, I'm a doctor." after "nurse")
-        if any(f.relation == old.relation and f.holds and _restates(old, f) for f in said):
-            return False
-        if old.relation == Relation.AGE:
-            return not _ranges_meet(old, new)
-        return True
+        return not any(f.relation == old.relation and f.holds and _restates(old, f) for f in said)
     if old.holds != new.holds:  # "I'm not a nurse." after "I work as a nurse."
         held, denied = (old, new) if old.holds else (new, old)
         return _denies(held, denied)
