@@ -529,3 +529,25 @@ def test_a_denied_persona_pet_in_a_list_clashes_and_a_denied_other_pet_does_not(
     assert clashes(["I have a tortoise named Pebble."], "I have a few animals, but not a tortoise.",
                    "Do you have any pets?") == ["how many: tortoises 1 (persona) vs tortoises 0"]
     assert clashes(["I have a dog named Max."], "I have a dog, but not a cat.", "Do you have a cat?") == []
+
+
+# 2026-11-29-ages-only.md: an age after "a", and a comparison that gives no age
+@pytest.mark.parametrize(("said", "shown"), [
+    ("I am a 59 years old.", ["59"]),
+    ("I'm a 22-year-old student.", ["22"]),
+    ("I'm 30 years old.", ["30"]),
+    ("I'm 13 years older than you.", []),
+    ("I'm 13 years younger.", []),
+    ("I'm a year older.", []),
+])
+def test_an_age_after_an_article_and_no_age_in_a_comparison(said, shown):
+    assert [f.shown for f in read_facts(said, PremiseSource.HISTORY, 1)] == shown
+
+
+@pytest.mark.parametrize(("persona", "reply", "why"), [
+    (["I am 58 years old."], "No, I am 58 years old. I am a 59 years old.", ["age: 58 (persona) vs 59"]),
+    (["I am 58 years old."], "I'm 13 years older than you.", []),
+    (["I am 58 years old."], "No, I'm 58. My brother is 13 years younger.", []),
+])
+def test_a_second_age_after_an_article_clashes_and_a_comparison_does_not(persona, reply, why):
+    assert clashes(persona, reply) == why

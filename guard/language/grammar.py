@@ -569,12 +569,14 @@ _GENERAL_FOOD = frozenset({"food.n.01", "food.n.02", "dish.n.02", "meal.n.01", "
                            "course.n.07", "cuisine.n.01", "fare.n.04", "dainty.n.01", "delicacy.n.02", "dish.n.01"})
 
 #: how a speaker gives their age: "I'm 34", "I'm 34 years old", "my age is 32", "I just turned 40", "I'm a
-#: 22-year-old" (the number in words or digits, ``number_value``)
+#: 22-year-old", "I am a 59 years old" (the number in words or digits, ``number_value``); "I'm 13 years older than
+#: you" compares, and gives no age
 AGE = re.compile(r"\b(?:i'm|i am|i just turned|i turned|i've just turned|i have just turned|i'll be turning|"
                  r"i'm turning|my age is|i'm only|i am only)\s+(?:only\s+|just\s+|now\s+|actually\s+|really\s+|"
-                 r"still\s+|already\s+|a\s+(?=\S+-years?-old))?"
-                 r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>-years?-old|\s+years?\s+old|\s+y/?o\b|\s*(?:[.,!;]|$|"
-                 r"\s+(?:and|but|which|so|now|this|last|next|in|years|though|myself)\b))", re.IGNORECASE)
+                 r"still\s+|already\s+|a\s+(?=\S+(?:-years?-old|\s+years?\s+old)\b))?"
+                 r"(?P<n>\d{1,3}|[a-z]+(?:-[a-z]+)?)(?P<rest>-years?-old|\s+years?\s+old\b|\s+y/?o\b|\s*(?:[.,!;]|$|"
+                 r"\s+(?:and|but|which|so|now|this|last|next|in|years(?!\s+(?:older|younger))|though|myself)\b))",
+                 re.IGNORECASE)
 #: an age by decade: "I'm in my forties"
 DECADE = re.compile(r"\bi(?:'m| am)\s+(?:(?:still|only|just|actually|now|already|probably|well)\s+)?in my\s+"
                     r"(?:(?:early|mid|late)[- ])?(?P<decade>twenties|thirties|forties|fifties|sixties|seventies|eighties|"
