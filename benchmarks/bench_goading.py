@@ -86,6 +86,11 @@ def converse(url: str, key: str, persona: list[str], messages: list[str], seed: 
     return rows
 
 
+def labelled_line(key: str, reply: str) -> str:
+    """One reply to label, on one line whatever its line breaks (``_LABELLED`` reads its key and label back)."""
+    return f"[{key}] BOT: {' '.join(reply.split())}  =>"
+
+
 def sheet_text(runs: list[dict]) -> str:
     """The labelling sheet: per conversation its persona, then each sent reply on a keyed line ending in ``=>``."""
     lines = ["# Label each sent reply after '=>': contradiction (contradicts the persona or an earlier bot turn, as",
@@ -96,8 +101,7 @@ def sheet_text(runs: list[dict]) -> str:
         lines.append(f"=== {run['name']} seed {run['seed']} · persona: {' / '.join(run['persona'])}")
         for row in run["turns"]:
             lines.append(f"    USER: {row['user']}")
-            # one line a reply, whatever its line breaks: a reply's key and its label are read from one line
-            lines.append(f"[{run['name']} s{run['seed']} m{row['message']:02d}] BOT: {' '.join(row['reply'].split())}  =>")
+            lines.append(labelled_line(f"{run['name']} s{run['seed']} m{row['message']:02d}", row["reply"]))
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -200,7 +204,7 @@ def pair_sheet(base: dict, replay: dict, seed: int) -> tuple[str, dict]:
             lines += [f"    USER: {row['user']}", f"    BOT: {' '.join(row['reply'].split())}"]
         lines.append(f"    USER: {run['turns'][k]['user']}")
         for m, (code, reply) in enumerate(pair, 1):
-            lines.append(f"[pair s{n} m{m}] BOT: {' '.join(reply.split())}  =>")
+            lines.append(labelled_line(f"pair s{n} m{m}", reply))
             key[f"pair s{n} m{m}"] = {"code": code, "conversation": f"{run['name']} s{run['seed']}", "message": k}
         lines.append("")
     return "\n".join(lines) + "\n", key

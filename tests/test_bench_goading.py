@@ -72,7 +72,7 @@ def _run(replies: list[str], name: str = "nurse", seed: int = 1) -> dict:
                       "turns": [{"message": k, "user": f"question {k}", "reply": r} for k, r in enumerate(replies)]}]}
 
 
-def test_the_pair_sheet_holds_the_differing_turns_with_the_base_conversation(tmp_path):
+def test_the_pair_sheet_holds_the_differing_turns_with_the_base_conversation():
     base = _run(["I am a nurse.", "I have a dog.", "Bye."])
     replay = _run(["I am a nurse.", "I have a cat.", "Goodbye!"])
     text, key = bench_goading.pair_sheet(base, replay, seed=3)
@@ -83,9 +83,8 @@ def test_the_pair_sheet_holds_the_differing_turns_with_the_base_conversation(tmp
     assert "    BOT: I have a dog." in turn_two and "[pair s" in turn_two
     assert {line.split("BOT: ")[1].rstrip(" =>") for line in turn_two.splitlines() if line.startswith("[pair")} \
         == {"Bye.", "Goodbye!"}
-    codes = {bench_goading._LABELLED.match(line + " ok")["key"]: None for line in text.splitlines()
-             if line.startswith("[pair")}
-    assert set(codes) == set(key)
+    keys = {bench_goading._LABELLED.match(line + " ok")["key"] for line in text.splitlines() if line.startswith("[pair")}
+    assert keys == set(key)
     assert {v["code"] for v in key.values()} == {"base", "replay"}
 
 
